@@ -1,0 +1,285 @@
+//! JSON-RPC 2.0 messages as MCP uses them, and their compact encoding.
+//!
+//! [`Message::parse`] classifies one received line; anything that is not a
+//! valid message comes back as a [`Rejected`] carrying the error to send and
+//! the id to send it under (`None` means `null`, because the id was
+//! unreadable). The encoders produce compact JSON, which never contains a
+//! raw newline, so each encoded message is exactly one stdio line.
+
+use crate::codes::{INVALID_REQUEST, PARSE_ERROR};
+use crate::id::RequestId;
+use serde_json::{json, Map, Value};
+use std::fmt;
+
+/// One received JSON-RPC message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Message {
+    /// A request: has a valid id and a method.
+    Request {
+        id: RequestId,
+        method: String,
+        params: Option<Value>,
+    },
+    /// A notification: has a method and no id; never answered.
+    Notification {
+        method: String,
+        params: Option<Value>,
+    },
+    /// A response; `id` is `None` when it was `null` or missing.
+    Response {
+        id: Option<RequestId>,
+        outcome: Result<Value, RpcError>,
+    },
+}
+
+/// A JSON-RPC error object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        let mut obj = Map::new();
+        obj.insert("code".into(), self.code.into());
+        obj.insert("message".into(), self.message.clone().into());
+        if let Some(data) = &self.data {
+            obj.insert("data".into(), data.clone());
+        }
+        Value::Object(obj)
+    }
+
+    fn from_value(value: &Value) -> Self {
+        let code = value.get("code").and_then(Value::as_i64);
+        let message = value.get("message").and_then(Value::as_str);
+        match (code, message) {
+            (Some(code), Some(message)) => Self {
+                code,
+                message: message.to_owned(),
+                data: value.get("data").cloned(),
+            },
+            _ => Self {
+                code: INVALID_REQUEST,
+                message: format!("malformed error object from peer: {value}"),
+                data: None,
+            },
+        }
+    }
+}
+
+impl fmt::Display for RpcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (code {})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for RpcError {}
+
+/// A line that is not a valid message: answer `error` under `id` (`None` = `null`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rejected {
+    pub id: Option<RequestId>,
+    pub error: RpcError,
+}
+
+impl Rejected {
+    fn new(id: Option<RequestId>, code: i64, message: impl Into<String>) -> Self {
+        Self {
+            id,
+            error: RpcError::new(code, message),
+        }
+    }
+
+    /// Encodes the error response for this rejection.
+    pub fn to_line(&self) -> String {
+        error_response(self.id.as_ref(), &self.error)
+    }
+}
+
+impl Message {
+    /// Classifies one line (without its newline).
+    pub fn parse(line: &str) -> Result<Self, Rejected> {
+        let value: Value = serde_json::from_str(line).map_err(|e| {
+            Rejected::new(
+                None,
+                PARSE_ERROR,
+                format!("parse error: line is not valid json ({e}); send one json-rpc object per line"),
+            )
+        })?;
+        Self::from_value(value)
+    }
+
+    /// Classifies one already-parsed JSON value.
+    pub fn from_value(value: Value) -> Result<Self, Rejected> {
+        let mut obj = match value {
+            Value::Object(obj) => obj,
+            Value::Array(_) => {
+                return Err(Rejected::new(
+                    None,
+                    INVALID_REQUEST,
+                    "invalid request: json-rpc batches are not supported; send each message on its own line",
+                ))
+            }
+            other => {
+                return Err(Rejected::new(
+                    None,
+                    INVALID_REQUEST,
+                    format!("invalid request: expected a json object, got {}", kind(&other)),
+                ))
+            }
+        };
+        let raw_id = obj.remove("id");
+        let id = raw_id.as_ref().and_then(RequestId::from_value);
+        if obj.get("jsonrpc") != Some(&Value::from("2.0")) {
+            return Err(Rejected::new(
+                id,
+                INVALID_REQUEST,
+                "invalid request: member \"jsonrpc\" must be exactly \"2.0\"",
+            ));
+        }
+        if let Some(method) = obj.remove("method") {
+            let Value::String(method) = method else {
+                return Err(Rejected::new(
+                    id,
+                    INVALID_REQUEST,
+                    "invalid request: member \"method\" must be a string",
+                ));
+            };
+            let params = obj.remove("params");
+            return match (raw_id, id) {
+                (None, _) => Ok(Self::Notification { method, params }),
+                (Some(_), Some(id)) => Ok(Self::Request { id, method, params }),
+                (Some(raw), None) => Err(Rejected::new(
+                    None,
+                    INVALID_REQUEST,
+                    format!(
+                        "invalid request: id must be a string or an integer, got {}",
+                        kind(&raw)
+                    ),
+                )),
+            };
+        }
+        if let Some(result) = obj.remove("result") {
+            return Ok(Self::Response {
+                id,
+                outcome: Ok(result),
+            });
+        }
+        if let Some(error) = obj.remove("error") {
+            return Ok(Self::Response {
+                id,
+                outcome: Err(RpcError::from_value(&error)),
+            });
+        }
+        Err(Rejected::new(
+            id,
+            INVALID_REQUEST,
+            "invalid request: object has neither \"method\" nor \"result\"/\"error\"",
+        ))
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a fractional number",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Encodes a request.
+pub fn request(id: &RequestId, method: &str, params: Option<Value>) -> String {
+    let mut msg = json!({"jsonrpc": "2.0", "id": id.to_value(), "method": method});
+    if let Some(params) = params {
+        msg["params"] = params;
+    }
+    msg.to_string()
+}
+
+/// Encodes a notification.
+pub fn notification(method: &str, params: Option<Value>) -> String {
+    let mut msg = json!({"jsonrpc": "2.0", "method": method});
+    if let Some(params) = params {
+        msg["params"] = params;
+    }
+    msg.to_string()
+}
+
+/// Encodes a successful response.
+pub fn response(id: &RequestId, result: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id.to_value(), "result": result}).to_string()
+}
+
+/// Encodes an error response; `id: None` is written as `null`.
+pub fn error_response(id: Option<&RequestId>, error: &RpcError) -> String {
+    let id = id.map_or(Value::Null, RequestId::to_value);
+    json!({"jsonrpc": "2.0", "id": id, "error": error.to_value()}).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes::*;
+
+    fn rejected(line: &str) -> Rejected {
+        Message::parse(line).expect_err(line)
+    }
+
+    #[test]
+    fn classifies_requests_notifications_and_responses() {
+        assert!(matches!(
+            Message::parse(r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#),
+            Ok(Message::Request { id: RequestId::Str(_), .. })
+        ));
+        assert!(matches!(
+            Message::parse(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Ok(Message::Notification { .. })
+        ));
+        assert!(matches!(
+            Message::parse(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            Ok(Message::Response { id: Some(RequestId::Int(1)), outcome: Ok(_) })
+        ));
+        assert!(matches!(
+            Message::parse(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#),
+            Ok(Message::Response { id: None, outcome: Err(RpcError { code: PARSE_ERROR, .. }) })
+        ));
+    }
+
+    #[test]
+    fn malformed_lines_get_the_right_code_and_id() {
+        assert_eq!(rejected("{").error.code, PARSE_ERROR);
+        assert_eq!(rejected("{").id, None);
+        assert_eq!(rejected("[]").error.code, INVALID_REQUEST);
+        assert_eq!(rejected("5").error.code, INVALID_REQUEST);
+        let r = rejected(r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#);
+        assert_eq!((r.error.code, r.id), (INVALID_REQUEST, Some(RequestId::Int(3))));
+        for bad in ["null", "1.5", "true", "{}", "[1]"] {
+            let r = rejected(&format!(r#"{{"jsonrpc":"2.0","id":{bad},"method":"ping"}}"#));
+            assert_eq!((r.error.code, r.id), (INVALID_REQUEST, None), "{bad}");
+        }
+    }
+
+    #[test]
+    fn encoded_messages_are_single_lines() {
+        let line = response(&RequestId::from("x"), json!({"text": "a\nb"}));
+        assert!(!line.contains('\n'));
+        assert_eq!(
+            error_response(None, &RpcError::new(PARSE_ERROR, "p")),
+            r#"{"error":{"code":-32700,"message":"p"},"id":null,"jsonrpc":"2.0"}"#
+        );
+    }
+}
