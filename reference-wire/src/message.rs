@@ -8,7 +8,7 @@
 
 use crate::codes::{INVALID_REQUEST, PARSE_ERROR};
 use crate::id::RequestId;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::fmt;
 
 /// One received JSON-RPC message.
@@ -203,37 +203,37 @@ fn kind(value: &Value) -> &'static str {
 
 /// Encodes a request.
 pub fn request(id: &RequestId, method: &str, params: Option<Value>) -> String {
-    let mut msg = json!({"jsonrpc": "2.0", "id": id.to_value(), "method": method});
-    if let Some(params) = params {
-        msg["params"] = params;
+    let method = Value::from(method);
+    match params {
+        Some(p) => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method},"params":{p}}}"#),
+        None => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method}}}"#),
     }
-    msg.to_string()
 }
 
 /// Encodes a notification.
 pub fn notification(method: &str, params: Option<Value>) -> String {
-    let mut msg = json!({"jsonrpc": "2.0", "method": method});
-    if let Some(params) = params {
-        msg["params"] = params;
+    let method = Value::from(method);
+    match params {
+        Some(p) => format!(r#"{{"jsonrpc":"2.0","method":{method},"params":{p}}}"#),
+        None => format!(r#"{{"jsonrpc":"2.0","method":{method}}}"#),
     }
-    msg.to_string()
 }
 
 /// Encodes a successful response.
 pub fn response(id: &RequestId, result: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id.to_value(), "result": result}).to_string()
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
 }
 
 /// Encodes an error response; `id: None` is written as `null`.
 pub fn error_response(id: Option<&RequestId>, error: &RpcError) -> String {
     let id = id.map_or(Value::Null, RequestId::to_value);
-    json!({"jsonrpc": "2.0", "id": id, "error": error.to_value()}).to_string()
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{}}}"#, error.to_value())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codes::*;
+    use serde_json::json;
 
     fn rejected(line: &str) -> Rejected {
         Message::parse(line).expect_err(line)
@@ -277,9 +277,11 @@ mod tests {
     fn encoded_messages_are_single_lines() {
         let line = response(&RequestId::from("x"), json!({"text": "a\nb"}));
         assert!(!line.contains('\n'));
+        let back = Message::parse(&request(&RequestId::from(-1), "a\"b", Some(json!({}))));
+        assert!(matches!(back, Ok(Message::Request { id: RequestId::Int(-1), .. })));
         assert_eq!(
             error_response(None, &RpcError::new(PARSE_ERROR, "p")),
-            r#"{"error":{"code":-32700,"message":"p"},"id":null,"jsonrpc":"2.0"}"#
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"p"}}"#
         );
     }
 }

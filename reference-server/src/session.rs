@@ -1,0 +1,201 @@
+//! The reader side: one task that handles stdin lines strictly in order.
+//!
+//! Lifecycle, `ping`, `tools/list`, instant tools and `notifications/cancelled`
+//! are all handled inline here, so their effects are ordered exactly as the
+//! lines arrived. Long tools are spawned as tasks, each with the token the
+//! registry gave its id.
+
+use crate::registry::Registry;
+use crate::tools::{self, Call, Context, ToolError};
+use crate::version::ProtocolVersion;
+use reference_wire::{
+    error_response, response, Message, RequestId, RpcError, INVALID_PARAMS, INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+};
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+pub(crate) struct Session {
+    registry: Arc<Registry>,
+    /// Negotiated by `initialize`; `None` until then.
+    version: Option<ProtocolVersion>,
+    verbose: bool,
+}
+
+impl Session {
+    pub(crate) fn new(registry: Arc<Registry>, verbose: bool) -> Self {
+        Self {
+            registry,
+            version: None,
+            verbose,
+        }
+    }
+
+    /// Handles one received line (already stripped of its newline).
+    pub(crate) fn handle_line(&mut self, line: &str) {
+        if line.trim().is_empty() {
+            return;
+        }
+        match Message::parse(line) {
+            Ok(Message::Request { id, method, params }) => self.request(id, &method, params),
+            Ok(Message::Notification { method, params }) => self.notification(&method, params),
+            Ok(Message::Response { id, .. }) => {
+                if self.verbose {
+                    let id = id.map_or_else(|| "null".to_owned(), |id| id.to_string());
+                    eprintln!("reference-server: ignored response {id}: this server sends no requests");
+                }
+            }
+            Err(rejected) => self.registry.send(rejected.to_line()),
+        }
+    }
+
+    /// Answers a line that could not even be read (too long, not UTF-8).
+    pub(crate) fn unreadable(&self, error: RpcError) {
+        self.registry.send(error_response(None, &error));
+    }
+
+    fn reply(&self, id: &RequestId, outcome: Result<Value, RpcError>) {
+        let line = match outcome {
+            Ok(result) => response(id, result),
+            Err(error) => error_response(Some(id), &error),
+        };
+        self.registry.send(line);
+    }
+
+    fn request(&mut self, id: RequestId, method: &str, params: Option<Value>) {
+        if self.registry.is_in_flight(&id) {
+            let error = RpcError::new(
+                INVALID_REQUEST,
+                format!("invalid request: id {id} is already in flight; use a fresh id"),
+            );
+            return self.reply(&id, Err(error));
+        }
+        let outcome = match (method, self.version) {
+            ("ping", _) => Ok(json!({})),
+            ("initialize", None) => self.initialize(params.as_ref()),
+            ("initialize", Some(_)) => Err(RpcError::new(
+                INVALID_REQUEST,
+                "invalid request: already initialized; start a new server process for a new session",
+            )),
+            (_, None) => Err(RpcError::new(
+                INVALID_REQUEST,
+                format!("invalid request: {method:?} before initialize; send initialize first"),
+            )),
+            ("tools/list", Some(_)) => Ok(tools::list()),
+            ("tools/call", Some(version)) => return self.call_tool(id, params, version),
+            (other, Some(_)) => Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!(
+                    "method not found: {other:?}; this server implements initialize, ping, tools/list and tools/call"
+                ),
+            )),
+        };
+        self.reply(&id, outcome);
+    }
+
+    fn initialize(&mut self, params: Option<&Value>) -> Result<Value, RpcError> {
+        let Some(requested) = params.and_then(|p| p.get("protocolVersion")).and_then(Value::as_str)
+        else {
+            return Err(RpcError::new(
+                INVALID_PARAMS,
+                "invalid params: initialize needs params.protocolVersion as a string",
+            ));
+        };
+        let version = ProtocolVersion::negotiate(requested);
+        self.version = Some(version);
+        Ok(json!({
+            "protocolVersion": version.as_str(),
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "reference-server", "version": env!("CARGO_PKG_VERSION")},
+        }))
+    }
+
+    fn call_tool(&mut self, id: RequestId, params: Option<Value>, version: ProtocolVersion) {
+        let (name, args, progress_token) = match call_params(params) {
+            Ok(parts) => parts,
+            Err(message) => return self.reply(&id, Err(RpcError::new(INVALID_PARAMS, message))),
+        };
+        let tool = match tools::prepare(&name, &args) {
+            Ok(Call::Instant(result)) => return self.reply(&id, Ok(result)),
+            Ok(Call::Long(tool)) => tool,
+            Err(ToolError::BadArguments(message)) if version.input_errors_are_tool_results() => {
+                return self.reply(&id, Ok(tools::error_result(message)))
+            }
+            Err(ToolError::BadArguments(message) | ToolError::Unknown(message)) => {
+                return self.reply(&id, Err(RpcError::new(INVALID_PARAMS, message)))
+            }
+        };
+        let Some(token) = self.registry.register(id.clone()) else {
+            return; // unreachable: checked in `request` on this same task
+        };
+        let registry = Arc::clone(&self.registry);
+        tokio::spawn(async move {
+            let cx = Context {
+                registry: &registry,
+                token: &token,
+                progress_token,
+                version,
+            };
+            let result = tokio::select! {
+                biased;
+                () = token.cancelled() => Value::Null,
+                result = tools::run(tool, cx) => result,
+            };
+            registry.finish(id, &token, result);
+        });
+    }
+
+    fn notification(&mut self, method: &str, params: Option<Value>) {
+        match method {
+            "notifications/cancelled" => {
+                let params = params.as_ref();
+                let id = params
+                    .and_then(|p| p.get("requestId"))
+                    .and_then(RequestId::from_value);
+                let reason = params.and_then(|p| p.get("reason")).and_then(Value::as_str);
+                match id {
+                    Some(id) => self.registry.cancel(&id, reason),
+                    None if self.verbose => eprintln!(
+                        "reference-server: ignored malformed cancellation: params.requestId must be a string or an integer"
+                    ),
+                    None => {}
+                }
+            }
+            "notifications/initialized" => {}
+            other => {
+                if self.verbose {
+                    eprintln!("reference-server: ignored unknown notification {other:?}");
+                }
+            }
+        }
+    }
+}
+
+/// Splits `tools/call` params into name, arguments and progress token.
+fn call_params(
+    params: Option<Value>,
+) -> Result<(String, Map<String, Value>, Option<Value>), String> {
+    let Some(Value::Object(mut params)) = params else {
+        return Err("invalid params: tools/call needs a params object with a \"name\"".into());
+    };
+    let Some(Value::String(name)) = params.remove("name") else {
+        return Err("invalid params: tools/call needs params.name as a string".into());
+    };
+    let args = match params.remove("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(args)) => args,
+        Some(_) => {
+            return Err("invalid params: params.arguments must be an object when present".into())
+        }
+    };
+    let progress_token = match params.get("_meta").and_then(|m| m.get("progressToken")) {
+        None => None,
+        Some(token) if RequestId::from_value(token).is_some() => Some(token.clone()),
+        Some(_) => {
+            return Err(
+                "invalid params: params._meta.progressToken must be a string or an integer".into(),
+            )
+        }
+    };
+    Ok((name, args, progress_token))
+}
