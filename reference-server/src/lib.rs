@@ -12,15 +12,13 @@ mod tools;
 pub mod version;
 
 use registry::{Out, Registry};
-use reference_wire::{line_codec, RpcError, INVALID_REQUEST, MAX_LINE_BYTES, PARSE_ERROR};
+use reference_wire::{LineError, LineReader, RpcError, INVALID_REQUEST, MAX_LINE_BYTES, PARSE_ERROR};
 use session::Session;
 use std::io;
 use std::process::ExitCode;
 use std::sync::Arc;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
-use tokio_util::bytes::BytesMut;
-use tokio_util::codec::{Decoder, LinesCodecError};
 use tokio_util::sync::CancellationToken;
 
 /// Environment switch equivalent to `--verbose` when set to `1`.
@@ -67,46 +65,31 @@ where
 }
 
 async fn read_loop<R: AsyncRead + Unpin>(
-    mut reader: R,
+    reader: R,
     mut session: Session,
     shutdown: &CancellationToken,
 ) -> io::Result<()> {
-    let mut codec = line_codec();
-    let mut buf = BytesMut::with_capacity(8 * 1024);
-    let mut eof = false;
+    let mut lines = LineReader::new(reader);
     loop {
-        let decoded = if eof {
-            codec.decode_eof(&mut buf)
-        } else {
-            codec.decode(&mut buf)
+        let next = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => return Ok(()),
+            next = lines.next_line() => next,
         };
-        match decoded {
-            Ok(Some(line)) => session.handle_line(&line),
-            Ok(None) if eof => return Ok(()),
-            Ok(None) => {
-                buf.reserve(8 * 1024);
-                let read = tokio::select! {
-                    biased;
-                    () = shutdown.cancelled() => return Ok(()),
-                    read = reader.read_buf(&mut buf) => read,
-                };
-                match read {
-                    Ok(0) => eof = true,
-                    Ok(_) => {}
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            Err(LinesCodecError::MaxLineLengthExceeded) => session.unreadable(RpcError::new(
+        match next {
+            None => return Ok(()),
+            Some(Ok(line)) => session.handle_line(&line),
+            Some(Err(LineError::TooLong)) => session.unreadable(RpcError::new(
                 INVALID_REQUEST,
                 format!(
                     "invalid request: line longer than {MAX_LINE_BYTES} bytes was discarded; send smaller messages"
                 ),
             )),
-            Err(LinesCodecError::Io(_)) => session.unreadable(RpcError::new(
+            Some(Err(LineError::NotUtf8)) => session.unreadable(RpcError::new(
                 PARSE_ERROR,
                 "parse error: line is not valid utf-8; messages must be utf-8 json",
             )),
+            Some(Err(LineError::Io(e))) => return Err(e),
         }
     }
 }

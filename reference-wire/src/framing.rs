@@ -3,14 +3,99 @@
 //! stdio MCP is one JSON message per line. A peer that never sends a newline
 //! must not make us buffer without limit, so every reader uses this codec:
 //! a line longer than [`MAX_LINE_BYTES`] yields one error and the rest of it
-//! is discarded up to the next newline.
+//! is discarded up to the next newline. [`LineReader`] drives the codec by
+//! hand because a framed stream stops after its first decoding error, while
+//! a server must keep reading.
 
-use tokio_util::codec::LinesCodec;
+use std::io;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio_util::bytes::BytesMut;
+use tokio_util::codec::{Decoder, LinesCodec, LinesCodecError};
 
 /// Longest accepted line in bytes, excluding the newline (4 MiB).
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
+const READ_CHUNK: usize = 8 * 1024;
+
 /// A line codec bounded by [`MAX_LINE_BYTES`]; strips a trailing `\r`.
 pub fn line_codec() -> LinesCodec {
     LinesCodec::new_with_max_length(MAX_LINE_BYTES)
+}
+
+/// A line that could not be delivered; reading may continue after it.
+#[derive(Debug)]
+pub enum LineError {
+    /// Longer than [`MAX_LINE_BYTES`]; it has been (or is being) discarded.
+    TooLong,
+    /// Not valid UTF-8; the line has been discarded.
+    NotUtf8,
+    /// Reading failed; nothing more will come.
+    Io(io::Error),
+}
+
+/// Reads bounded lines from a byte stream.
+pub struct LineReader<R> {
+    reader: R,
+    codec: LinesCodec,
+    buf: BytesMut,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    pub fn new(reader: R) -> Self {
+        Self {
+            reader,
+            codec: line_codec(),
+            buf: BytesMut::with_capacity(READ_CHUNK),
+            eof: false,
+        }
+    }
+
+    /// The next line without its newline; `None` at end of input.
+    ///
+    /// Cancel-safe: dropping the future loses no input.
+    pub async fn next_line(&mut self) -> Option<Result<String, LineError>> {
+        loop {
+            let decoded = if self.eof {
+                self.codec.decode_eof(&mut self.buf)
+            } else {
+                self.codec.decode(&mut self.buf)
+            };
+            match decoded {
+                Ok(Some(line)) => return Some(Ok(line)),
+                Ok(None) if self.eof => return None,
+                Ok(None) => {}
+                Err(LinesCodecError::MaxLineLengthExceeded) => return Some(Err(LineError::TooLong)),
+                Err(LinesCodecError::Io(_)) => return Some(Err(LineError::NotUtf8)),
+            }
+            self.buf.reserve(READ_CHUNK);
+            match self.reader.read_buf(&mut self.buf).await {
+                Ok(0) => self.eof = true,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.eof = true;
+                    self.buf.clear();
+                    return Some(Err(LineError::Io(e)));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn overlong_line_is_reported_once_and_reading_continues() {
+        let mut input = vec![b'x'; MAX_LINE_BYTES + 10];
+        input.extend_from_slice(b"\nnext\r\n\xff\nlast");
+        let mut lines = LineReader::new(&input[..]);
+        assert!(matches!(lines.next_line().await, Some(Err(LineError::TooLong))));
+        assert_eq!(lines.next_line().await.unwrap().unwrap(), "next");
+        assert!(matches!(lines.next_line().await, Some(Err(LineError::NotUtf8))));
+        assert_eq!(lines.next_line().await.unwrap().unwrap(), "last");
+        assert!(lines.next_line().await.is_none());
+    }
 }

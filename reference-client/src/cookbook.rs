@@ -1,0 +1,167 @@
+//! The cancellation cookbook as a program.
+//!
+//! Starts a server, calls `work`, cancels it (after its "Started" progress,
+//! or at a deadline with `--deadline-ms`), then calls `ping` on the same
+//! server to show that cancelling one request leaves the server running.
+
+use crate::{CallError, Client, ClientOptions, Progress};
+use serde_json::json;
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Hidden flag: run the reference server in this process instead.
+pub const SERVE_FLAG: &str = "--serve";
+
+const USAGE: &str = "usage: reference-client [--deadline-ms N] [-- <server argv...>]";
+
+struct Args {
+    deadline: Option<Duration>,
+    server: Vec<OsString>,
+}
+
+fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> {
+    let mut deadline = None;
+    let mut server = Vec::new();
+    while let Some(arg) = args.next() {
+        match arg.to_str() {
+            Some("--") => {
+                server.extend(args.by_ref());
+                if server.is_empty() {
+                    return Err("nothing follows --; give the server's argv after it".into());
+                }
+            }
+            Some("--deadline-ms") => {
+                let value = args.next().ok_or("--deadline-ms needs a number of milliseconds")?;
+                let ms = value
+                    .to_str()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .ok_or_else(|| format!("--deadline-ms: {value:?} is not a whole number of milliseconds"))?;
+                deadline = Some(Duration::from_millis(ms));
+            }
+            _ => return Err(format!("unexpected argument {arg:?}")),
+        }
+    }
+    Ok(Args { deadline, server })
+}
+
+/// The server to start when none is given: the `reference-server` binary
+/// next to this executable, or else this executable re-run with
+/// [`SERVE_FLAG`] (which `cargo run -p reference-client` relies on, since
+/// building one package does not build another package's binary).
+fn default_server() -> Result<Vec<OsString>, String> {
+    let me = std::env::current_exe()
+        .map_err(|e| format!("cannot locate this executable ({e}); pass the server after --"))?;
+    let sibling: Option<PathBuf> = me
+        .parent()
+        .map(|dir| dir.join(format!("reference-server{}", std::env::consts::EXE_SUFFIX)));
+    Ok(match sibling {
+        Some(path) if path.is_file() => vec![path.into()],
+        _ => vec![me.into(), SERVE_FLAG.into()],
+    })
+}
+
+/// The whole client program.
+pub fn main_entry() -> ExitCode {
+    let mut args = std::env::args_os().skip(1).peekable();
+    if args.peek().is_some_and(|a| a == SERVE_FLAG) {
+        return reference_server::main_entry();
+    }
+    if args.peek().is_some_and(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let mut args = match parse_args(args) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("reference-client: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.server.is_empty() {
+        match default_server() {
+            Ok(server) => args.server = server,
+            Err(e) => {
+                eprintln!("reference-client: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("reference-client: cannot start the async runtime: {e}; check process limits");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("reference-client: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let client = Client::spawn(&args.server, ClientOptions::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    let outcome = cookbook(&client, args.deadline).await;
+    let closed = client.close().await;
+    outcome?;
+    match closed {
+        Ok(Some(status)) if !status.success() => {
+            Err(format!("server exited with {status} after stdin was closed"))
+        }
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("cannot shut the server down: {e}")),
+    }
+}
+
+async fn cookbook(client: &Client, deadline: Option<Duration>) -> Result<(), String> {
+    let cancellation = CancellationToken::new();
+    let call = match deadline {
+        None => {
+            let canceller = cancellation.clone();
+            let mut on_progress = move |update: &Progress| {
+                let message = update.message.as_deref().unwrap_or_default();
+                say(&format!("Client: cancel requested after {message}"));
+                canceller.cancel();
+            };
+            client
+                .call_tool("work", json!({}), Some(&mut on_progress), cancellation)
+                .await
+        }
+        Some(deadline) => {
+            let canceller = cancellation.clone();
+            let timer = tokio::spawn(async move {
+                tokio::time::sleep(deadline).await;
+                canceller.cancel();
+            });
+            let call = client.call_tool("work", json!({}), None, cancellation).await;
+            timer.abort();
+            call
+        }
+    };
+    match call {
+        Err(CallError::Cancelled) => say("Client: call canceled"),
+        Ok(result) => return Err(format!("work returned instead of being cancelled: {result:?}")),
+        Err(e) => return Err(format!("work failed: {e}")),
+    }
+    let ping = client
+        .call_tool("ping", json!({}), None, CancellationToken::new())
+        .await
+        .map_err(|e| format!("ping after the cancellation failed: {e}"))?;
+    say(&ping.text());
+    Ok(())
+}

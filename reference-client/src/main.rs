@@ -1,0 +1,5 @@
+//! Command-line entry point; the program lives in `reference_client::cookbook`.
+
+fn main() -> std::process::ExitCode {
+    reference_client::cookbook::main_entry()
+}
