@@ -1,0 +1,11 @@
+//! The `conformance` command: parses arguments and hands over to [`cli`].
+
+mod cli;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args = cli::Args::parse();
+    cli::main(args)
+}

@@ -1,0 +1,95 @@
+//! Outcomes and findings: the vocabulary of a verdict.
+//!
+//! A run of a case collects findings, each with its own severity and the requirement it rests
+//! on; the case's outcome is the worst of them. Protocol rules that the spec states as MUST
+//! (one response per request, JSON on stdout, progress that increases) fail whatever the case's
+//! level; what the case itself expects weighs as much as its `@level` says.
+
+use crate::case::Level;
+use std::fmt;
+
+/// How a finding weighs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Recorded for the reader, not judged (for example a response that crossed its cancel).
+    Note,
+    /// An info-level expectation that did not hold: recorded, not judged.
+    Info,
+    /// A SHOULD broken.
+    Warn,
+    /// A MUST broken, a crash, a hang.
+    Fail,
+}
+
+impl Severity {
+    /// The severity a broken expectation of a case at `level` has.
+    pub fn of_level(level: Level) -> Severity {
+        match level {
+            Level::Must => Severity::Fail,
+            Level::Should => Severity::Warn,
+            Level::Info => Severity::Info,
+        }
+    }
+}
+
+/// One thing the harness noticed.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// How it weighs.
+    pub severity: Severity,
+    /// The case line being carried out when it was noticed.
+    pub line: usize,
+    /// The requirement id it rests on (`CAN-05`, …).
+    pub requirement: &'static str,
+    /// What happened, in one sentence.
+    pub message: String,
+}
+
+/// The verdict on one case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Everything the case checks held.
+    Pass,
+    /// A MUST broken, a crash, a hang, a missing or duplicate response, non-JSON on stdout.
+    Fail,
+    /// A SHOULD broken.
+    Warn,
+    /// An info-level case: the behaviour is recorded, not judged.
+    Info,
+    /// The case does not apply to this target (a fixture, capability or version is absent).
+    Skip,
+}
+
+impl Outcome {
+    /// The word used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "fail",
+            Outcome::Warn => "warn",
+            Outcome::Info => "info",
+            Outcome::Skip => "skip",
+        }
+    }
+
+    /// The outcome of a case at `level` with these findings.
+    pub fn from_findings(level: Level, findings: &[Finding]) -> Outcome {
+        let worst = findings
+            .iter()
+            .map(|f| f.severity)
+            .max()
+            .unwrap_or(Severity::Note);
+        match worst {
+            Severity::Fail => Outcome::Fail,
+            Severity::Warn => Outcome::Warn,
+            _ if level == Level::Info => Outcome::Info,
+            _ => Outcome::Pass,
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,486 @@
+//! JSON patterns: how an expected (`<`) line is compared with a message the target sent.
+//!
+//! A pattern is ordinary JSON with a few string tokens that stand for more than themselves.
+//! Comparison is semantic, never textual: key order is irrelevant, numbers compare by value
+//! (`1` equals `1.0`), and objects are open (keys the pattern does not name are allowed, since
+//! the MCP schema lets almost every object carry extra fields such as `_meta`).
+//!
+//! | token         | matches                                                       |
+//! |---------------|---------------------------------------------------------------|
+//! | `"{...}"`     | any value (the key must be present)                           |
+//! | `"{absent}"`  | as an object member: the key must not be there                |
+//! | `"{string}"`, `"{number}"`, `"{integer}"`, `"{bool}"`, `"{object}"`, `"{array}"` | any value of that type |
+//! | `"{$name}"`   | captures the value on first use; later uses must be equal     |
+//!
+//! A member `"...": "{...}"` is accepted for readers used to closed objects; it changes nothing.
+
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Values captured by `"{$name}"` tokens, shared by every step of one run of a case.
+pub type Captures = BTreeMap<String, Value>;
+
+/// The first place where a message departs from its pattern, for the failure report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Difference {
+    /// JSON pointer (RFC 6901) into the message.
+    pub pointer: String,
+    /// What the pattern asked for, rendered as pattern text.
+    pub expected: String,
+    /// What the message had there (`absent` if the key was missing).
+    pub actual: String,
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = if self.pointer.is_empty() {
+            "/"
+        } else {
+            &self.pointer
+        };
+        write!(
+            f,
+            "first difference at {at}: expected {}, got {}",
+            self.expected, self.actual
+        )
+    }
+}
+
+enum Token<'a> {
+    Any,
+    Absent,
+    Type(&'a str),
+    Capture(&'a str),
+}
+
+fn token(pattern: &Value) -> Option<Token<'_>> {
+    let s = pattern.as_str()?;
+    let inner = s.strip_prefix('{')?.strip_suffix('}')?;
+    match inner {
+        "..." => Some(Token::Any),
+        "absent" => Some(Token::Absent),
+        "string" | "number" | "integer" | "bool" | "object" | "array" => Some(Token::Type(inner)),
+        _ => inner
+            .strip_prefix('$')
+            .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            .map(Token::Capture),
+    }
+}
+
+fn has_type(value: &Value, ty: &str) -> bool {
+    match ty {
+        "string" => value.is_string(),
+        "number" => value.is_number(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "bool" => value.is_boolean(),
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        _ => false,
+    }
+}
+
+/// Numbers compare by value: integers exactly, anything else as `f64`.
+fn numbers_equal(a: &serde_json::Number, b: &serde_json::Number) -> bool {
+    if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
+        return x == y;
+    }
+    if let (Some(x), Some(y)) = (a.as_u64(), b.as_u64()) {
+        return x == y;
+    }
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Plain JSON equality with numbers compared by value and key order ignored.
+pub fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => numbers_equal(x, y),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Does `actual` match `pattern`? Captures made by a failed match are rolled back.
+pub fn matches(pattern: &Value, actual: &Value, captures: &mut Captures) -> bool {
+    let mut trial = captures.clone();
+    let ok = first_difference_in(pattern, actual, &mut trial, &mut String::new()).is_none();
+    if ok {
+        *captures = trial;
+    }
+    ok
+}
+
+/// The first difference between a message and its pattern, or `None` when they match.
+pub fn first_difference(
+    pattern: &Value,
+    actual: &Value,
+    captures: &Captures,
+) -> Option<Difference> {
+    first_difference_in(pattern, actual, &mut captures.clone(), &mut String::new())
+}
+
+fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn first_difference_in(
+    pattern: &Value,
+    actual: &Value,
+    captures: &mut Captures,
+    at: &mut String,
+) -> Option<Difference> {
+    let differ = |at: &str| {
+        Some(Difference {
+            pointer: at.to_string(),
+            expected: canonical(pattern),
+            actual: canonical(actual),
+        })
+    };
+    if let Some(tok) = token(pattern) {
+        return match tok {
+            Token::Any => None,
+            Token::Absent => differ(at),
+            Token::Type(ty) => (!has_type(actual, ty)).then(|| differ(at)).flatten(),
+            Token::Capture(name) => match captures.get(name) {
+                Some(bound) if !json_equal(bound, actual) => Some(Difference {
+                    pointer: at.clone(),
+                    expected: format!("{} (captured as ${name})", canonical(bound)),
+                    actual: canonical(actual),
+                }),
+                Some(_) => None,
+                None => {
+                    captures.insert(name.to_string(), actual.clone());
+                    None
+                }
+            },
+        };
+    }
+    match (pattern, actual) {
+        (Value::Object(p), Value::Object(a)) => {
+            for (key, want) in p {
+                if key == "..." {
+                    continue;
+                }
+                let len = at.len();
+                at.push('/');
+                at.push_str(&escape_pointer(key));
+                let found = match (a.get(key), token(want)) {
+                    (None, Some(Token::Absent)) => None,
+                    (Some(got), Some(Token::Absent)) => Some(Difference {
+                        pointer: at.clone(),
+                        expected: "absent".into(),
+                        actual: canonical(got),
+                    }),
+                    (None, _) => Some(Difference {
+                        pointer: at.clone(),
+                        expected: canonical(want),
+                        actual: "absent".into(),
+                    }),
+                    (Some(got), _) => first_difference_in(want, got, captures, at),
+                };
+                at.truncate(len);
+                if found.is_some() {
+                    return found;
+                }
+            }
+            None
+        }
+        (Value::Array(p), Value::Array(a)) => {
+            for (i, (want, got)) in p.iter().zip(a).enumerate() {
+                let len = at.len();
+                at.push_str(&format!("/{i}"));
+                let found = first_difference_in(want, got, captures, at);
+                at.truncate(len);
+                if found.is_some() {
+                    return found;
+                }
+            }
+            if p.len() != a.len() {
+                return Some(Difference {
+                    pointer: at.clone(),
+                    expected: format!("an array of {} items", p.len()),
+                    actual: format!("{} items", a.len()),
+                });
+            }
+            None
+        }
+        (Value::Number(p), Value::Number(a)) if numbers_equal(p, a) => None,
+        _ if pattern == actual => None,
+        _ => differ(at),
+    }
+}
+
+/// Rewrites `actual` toward `pattern` for display and blessing: parts the pattern matches with
+/// a wildcard take the wildcard's text, keys the pattern does not name are dropped (they are
+/// allowed), and everything that differs is kept as the target sent it.
+pub fn normalize(pattern: &Value, actual: &Value, captures: &Captures) -> Value {
+    if let Some(tok) = token(pattern) {
+        let keep = match tok {
+            Token::Any => true,
+            Token::Type(ty) => has_type(actual, ty),
+            Token::Capture(name) => captures.get(name).is_none_or(|v| json_equal(v, actual)),
+            Token::Absent => false,
+        };
+        return if keep {
+            pattern.clone()
+        } else {
+            actual.clone()
+        };
+    }
+    match (pattern, actual) {
+        (Value::Object(p), Value::Object(a)) => {
+            let mut out = Map::new();
+            for (key, got) in a {
+                match p.get(key) {
+                    Some(want) => {
+                        out.insert(key.clone(), normalize(want, got, captures));
+                    }
+                    None if p.contains_key("...") => {}
+                    None => {}
+                }
+            }
+            for (key, want) in p {
+                if key == "..."
+                    || (!a.contains_key(key) && matches!(token(want), Some(Token::Absent)))
+                {
+                    out.insert(key.clone(), want.clone());
+                }
+            }
+            Value::Object(out)
+        }
+        (Value::Array(p), Value::Array(a)) if p.len() == a.len() => Value::Array(
+            p.iter()
+                .zip(a)
+                .map(|(want, got)| normalize(want, got, captures))
+                .collect(),
+        ),
+        (Value::Number(p), Value::Number(a)) if numbers_equal(p, a) => pattern.clone(),
+        _ => actual.clone(),
+    }
+}
+
+/// Compact JSON with object keys sorted at every depth, so that rendering never depends on
+/// the order a target chose or on serde_json's map features.
+pub fn canonical(value: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Fills `{$name}` references in a line the harness is about to send. A reference that is a
+/// whole JSON string (`"{$id}"`) becomes the captured JSON value itself, so a captured integer
+/// id stays an integer; a reference inside a longer string is replaced by the value's text.
+/// Returns the name of the first reference that has no value.
+pub fn substitute(line: &str, captures: &Captures) -> Result<String, String> {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(start) = rest.find("{$") {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        let name = &rest[start + 2..start + len];
+        if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            out.push_str(&rest[..start + 2]);
+            rest = &rest[start + 2..];
+            continue;
+        }
+        let value = captures.get(name).ok_or_else(|| name.to_string())?;
+        let quoted = start > 0
+            && rest.as_bytes()[start - 1] == b'"'
+            && rest.as_bytes().get(start + len + 1) == Some(&b'"');
+        if quoted {
+            out.push_str(&rest[..start - 1]);
+            out.push_str(&value.to_string());
+            rest = &rest[start + len + 2..];
+        } else {
+            out.push_str(&rest[..start]);
+            match value {
+                Value::String(s) => {
+                    let escaped = Value::String(s.clone()).to_string();
+                    out.push_str(&escaped[1..escaped.len() - 1]);
+                }
+                other => out.push_str(&other.to_string()),
+            }
+            rest = &rest[start + len + 1..];
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check(pattern: Value, actual: Value) -> bool {
+        matches(&pattern, &actual, &mut Captures::new())
+    }
+
+    #[test]
+    fn objects_are_open_and_order_free() {
+        assert!(check(json!({"a": 1}), json!({"b": 2, "a": 1})));
+        assert!(!check(json!({"a": 1, "c": 3}), json!({"a": 1})));
+    }
+
+    #[test]
+    fn numbers_compare_by_value_but_strings_are_not_numbers() {
+        assert!(check(json!({"id": 1}), json!({"id": 1.0})));
+        assert!(!check(json!({"id": 1}), json!({"id": "1"})));
+        assert!(!check(
+            json!({"id": 9007199254740991u64}),
+            json!({"id": 9007199254740990u64})
+        ));
+        assert!(check(json!(-1), json!(-1)));
+    }
+
+    #[test]
+    fn wildcards_and_types() {
+        assert!(check(json!({"a": "{...}"}), json!({"a": [1]})));
+        assert!(!check(json!({"a": "{...}"}), json!({})));
+        assert!(check(json!({"a": "{absent}"}), json!({"b": 1})));
+        assert!(!check(json!({"a": "{absent}"}), json!({"a": null})));
+        assert!(check(json!("{integer}"), json!(3)));
+        assert!(!check(json!("{integer}"), json!(3.5)));
+        assert!(check(json!("{number}"), json!(3.5)));
+        assert!(!check(json!("{string}"), json!(3)));
+        assert!(check(
+            json!({"...": "{...}", "a": 1}),
+            json!({"a": 1, "z": 0})
+        ));
+    }
+
+    #[test]
+    fn arrays_are_exact_length() {
+        assert!(check(json!([1, "{...}"]), json!([1, 2])));
+        assert!(!check(json!([1]), json!([1, 2])));
+    }
+
+    #[test]
+    fn captures_bind_once_and_roll_back_on_failure() {
+        let mut caps = Captures::new();
+        assert!(!matches(
+            &json!({"id": "{$x}", "ok": true}),
+            &json!({"id": 7, "ok": false}),
+            &mut caps
+        ));
+        assert!(caps.is_empty());
+        assert!(matches(
+            &json!({"id": "{$x}"}),
+            &json!({"id": 7}),
+            &mut caps
+        ));
+        assert!(matches(
+            &json!({"id": "{$x}"}),
+            &json!({"id": 7}),
+            &mut caps
+        ));
+        assert!(!matches(
+            &json!({"id": "{$x}"}),
+            &json!({"id": "7"}),
+            &mut caps
+        ));
+    }
+
+    #[test]
+    fn difference_names_the_pointer() {
+        let d = first_difference(
+            &json!({"result": {"content": [{"text": "a"}]}}),
+            &json!({"result": {"content": [{"text": "b"}]}}),
+            &Captures::new(),
+        )
+        .unwrap();
+        assert_eq!(d.pointer, "/result/content/0/text");
+        assert_eq!(d.expected, "\"a\"");
+        assert_eq!(d.actual, "\"b\"");
+        let d = first_difference(&json!({"a/b": 1}), &json!({}), &Captures::new()).unwrap();
+        assert_eq!(d.pointer, "/a~1b");
+        assert_eq!(d.actual, "absent");
+    }
+
+    #[test]
+    fn normalize_keeps_wildcards_and_real_differences() {
+        let pattern = json!({"id": 2, "result": "{...}", "x": "{absent}"});
+        let actual = json!({"id": 3, "result": {"big": true}, "extra": 1});
+        assert_eq!(
+            canonical(&normalize(&pattern, &actual, &Captures::new())),
+            r#"{"id":3,"result":"{...}","x":"{absent}"}"#
+        );
+    }
+
+    #[test]
+    fn canonical_sorts_keys() {
+        assert_eq!(
+            canonical(&json!({"b": 1, "a": {"d": 2, "c": 3}})),
+            r#"{"a":{"c":3,"d":2},"b":1}"#
+        );
+    }
+
+    #[test]
+    fn substitute_keeps_types() {
+        let mut caps = Captures::new();
+        caps.insert("id".into(), json!(7));
+        caps.insert("i".into(), json!(3));
+        caps.insert("s".into(), json!("a\"b"));
+        assert_eq!(
+            substitute(r#"{"id":"{$id}"}"#, &caps).unwrap(),
+            r#"{"id":7}"#
+        );
+        assert_eq!(
+            substitute(r#"{"id":"s-{$i}"}"#, &caps).unwrap(),
+            r#"{"id":"s-3"}"#
+        );
+        assert_eq!(
+            substitute(r#"{"t":"{$s}"}"#, &caps).unwrap(),
+            r#"{"t":"a\"b"}"#
+        );
+        assert_eq!(
+            substitute(r#"{"t":"x{$s}"}"#, &caps).unwrap(),
+            r#"{"t":"xa\"b"}"#
+        );
+        assert_eq!(substitute(r#"{"t":"{$nope}"}"#, &caps), Err("nope".into()));
+        assert_eq!(
+            substitute(r#"{"t":"{$ not}"}"#, &caps).unwrap(),
+            r#"{"t":"{$ not}"}"#
+        );
+    }
+}

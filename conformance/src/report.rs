@@ -1,0 +1,129 @@
+//! Failure text for a person reading a red CI run: where, which requirement, what differed
+//! (a unified diff of the expected and the actual transcript), what the target logged, and
+//! what to do next.
+
+use crate::case::Case;
+use crate::outcome::{Outcome, Severity};
+use crate::pattern::canonical;
+use crate::run::Report;
+use crate::transcript::Direction;
+use similar::TextDiff;
+use std::fmt::Write as _;
+
+/// How many stderr lines a failure shows.
+const STDERR_TAIL: usize = 12;
+
+/// The actual side of the diff: the case's own messages as exchanged, each received message
+/// normalised toward the pattern it was compared with. Harness messages (handshake, barrier,
+/// witness) and notifications no step looked at are left out; the dump has everything.
+pub fn actual_lines(report: &Report) -> Vec<String> {
+    report
+        .transcript
+        .iter()
+        .filter(|e| !e.internal)
+        .filter_map(|e| match e.direction {
+            Direction::Sent => Some(format!("> {}", e.text)),
+            Direction::Received => {
+                let is_notification = e.value.as_ref().is_some_and(|v| v.get("method").is_some());
+                if is_notification && e.consumed_by.is_none_or(|l| l == 0) {
+                    return None;
+                }
+                let text = e
+                    .shown
+                    .clone()
+                    .or_else(|| e.value.as_ref().map(canonical))
+                    .unwrap_or_else(|| e.text.clone());
+                Some(format!("< {text}"))
+            }
+        })
+        .collect()
+}
+
+/// The unified diff of expected against actual.
+pub fn diff(case: &Case, report: &Report) -> String {
+    let expected = report.expected.join("\n") + "\n";
+    let actual = actual_lines(report).join("\n") + "\n";
+    if expected == actual {
+        return String::new();
+    }
+    TextDiff::from_lines(&expected, &actual)
+        .unified_diff()
+        .context_radius(3)
+        .header(
+            &format!("expected: {}", case.path),
+            &format!("actual: {}", report.target),
+        )
+        .to_string()
+}
+
+/// The full explanation of a case that did not pass. `next` is the advice that ends it.
+pub fn explain(case: &Case, report: &Report, next: &str) -> String {
+    let mut out = String::new();
+    if report.outcome == Outcome::Skip {
+        let _ = writeln!(
+            out,
+            "skipped: {}",
+            report.skip_reason.as_deref().unwrap_or("not applicable")
+        );
+        return out;
+    }
+    let mut findings: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity > Severity::Note)
+        .collect();
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    for f in &findings {
+        let severity = match f.severity {
+            Severity::Fail => "fail",
+            Severity::Warn => "warn",
+            _ => "info",
+        };
+        let requirement = if f.requirement == "case" {
+            case.requirements.join(" ")
+        } else {
+            f.requirement.to_string()
+        };
+        let _ = writeln!(
+            out,
+            "{}:{}: {severity} [{requirement}] {}",
+            case.path, f.line, f.message
+        );
+    }
+    let _ = writeln!(
+        out,
+        "case: {} (level {}, {})",
+        case.intent,
+        case.level.as_str(),
+        case.requirements.join(" ")
+    );
+    let notes: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Note)
+        .collect();
+    for f in notes {
+        let _ = writeln!(out, "note: {}:{}: {}", case.path, f.line, f.message);
+    }
+    let diff = diff(case, report);
+    if !diff.is_empty() {
+        out.push_str(&diff);
+    }
+    let tail = report.stderr.tail(STDERR_TAIL);
+    if tail.is_empty() {
+        let _ = writeln!(out, "stderr of {}: empty", report.target);
+    } else {
+        let _ = writeln!(
+            out,
+            "stderr of {} (last {} of {} lines):",
+            report.target,
+            tail.len(),
+            report.stderr.total
+        );
+        for line in tail {
+            let _ = writeln!(out, "  | {line}");
+        }
+    }
+    let _ = writeln!(out, "next: {next}");
+    out
+}

@@ -1,0 +1,1047 @@
+//! Plays one case against a server target: the harness is the client.
+//!
+//! Every message the target writes goes through [`Run::receive`], which applies the protocol's
+//! standing rules (JSON only, one response per request, responses only for ids that were sent,
+//! progress only for live tokens and increasing, nothing after a cancel the target has
+//! certainly read) before any step looks at it. Steps then wait for the messages they expect,
+//! event-driven: nothing sleeps unless the case asks for a time window.
+
+use crate::case::{Case, Span, Step, StepKind, HANDSHAKE_VERSIONS};
+use crate::outcome::{Finding, Outcome, Severity};
+use crate::pattern::{self, canonical, Captures};
+use crate::target::{display_argv, Event, Launch, Target};
+use crate::transcript::{Direction, Entry};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+use tokio::time::Instant as Deadline;
+
+/// Tool names of the fixture profile whose calls never end on their own: any response to one
+/// that follows its cancel was caused by the cancel, so the barrier does not excuse it.
+const ENDLESS_TOOLS: [&str; 2] = ["work", "ticker"];
+
+/// How a run is carried out.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The protocol version requested at `initialize`.
+    pub protocol_version: String,
+    /// The time limit for a whole case, unless the case sets its own.
+    pub case_timeout: Duration,
+    /// How long to wait for an expected message or the answer to a request (`T_prompt`).
+    pub reply_timeout: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            protocol_version: "2025-11-25".into(),
+            case_timeout: Duration::from_secs(10),
+            reply_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Everything a run of one case produced.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The verdict.
+    pub outcome: Outcome,
+    /// Why, finding by finding, in the order noticed.
+    pub findings: Vec<Finding>,
+    /// Why the case was skipped, when it was.
+    pub skip_reason: Option<String>,
+    /// What was exchanged.
+    pub transcript: Vec<Entry>,
+    /// The target's stderr, bounded.
+    pub stderr: crate::target::StderrLog,
+    /// The expected side of the diff: the case's `>` and `<` lines as carried out.
+    pub expected: Vec<String>,
+    /// Replacements for `<` lines that did not match, for blessing: (line, new text).
+    pub bless: Vec<(usize, String)>,
+    /// The protocol version the target agreed to.
+    pub version: Option<String>,
+    /// Wall time of the run.
+    pub duration: Duration,
+    /// How the target was started, for reports.
+    pub target: String,
+}
+
+/// Why the steps stopped early.
+enum Stop {
+    /// The target exited or closed stdout while the case still needed it.
+    Gone,
+    /// A wait the case cannot go on without timed out.
+    Hung,
+    /// The case does not apply.
+    Skip(String),
+}
+
+/// What the harness knows about a request it sent.
+#[derive(Debug)]
+struct Request {
+    line: usize,
+    internal: bool,
+    endless: bool,
+    answers: u32,
+    /// The transcript index of the cancel and whether a barrier since proved it was read.
+    cancel: Option<(usize, bool)>,
+    answered_before_cancel: bool,
+    last_progress: Option<f64>,
+}
+
+struct Run<'a> {
+    case: &'a Case,
+    options: &'a Options,
+    target: Target,
+    transcript: Vec<Entry>,
+    findings: Vec<Finding>,
+    captures: Captures,
+    requests: HashMap<String, Request>,
+    tokens: HashMap<String, String>,
+    expected: Vec<String>,
+    bless: Vec<(usize, String)>,
+    line: usize,
+    last_send: Instant,
+    counter: u32,
+    exited: bool,
+    stdout_closed: bool,
+    stdin_closed: bool,
+    version: Option<String>,
+}
+
+/// Runs one case against a fresh target process. Never panics on target behaviour; always
+/// kills and reaps the target before returning.
+pub async fn run_case(case: &Case, launch: &Launch, options: &Options) -> Result<Report, String> {
+    let started = Instant::now();
+    let target = Target::spawn(launch).map_err(|e| {
+        format!(
+            "cannot start target `{}`: {e}; check the command after `--` (it is run without a shell)",
+            display_argv(&launch.argv)
+        )
+    })?;
+    let mut run = Run {
+        case,
+        options,
+        target,
+        transcript: vec![],
+        findings: vec![],
+        captures: Captures::new(),
+        requests: HashMap::new(),
+        tokens: HashMap::new(),
+        expected: vec![],
+        bless: vec![],
+        line: 0,
+        last_send: Instant::now(),
+        counter: 0,
+        exited: false,
+        stdout_closed: false,
+        stdin_closed: false,
+        version: None,
+    };
+    let limit = case.timeout.unwrap_or(options.case_timeout);
+    let mut skip = None;
+    match tokio::time::timeout(limit, run.play()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(Stop::Skip(reason))) => skip = Some(reason),
+        Ok(Err(Stop::Gone | Stop::Hung)) => {}
+        Err(_) => {
+            run.finding(
+                Severity::Fail,
+                "CAN-11",
+                format!(
+                    "the case did not finish within its time limit of {}; the target hung (see the \
+                     transcript so far), or raise the limit with --timeout",
+                    crate::transcript::millis(limit).trim_start_matches('+')
+                ),
+            );
+        }
+    }
+    run.target.shutdown(Duration::from_millis(250)).await;
+    let stderr = std::mem::take(&mut *run.target.stderr.lock().unwrap_or_else(|e| e.into_inner()));
+    let outcome = if skip.is_some() {
+        Outcome::Skip
+    } else {
+        Outcome::from_findings(case.level, &run.findings)
+    };
+    Ok(Report {
+        outcome,
+        findings: run.findings,
+        skip_reason: skip,
+        transcript: run.transcript,
+        stderr,
+        expected: run.expected,
+        bless: run.bless,
+        version: run.version,
+        duration: started.elapsed(),
+        target: display_argv(&launch.argv),
+    })
+}
+
+fn id_key(id: &Value) -> String {
+    canonical(id)
+}
+
+impl Run<'_> {
+    fn finding(&mut self, severity: Severity, requirement: &'static str, message: String) {
+        self.findings.push(Finding {
+            severity,
+            line: self.line,
+            requirement,
+            message,
+        });
+    }
+
+    fn case_severity(&self) -> Severity {
+        Severity::of_level(self.case.level)
+    }
+
+    async fn play(&mut self) -> Result<(), Stop> {
+        if self.case.handshake {
+            self.handshake().await?;
+        } else {
+            self.captures
+                .insert("version".into(), json!(self.options.protocol_version));
+        }
+        let steps = self.case.steps.clone();
+        self.steps(&steps).await?;
+        if !self.stdin_closed && !self.exited {
+            // Flush: everything the target was going to say about earlier steps arrives first.
+            self.barrier().await?;
+            self.unexpected_responses();
+        }
+        Ok(())
+    }
+
+    async fn handshake(&mut self) -> Result<(), Stop> {
+        self.line = 0;
+        let requested = self.options.protocol_version.clone();
+        let init = json!({
+            "jsonrpc": "2.0",
+            "id": "init",
+            "method": "initialize",
+            "params": {
+                "protocolVersion": requested,
+                "capabilities": {},
+                "clientInfo": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")}
+            }
+        });
+        let answer = self.request_internal(init).await?;
+        let version = answer
+            .pointer("/result/protocolVersion")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let Some(version) = version else {
+            self.finding(
+                Severity::Fail,
+                "LIF-02",
+                format!(
+                    "initialize was not answered with a result carrying protocolVersion: {}; the \
+                     target must complete the handshake before anything can be tested",
+                    canonical(&answer)
+                ),
+            );
+            return Err(Stop::Hung);
+        };
+        if version != requested && !HANDSHAKE_VERSIONS.contains(&version.as_str()) {
+            self.finding(
+                Severity::Fail,
+                "LIF-06",
+                format!(
+                    "asked for {requested}, the target answered with `{version}`, which is no \
+                     protocol version of the handshake era"
+                ),
+            );
+            return Err(Stop::Hung);
+        }
+        self.version = Some(version.clone());
+        self.captures.insert("version".into(), json!(version));
+        if !self.case.versions.contains(&version) {
+            return Err(Stop::Skip(format!(
+                "the case applies to {}; the target agreed to {version} (choose one with \
+                 --protocol-version)",
+                self.case.versions.join(", ")
+            )));
+        }
+        self.write(
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
+            true,
+        )
+        .await
+    }
+
+    fn steps<'s>(
+        &'s mut self,
+        steps: &'s [Step],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Stop>> + 's>> {
+        Box::pin(async move {
+            for step in steps {
+                self.line = step.line;
+                self.step(step).await?;
+            }
+            Ok(())
+        })
+    }
+
+    fn span(&self, span: &Span) -> Duration {
+        match span {
+            Span::Fixed(d) => *d,
+            Span::Var(name) => {
+                Duration::from_millis(self.captures.get(name).and_then(Value::as_u64).unwrap_or(0))
+            }
+        }
+    }
+
+    fn fill(&mut self, text: &str) -> Result<String, Stop> {
+        pattern::substitute(text, &self.captures).map_err(|name| {
+            self.finding(
+                Severity::Fail,
+                "case",
+                format!("bug in case: `{{${name}}}` is used before anything was captured into it"),
+            );
+            Stop::Hung
+        })
+    }
+
+    fn fill_id(&mut self, text: &str) -> Result<Value, Stop> {
+        let text = self.fill(text)?;
+        serde_json::from_str(&text).map_err(|_| {
+            self.finding(
+                Severity::Fail,
+                "case",
+                format!("bug in case: `{text}` is not a request id"),
+            );
+            Stop::Hung
+        })
+    }
+
+    async fn step(&mut self, step: &Step) -> Result<(), Stop> {
+        match &step.kind {
+            StepKind::Send(text) => {
+                let text = self.fill(text)?;
+                self.expected.push(format!("> {text}"));
+                self.write(text, false).await
+            }
+            StepKind::Expect(text) => self.expect(step.line, text).await,
+            StepKind::Barrier => self.barrier().await,
+            StepKind::After(span) => {
+                let until = self.last_send + self.span(span);
+                self.pump_until(Deadline::from_std(until)).await
+            }
+            StepKind::Wait(span) => {
+                let until = Deadline::now() + self.span(span);
+                self.pump_until(until).await
+            }
+            StepKind::Silent { id, window } => {
+                let id = self.fill_id(id)?;
+                let until = Deadline::now() + self.span(window);
+                self.pump_until(until).await?;
+                match self.requests.get(&id_key(&id)) {
+                    Some(r) if r.cancel.is_some() || r.answers > 0 => Ok(()),
+                    _ => {
+                        self.finding(
+                            Severity::Fail,
+                            "case",
+                            format!("bug in case: `! silent {id}` names a request that was neither cancelled nor answered"),
+                        );
+                        Err(Stop::Hung)
+                    }
+                }
+            }
+            StepKind::Witness(ids) => {
+                let ids = ids
+                    .iter()
+                    .map(|id| self.fill_id(id))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.witness(&ids).await
+            }
+            StepKind::CloseStdin => {
+                self.target.close_stdin();
+                self.stdin_closed = true;
+                Ok(())
+            }
+            StepKind::Exit(span) => {
+                let until = Deadline::now() + self.span(span);
+                while !self.exited {
+                    if !self.next(until).await {
+                        break;
+                    }
+                }
+                match self.target.exit_status() {
+                    Some(status) if status.success() => {}
+                    Some(status) => self.finding(
+                        Severity::Note,
+                        "STD-07",
+                        format!("the target exited with {status} after its stdin closed"),
+                    ),
+                    None => self.finding(
+                        self.case_severity(),
+                        "STD-07",
+                        format!(
+                            "the target was still running {} after its stdin closed; a server \
+                             should exit when its input ends",
+                            crate::transcript::millis(self.span(span)).trim_start_matches('+')
+                        ),
+                    ),
+                }
+                Ok(())
+            }
+            StepKind::Repeat { count, steps } => {
+                for i in 0..*count {
+                    self.captures.insert("i".into(), json!(i));
+                    self.steps(steps).await?;
+                }
+                self.captures.remove("i");
+                Ok(())
+            }
+            StepKind::Sweep { var, values, steps } => {
+                for (i, value) in values.iter().enumerate() {
+                    self.captures.insert("i".into(), json!(i));
+                    self.captures.insert(var.clone(), json!(value));
+                    self.steps(steps).await?;
+                }
+                self.captures.remove("i");
+                self.captures.remove(var);
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes one line to the target and records what it means (a request to track, a cancel).
+    async fn write(&mut self, text: String, internal: bool) -> Result<(), Stop> {
+        let value: Option<Value> = serde_json::from_str(&text).ok();
+        if let Some(msg) = value.as_ref().and_then(Value::as_object) {
+            let method = msg.get("method").and_then(Value::as_str);
+            match (method, msg.get("id")) {
+                (Some("notifications/cancelled"), None) => {
+                    if let Some(id) = msg.get("params").and_then(|p| p.get("requestId")) {
+                        let at = self.transcript.len();
+                        if let Some(r) = self.requests.get_mut(&id_key(id)) {
+                            r.answered_before_cancel = r.answers > 0;
+                            r.cancel.get_or_insert((at, false));
+                        }
+                    }
+                }
+                (Some(method), Some(id)) if id.is_string() || id.is_number() => {
+                    let params = msg.get("params");
+                    let token = params
+                        .and_then(|p| p.pointer("/_meta/progressToken"))
+                        .filter(|t| t.is_string() || t.is_number())
+                        .map(id_key);
+                    let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+                    let endless =
+                        method == "tools/call" && tool.is_some_and(|t| ENDLESS_TOOLS.contains(&t));
+                    if let Some(token) = &token {
+                        self.tokens.insert(token.clone(), id_key(id));
+                    }
+                    self.requests.insert(
+                        id_key(id),
+                        Request {
+                            line: self.line,
+                            internal,
+                            endless,
+                            answers: 0,
+                            cancel: None,
+                            answered_before_cancel: false,
+                            last_progress: None,
+                        },
+                    );
+                }
+                _ => {}
+            }
+        }
+        self.transcript.push(Entry {
+            at: self.target.started.elapsed(),
+            direction: Direction::Sent,
+            text: text.clone(),
+            value,
+            internal,
+            consumed_by: None,
+            shown: None,
+        });
+        self.last_send = Instant::now();
+        if self.target.send(text.as_bytes()).await.is_err() {
+            // The target is gone; the exit event tells how.
+            let until = Deadline::now() + Duration::from_millis(200);
+            while !self.exited && self.next(until).await {}
+            self.gone();
+            return Err(Stop::Gone);
+        }
+        Ok(())
+    }
+
+    fn gone(&mut self) {
+        let status = self
+            .target
+            .exit_status()
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| "stdout closed".into());
+        if !self.findings.iter().any(|f| f.requirement == "STD-01") {
+            self.finding(
+                Severity::Fail,
+                "STD-01",
+                format!("the target stopped serving ({status}) while the case still needed it; see its stderr"),
+            );
+        }
+    }
+
+    /// Takes in events until the deadline. Returns early with an error only if the target died.
+    async fn pump_until(&mut self, deadline: Deadline) -> Result<(), Stop> {
+        while self.next(deadline).await {}
+        Ok(())
+    }
+
+    /// Takes in one event; false once the deadline passed or the target can say nothing more.
+    async fn next(&mut self, deadline: Deadline) -> bool {
+        if self.stdout_closed && self.exited {
+            return false;
+        }
+        match self.target.next_event(deadline).await {
+            None => false,
+            Some((at, event)) => {
+                let at = at.saturating_duration_since(self.target.started);
+                match event {
+                    Event::Line(bytes) => self.receive(at, bytes).await,
+                    Event::Overlong => {
+                        self.record(
+                            at,
+                            format!(
+                                "[a line of more than {} bytes, discarded]",
+                                crate::target::MAX_LINE
+                            ),
+                            None,
+                        );
+                        self.finding(
+                            Severity::Fail,
+                            "STD-02",
+                            format!(
+                                "the target wrote a stdout line longer than {} bytes",
+                                crate::target::MAX_LINE
+                            ),
+                        );
+                    }
+                    Event::StdoutClosed => self.stdout_closed = true,
+                    Event::Exited(_) => self.exited = true,
+                }
+                true
+            }
+        }
+    }
+
+    fn record(&mut self, at: Duration, text: String, value: Option<Value>) -> usize {
+        self.transcript.push(Entry {
+            at,
+            direction: Direction::Received,
+            text,
+            value,
+            internal: false,
+            consumed_by: None,
+            shown: None,
+        });
+        self.transcript.len() - 1
+    }
+
+    /// Applies the standing protocol rules to one line the target wrote.
+    async fn receive(&mut self, at: Duration, bytes: Vec<u8>) {
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let value: Option<Value> = serde_json::from_slice(&bytes).ok();
+        let index = self.record(at, text.clone(), value.clone());
+        let Some(value) = value else {
+            let shown: String = text.chars().take(200).collect();
+            self.finding(
+                Severity::Fail,
+                "STD-03",
+                format!("the target wrote a line to stdout that is not JSON: `{shown}`; stdout carries only MCP messages, logs go to stderr"),
+            );
+            return;
+        };
+        let Some(msg) = value.as_object() else {
+            self.finding(
+                Severity::Fail,
+                "RPC-01",
+                format!(
+                    "the target wrote `{}`, which is not a JSON-RPC message object",
+                    short(&value)
+                ),
+            );
+            return;
+        };
+        if msg.get("jsonrpc") != Some(&json!("2.0")) {
+            self.finding(
+                Severity::Fail,
+                "RPC-01",
+                format!("message without `\"jsonrpc\": \"2.0\"`: {}", short(&value)),
+            );
+        }
+        match (msg.get("method").and_then(Value::as_str), msg.get("id")) {
+            (Some(method), Some(id)) => {
+                // The target's own request: answer it so it is not left waiting.
+                self.transcript[index].internal = true;
+                let answer = if method == "ping" {
+                    json!({"jsonrpc": "2.0", "id": id, "result": {}})
+                } else {
+                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "the conformance harness does not offer this method"}})
+                };
+                let text = answer.to_string();
+                self.transcript.push(Entry {
+                    at: self.target.started.elapsed(),
+                    direction: Direction::Sent,
+                    text: text.clone(),
+                    value: Some(answer),
+                    internal: true,
+                    consumed_by: None,
+                    shown: None,
+                });
+                // A failed write means the target is gone; the exit event reports it.
+                let _ = self.target.send(text.as_bytes()).await;
+            }
+            (Some("notifications/progress"), None) => self.progress(msg.get("params")),
+            (Some(_), None) => {}
+            (None, _) => self.response(index, &value),
+        }
+    }
+
+    fn progress(&mut self, params: Option<&Value>) {
+        let token = params.and_then(|p| p.get("progressToken"));
+        let Some(request_key) = token.and_then(|t| self.tokens.get(&id_key(t))).cloned() else {
+            let shown = token.map(canonical).unwrap_or_else(|| "none".into());
+            self.finding(
+                Severity::Fail,
+                "PRG-06",
+                format!("progress for token {shown}, which no request in flight carries"),
+            );
+            return;
+        };
+        let value = params
+            .and_then(|p| p.get("progress"))
+            .and_then(Value::as_f64);
+        let ended = self
+            .requests
+            .get(&request_key)
+            .map(|r| (r.answers > 0, r.cancel));
+        match ended {
+            Some((true, _)) => self.finding(
+                Severity::Fail,
+                "PRG-07",
+                format!("progress for request {request_key} after its response; progress must stop when the operation completes"),
+            ),
+            Some((false, Some((_, true)))) => self.finding(
+                Severity::Warn,
+                "CAN-05",
+                format!("progress for request {request_key} after the target had read its cancel (the barrier proved it)"),
+            ),
+            _ => {}
+        }
+        let Some(value) = value else {
+            self.finding(
+                Severity::Fail,
+                "PRG-02",
+                format!("progress for request {request_key} without a numeric `progress`"),
+            );
+            return;
+        };
+        let request = self
+            .requests
+            .get_mut(&request_key)
+            .expect("token maps to a request");
+        let last = request.last_progress.replace(value);
+        match last {
+            Some(prev) if value < prev => self.finding(
+                Severity::Fail,
+                "PRG-03",
+                format!("progress for request {request_key} went down from {prev} to {value}; it must increase"),
+            ),
+            Some(prev) if value == prev => self.finding(
+                Severity::Warn,
+                "PRG-03",
+                format!("progress for request {request_key} repeated {value}; it must increase with every notification"),
+            ),
+            _ => {}
+        }
+    }
+
+    fn response(&mut self, index: usize, value: &Value) {
+        let has_result = value.get("result").is_some();
+        let error = value.get("error");
+        if has_result == error.is_some() {
+            self.finding(
+                Severity::Fail,
+                "RPC-05",
+                format!(
+                    "a response must carry exactly one of `result` and `error`: {}",
+                    short(value)
+                ),
+            );
+        }
+        if let Some(error) = error {
+            let code_ok = error.get("code").is_some_and(|c| c.is_i64());
+            let message_ok = error.get("message").is_some_and(Value::is_string);
+            if !code_ok || !message_ok {
+                self.finding(
+                    Severity::Fail,
+                    "RPC-06",
+                    format!(
+                        "an error needs an integer `code` and a string `message`: {}",
+                        short(value)
+                    ),
+                );
+            }
+        }
+        let id = value.get("id").cloned().unwrap_or(Value::Null);
+        if id.is_null() {
+            if has_result {
+                self.finding(
+                    Severity::Fail,
+                    "RPC-04",
+                    format!("a result with no request id: {}", short(value)),
+                );
+            }
+            // An error with id null answers a line the target could not read; the case judges it.
+            return;
+        }
+        let key = id_key(&id);
+        let Some(request) = self.requests.get_mut(&key) else {
+            self.transcript[index].consumed_by = Some(0);
+            self.finding(
+                Severity::Fail,
+                "RPC-04",
+                format!("a response for id {key}, which the harness never sent as a request id (ids must be echoed exactly, type included)"),
+            );
+            return;
+        };
+        request.answers += 1;
+        self.transcript[index].internal = request.internal;
+        let (answers, cancel, endless, line, late) = (
+            request.answers,
+            request.cancel,
+            request.endless,
+            request.line,
+            request.answered_before_cancel,
+        );
+        if answers > 1 {
+            self.transcript[index].consumed_by = Some(0);
+            self.finding(
+                Severity::Fail,
+                "RPC-04",
+                format!("a second response for request {key} (sent at line {line}); every request gets exactly one"),
+            );
+            return;
+        }
+        if let Some((_, read)) = cancel {
+            if late {
+                return;
+            }
+            let version_2607 = self.version.as_deref() == Some("2026-07-28");
+            let severity = if version_2607 {
+                Severity::Fail
+            } else {
+                Severity::Warn
+            };
+            if read || endless {
+                let why = if endless {
+                    "its tool never ends on its own, so the cancel caused it"
+                } else {
+                    "the barrier proved the cancel had been read"
+                };
+                self.finding(
+                    severity,
+                    "CAN-05",
+                    format!("request {key} was answered after it was cancelled ({why}); a cancelled request should get no response"),
+                );
+            } else {
+                self.finding(
+                    Severity::Note,
+                    "CAN-08",
+                    format!("the response to request {key} crossed its cancel (allowed)"),
+                );
+            }
+            self.transcript[index].consumed_by = Some(0);
+        }
+    }
+
+    /// Sends a request of the harness's own and waits for its answer.
+    async fn request_internal(&mut self, message: Value) -> Result<Value, Stop> {
+        let id = message["id"].clone();
+        let method = message["method"].as_str().unwrap_or("").to_string();
+        self.write(message.to_string(), true).await?;
+        let deadline = Deadline::now() + self.options.reply_timeout;
+        loop {
+            if let Some(found) = self.transcript.iter().rposition(|e| {
+                e.direction == Direction::Received
+                    && e.value.as_ref().and_then(|v| v.get("id")) == Some(&id)
+            }) {
+                return Ok(self.transcript[found].value.clone().unwrap_or(Value::Null));
+            }
+            if !self.next(deadline).await {
+                if self.exited || self.stdout_closed {
+                    self.gone();
+                    return Err(Stop::Gone);
+                }
+                self.finding(
+                    Severity::Fail,
+                    if method == "ping" { "PING-01" } else { "CAN-11" },
+                    format!(
+                        "no answer to the harness's `{method}` (id {}) within {:?}; the target stopped serving",
+                        canonical(&id),
+                        self.options.reply_timeout
+                    ),
+                );
+                return Err(Stop::Hung);
+            }
+        }
+    }
+
+    /// A ping whose answer proves every line sent before it has been read.
+    async fn barrier(&mut self) -> Result<(), Stop> {
+        self.counter += 1;
+        let id = format!("barrier-{}", self.counter);
+        let sent_at = self.transcript.len();
+        let answer = self
+            .request_internal(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+            .await?;
+        if answer.get("result").is_none_or(|r| !r.is_object()) {
+            self.finding(
+                Severity::Fail,
+                "PING-01",
+                format!(
+                    "ping must be answered with an empty result, got {}",
+                    short(&answer)
+                ),
+            );
+        }
+        for request in self.requests.values_mut() {
+            if let Some((at, read)) = request.cancel.as_mut() {
+                if *at < sent_at {
+                    *read = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Asks the `cancellations` fixture which requests saw their cancellation. A handler may
+    /// record its cancellation a moment after the cancel was read, so the question is repeated
+    /// until every id is listed or the reply timeout passes.
+    async fn witness(&mut self, ids: &[Value]) -> Result<(), Stop> {
+        let deadline = Instant::now() + self.options.reply_timeout;
+        loop {
+            self.counter += 1;
+            let id = format!("witness-{}", self.counter);
+            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "cancellations", "arguments": {}}});
+            let answer = self.request_internal(call).await?;
+            let listed = answer
+                .pointer("/result/content/0/text")
+                .and_then(Value::as_str)
+                .and_then(|t| serde_json::from_str::<Value>(t).ok())
+                .and_then(|v| v.as_array().cloned());
+            let Some(listed) = listed else {
+                self.finding(
+                    self.case_severity(),
+                    "CAN-05",
+                    format!("the `cancellations` fixture did not answer with a JSON array in a text item: {}", short(&answer)),
+                );
+                return Ok(());
+            };
+            let missing: Vec<&Value> = ids
+                .iter()
+                .filter(|id| !listed.iter().any(|l| pattern::json_equal(l, id)))
+                .collect();
+            if missing.is_empty() {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                let missing: Vec<String> = missing.iter().map(|v| canonical(v)).collect();
+                self.finding(
+                    self.case_severity(),
+                    "CAN-05",
+                    format!(
+                        "the server's witness does not list request {}: its handler never observed the cancellation, so the work did not stop (listed: {})",
+                        missing.join(", "),
+                        canonical(&Value::Array(listed))
+                    ),
+                );
+                return Ok(());
+            }
+            let pause = Deadline::now() + Duration::from_millis(5);
+            self.pump_until(pause).await?;
+        }
+    }
+
+    fn fill_pattern(&mut self, line: usize, text: &str) -> Result<Value, Stop> {
+        // `"{$name}"` as a whole string is a capture and stays; references inside longer
+        // strings are filled in now.
+        let mut bound = Captures::new();
+        for (name, value) in &self.captures {
+            if !text.contains(&format!("\"{{${name}}}\"")) {
+                bound.insert(name.clone(), value.clone());
+            }
+        }
+        let filled = pattern::substitute(text, &bound).unwrap_or_else(|_| text.to_string());
+        serde_json::from_str(&filled).map_err(|e| {
+            self.line = line;
+            self.finding(
+                Severity::Fail,
+                "case",
+                format!(
+                    "bug in case: the expected message is not JSON after filling in variables: {e}"
+                ),
+            );
+            Stop::Hung
+        })
+    }
+
+    fn candidate_for(&self, pattern: &Value) -> Option<usize> {
+        let unconsumed = |e: &&Entry| {
+            e.direction == Direction::Received && e.consumed_by.is_none() && !e.internal
+        };
+        let entries = self.transcript.iter().enumerate();
+        if let Some(id) = pattern
+            .get("id")
+            .filter(|id| pattern::canonical(id) != "\"{...}\"")
+        {
+            return entries
+                .filter(|(_, e)| unconsumed(e))
+                .find(|(_, e)| {
+                    e.value
+                        .as_ref()
+                        .and_then(|v| v.get("id"))
+                        .is_some_and(|v| pattern::json_equal(v, id))
+                })
+                .map(|(i, _)| i);
+        }
+        let method = pattern.get("method");
+        entries
+            .filter(|(_, e)| unconsumed(e))
+            .find(|(_, e)| {
+                method.is_none() || e.value.as_ref().and_then(|v| v.get("method")) == method
+            })
+            .map(|(i, _)| i)
+    }
+
+    async fn expect(&mut self, line: usize, text: &str) -> Result<(), Stop> {
+        let pattern = self.fill_pattern(line, text)?;
+        self.expected.push(format!("< {}", canonical(&pattern)));
+        let deadline = Deadline::now() + self.options.reply_timeout;
+        loop {
+            for index in 0..self.transcript.len() {
+                let entry = &self.transcript[index];
+                if entry.direction != Direction::Received
+                    || entry.consumed_by.is_some()
+                    || entry.internal
+                {
+                    continue;
+                }
+                let Some(value) = entry.value.clone() else {
+                    continue;
+                };
+                if pattern::matches(&pattern, &value, &mut self.captures) {
+                    let shown = canonical(&pattern::normalize(&pattern, &value, &self.captures));
+                    let entry = &mut self.transcript[index];
+                    entry.consumed_by = Some(line);
+                    entry.shown = Some(shown);
+                    return Ok(());
+                }
+            }
+            // A response for the expected id that does not match will not be followed by another.
+            if let Some(index) = self.candidate_for(&pattern) {
+                if pattern.get("id").is_some()
+                    && self.transcript[index]
+                        .value
+                        .as_ref()
+                        .and_then(|v| v.get("id"))
+                        .is_some()
+                {
+                    return self.mismatch(line, &pattern, Some(index));
+                }
+            }
+            if !self.next(deadline).await {
+                if self.exited || self.stdout_closed {
+                    self.gone();
+                    return Err(Stop::Gone);
+                }
+                let candidate = self.candidate_for(&pattern);
+                return self.mismatch(line, &pattern, candidate);
+            }
+        }
+    }
+
+    fn mismatch(
+        &mut self,
+        line: usize,
+        pattern: &Value,
+        candidate: Option<usize>,
+    ) -> Result<(), Stop> {
+        self.line = line;
+        let is_response = pattern.get("result").is_some() || pattern.get("error").is_some();
+        match candidate {
+            Some(index) => {
+                let value = self.transcript[index].value.clone().unwrap_or(Value::Null);
+                let diff = pattern::first_difference(pattern, &value, &self.captures)
+                    .map(|d| d.to_string())
+                    .unwrap_or_default();
+                let shown = canonical(&pattern::normalize(pattern, &value, &self.captures));
+                let entry = &mut self.transcript[index];
+                entry.consumed_by = Some(line);
+                entry.shown = Some(shown.clone());
+                self.bless.push((line, format!("< {shown}")));
+                self.finding(
+                    self.case_severity(),
+                    "case",
+                    format!("the message differs from the expected one; {diff}"),
+                );
+                Ok(())
+            }
+            None => {
+                let (severity, what) = if is_response {
+                    (Severity::Fail, "no response")
+                } else {
+                    (self.case_severity(), "no message")
+                };
+                self.finding(
+                    severity,
+                    "case",
+                    format!(
+                        "{what} matching line {line} within {:?}: {}",
+                        self.options.reply_timeout,
+                        canonical(pattern)
+                    ),
+                );
+                if is_response {
+                    Err(Stop::Hung)
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// Responses no step expected and no cancel explains.
+    fn unexpected_responses(&mut self) {
+        let stray: Vec<String> = self
+            .transcript
+            .iter()
+            .filter(|e| {
+                e.direction == Direction::Received && !e.internal && e.consumed_by.is_none()
+            })
+            .filter_map(|e| e.value.as_ref())
+            .filter(|v| v.get("method").is_none() && v.get("id").is_some())
+            .map(short)
+            .collect();
+        for message in stray {
+            self.finding(
+                self.case_severity(),
+                "case",
+                format!("a response the case does not expect: {message}"),
+            );
+        }
+    }
+}
+
+fn short(value: &Value) -> String {
+    let text = canonical(value);
+    if text.len() > 300 {
+        let cut: String = text.chars().take(300).collect();
+        format!("{cut}…")
+    } else {
+        text
+    }
+}

@@ -1,0 +1,78 @@
+//! The transcript: everything exchanged with the target, in the order the harness saw it.
+//!
+//! It is kept for every run, rendered in the case format (so a dump reads like a case and can
+//! seed a new one), and is the "actual" side of every diff.
+
+use crate::target::StderrLog;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// Who wrote a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// The harness wrote it to the target (`>` when the target is a server).
+    Sent,
+    /// The target wrote it (`<` when the target is a server).
+    Received,
+}
+
+/// One message of the transcript.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Time since the target started.
+    pub at: Duration,
+    /// Who wrote it.
+    pub direction: Direction,
+    /// The line as written (lossy UTF-8 for display; an overlong line is summarised).
+    pub text: String,
+    /// The parsed message, when it was JSON.
+    pub value: Option<serde_json::Value>,
+    /// True for messages the harness itself added (handshake, barrier, witness, replies to
+    /// the target's own requests), which cases do not write.
+    pub internal: bool,
+    /// The case line a `<` step matched this message with, if any.
+    pub consumed_by: Option<usize>,
+    /// The message as the diff shows it: normalised toward the pattern it was compared with.
+    pub shown: Option<String>,
+}
+
+impl Entry {
+    /// The arrow of this entry in case format: `>` client to server, `<` server to client.
+    pub fn arrow(&self, target_is_server: bool) -> char {
+        match (self.direction, target_is_server) {
+            (Direction::Sent, true) | (Direction::Received, false) => '>',
+            _ => '<',
+        }
+    }
+}
+
+/// Renders a transcript in case format, with times and stderr as comments.
+pub fn render(entries: &[Entry], stderr: &StderrLog, target_is_server: bool) -> String {
+    let mut out = String::new();
+    let mut err = stderr.lines.iter().peekable();
+    for entry in entries {
+        while let Some((at, line)) = err.next_if(|(at, _)| *at <= entry.at) {
+            let _ = writeln!(out, "# stderr {}: {line}", millis(*at));
+        }
+        let _ = writeln!(
+            out,
+            "# {}{}",
+            millis(entry.at),
+            if entry.internal { " (harness)" } else { "" }
+        );
+        let _ = writeln!(out, "{} {}", entry.arrow(target_is_server), entry.text);
+    }
+    for (at, line) in err {
+        let _ = writeln!(out, "# stderr {}: {line}", millis(*at));
+    }
+    let dropped = stderr.total.saturating_sub(stderr.lines.len());
+    if dropped > 0 {
+        let _ = writeln!(out, "# stderr: {dropped} earlier lines not kept");
+    }
+    out
+}
+
+/// `+12.3ms`
+pub fn millis(d: Duration) -> String {
+    format!("+{:.1}ms", d.as_secs_f64() * 1000.0)
+}
