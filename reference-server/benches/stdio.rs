@@ -1,0 +1,143 @@
+//! Speed of the real binary over pipes: startup to the initialize response,
+//! JSON-RPC ping round trip (median and p99), and peak RSS.
+//!
+//! Run with `cargo bench -p reference-server`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const SPAWNS: usize = 50;
+const PINGS: usize = 10_000;
+const WARMUP: usize = 500;
+
+const INITIALIZE: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","#,
+    r#""capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#,
+    "\n"
+);
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+}
+
+impl Server {
+    fn spawn() -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_reference-server"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn reference-server");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        Self {
+            child,
+            stdin,
+            stdout,
+            line: String::new(),
+        }
+    }
+
+    fn round_trip(&mut self, message: &str) -> &str {
+        self.stdin.write_all(message.as_bytes()).expect("write");
+        self.stdin.flush().expect("flush");
+        self.line.clear();
+        self.stdout.read_line(&mut self.line).expect("read");
+        assert!(!self.line.is_empty(), "server closed stdout");
+        &self.line
+    }
+
+    fn status_kib(&self, field: &str) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(field))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+    }
+
+    fn close(mut self) {
+        drop(self.stdin);
+        let status = self.child.wait().expect("wait");
+        assert!(status.success(), "server exited with {status}");
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index]
+}
+
+fn micros(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+fn main() {
+    // Startup: spawn to initialize response.
+    let mut startups = Vec::with_capacity(SPAWNS);
+    for _ in 0..SPAWNS {
+        let start = Instant::now();
+        let mut server = Server::spawn();
+        let reply = server.round_trip(INITIALIZE);
+        startups.push(start.elapsed());
+        assert!(reply.contains("\"protocolVersion\""), "{reply}");
+        server.close();
+    }
+    startups.sort();
+
+    // Ping round trips on one initialized server.
+    let mut server = Server::spawn();
+    server.round_trip(INITIALIZE);
+    let mut rtts = Vec::with_capacity(PINGS);
+    for n in 0..WARMUP + PINGS {
+        let ping = format!("{{\"jsonrpc\":\"2.0\",\"id\":{n},\"method\":\"ping\"}}\n");
+        let start = Instant::now();
+        let reply = server.round_trip(&ping);
+        let elapsed = start.elapsed();
+        debug_assert!(reply.contains("\"result\":{}"));
+        if n >= WARMUP {
+            rtts.push(elapsed);
+        }
+    }
+    rtts.sort();
+
+    // Some cancellation traffic before reading the high-water mark.
+    for n in 0..100 {
+        let call = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":\"w{n}\",\"method\":\"tools/call\",\"params\":{{\"name\":\"work\",\"arguments\":{{}},\"_meta\":{{\"progressToken\":{n}}}}}}}\n"
+        );
+        server.round_trip(&call); // its "Started" progress
+        let cancel = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":\"w{n}\"}}}}\n"
+        );
+        server.stdin.write_all(cancel.as_bytes()).expect("write");
+    }
+    server.round_trip("{\"jsonrpc\":\"2.0\",\"id\":\"end\",\"method\":\"ping\"}\n");
+    let hwm = server.status_kib("VmHWM:");
+    let rss = server.status_kib("VmRSS:");
+    server.close();
+
+    println!("reference-server over pipes ({})", env!("CARGO_BIN_EXE_reference-server"));
+    println!(
+        "  startup to initialize response: median {} over {SPAWNS} spawns (min {}, max {})",
+        micros(percentile(&startups, 0.5)),
+        micros(startups[0]),
+        micros(startups[SPAWNS - 1]),
+    );
+    println!(
+        "  ping round trip: p50 {}, p99 {} over {PINGS} pings",
+        micros(percentile(&rtts, 0.5)),
+        micros(percentile(&rtts, 0.99)),
+    );
+    match (hwm, rss) {
+        (Some(hwm), Some(rss)) => println!(
+            "  peak rss (VmHWM): {:.2} MiB (current VmRSS {:.2} MiB)",
+            hwm as f64 / 1024.0,
+            rss as f64 / 1024.0
+        ),
+        _ => println!("  peak rss: unavailable (no /proc)"),
+    }
+}
