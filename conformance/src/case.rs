@@ -399,13 +399,15 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                         _ => return Err(p.error(line, "`@role` is `server` or `client`")),
                     }
                 }
-                _ => return Err(p.error(
-                    line,
-                    format!(
+                _ => {
+                    return Err(p.error(
+                        line,
+                        format!(
                         "unknown header `@{key}`; known: requirement, level, versions, fixtures, \
                              handshake, timeout, role"
                     ),
-                )),
+                    ))
+                }
             }
             continue;
         }
