@@ -75,10 +75,11 @@ pub struct Step {
 /// The things a step can ask the harness to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StepKind {
-    /// `> …`: send these bytes, verbatim but for `{$name}` references, as one line.
+    /// A message the harness writes, verbatim but for `{$name}` references, as one line
+    /// (`>` when the target is a server, `<` when it is a client).
     Send(String),
-    /// `< …`: wait for a message matching this pattern (raw text; loop variables are filled in
-    /// before it is parsed).
+    /// A message the harness waits for, as a pattern (raw text; loop variables are filled in
+    /// before it is parsed): `<` when the target is a server, `>` when it is a client.
     Expect(String),
     /// `! barrier`: a ping whose answer proves the target has read everything sent before it.
     Barrier,
@@ -412,14 +413,22 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
             continue;
         }
         seen_step = true;
-        let kind = if let Some(rest) = text.strip_prefix("> ") {
+        // Arrows are the protocol's direction; which side the harness writes depends on the role.
+        let (sent, expected) = match case.role {
+            Role::Server => ("> ", "< "),
+            Role::Client => ("< ", "> "),
+        };
+        let kind = if let Some(rest) = text.strip_prefix(sent) {
             Control::Step(StepKind::Send(rest.to_string()))
-        } else if let Some(rest) = text.strip_prefix("< ") {
+        } else if let Some(rest) = text.strip_prefix(expected) {
             let probe = rest.replace("{$", "{");
             if let Err(e) = serde_json::from_str::<Value>(&probe) {
                 return Err(p.error(
                     line,
-                    format!("expected message is not JSON: {e}; fix the `<` line"),
+                    format!(
+                        "expected message is not JSON: {e}; fix the `{}` line",
+                        expected.trim()
+                    ),
                 ));
             }
             Control::Step(StepKind::Expect(rest.to_string()))
