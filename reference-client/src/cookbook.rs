@@ -35,11 +35,15 @@ fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> 
                 }
             }
             Some("--deadline-ms") => {
-                let value = args.next().ok_or("--deadline-ms needs a number of milliseconds")?;
+                let value = args
+                    .next()
+                    .ok_or("--deadline-ms needs a number of milliseconds")?;
                 let ms = value
                     .to_str()
                     .and_then(|v| v.parse::<u64>().ok())
-                    .ok_or_else(|| format!("--deadline-ms: {value:?} is not a whole number of milliseconds"))?;
+                    .ok_or_else(|| {
+                        format!("--deadline-ms: {value:?} is not a whole number of milliseconds")
+                    })?;
                 deadline = Some(Duration::from_millis(ms));
             }
             _ => return Err(format!("unexpected argument {arg:?}")),
@@ -90,10 +94,15 @@ pub fn main_entry() -> ExitCode {
             }
         }
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("reference-client: cannot start the async runtime: {e}; check process limits");
+            eprintln!(
+                "reference-client: cannot start the async runtime: {e}; check process limits"
+            );
             return ExitCode::FAILURE;
         }
     };
@@ -120,9 +129,9 @@ async fn run(args: Args) -> Result<(), String> {
     let closed = client.close().await;
     outcome?;
     match closed {
-        Ok(Some(status)) if !status.success() => {
-            Err(format!("server exited with {status} after stdin was closed"))
-        }
+        Ok(Some(status)) if !status.success() => Err(format!(
+            "server exited with {status} after stdin was closed"
+        )),
         Ok(_) => Ok(()),
         Err(e) => Err(format!("cannot shut the server down: {e}")),
     }
@@ -148,14 +157,20 @@ async fn cookbook(client: &Client, deadline: Option<Duration>) -> Result<(), Str
                 tokio::time::sleep(deadline).await;
                 canceller.cancel();
             });
-            let call = client.call_tool("work", json!({}), None, cancellation).await;
+            let call = client
+                .call_tool("work", json!({}), None, cancellation)
+                .await;
             timer.abort();
             call
         }
     };
     match call {
         Err(CallError::Cancelled) => say("Client: call canceled"),
-        Ok(result) => return Err(format!("work returned instead of being cancelled: {result:?}")),
+        Ok(result) => {
+            return Err(format!(
+                "work returned instead of being cancelled: {result:?}"
+            ))
+        }
         Err(e) => return Err(format!("work failed: {e}")),
     }
     let ping = client

@@ -172,7 +172,11 @@ impl Client {
     }
 
     /// Initializes a session over an existing reader/writer pair.
-    pub async fn connect<R, W>(reader: R, writer: W, options: ClientOptions) -> Result<Self, CallError>
+    pub async fn connect<R, W>(
+        reader: R,
+        writer: W,
+        options: ClientOptions,
+    ) -> Result<Self, CallError>
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
@@ -230,14 +234,19 @@ impl Client {
         };
         let result = reply.map_err(CallError::Rpc)?;
         let Some(version) = result.get("protocolVersion").and_then(Value::as_str) else {
-            return Err(CallError::InvalidResult("initialize result has no protocolVersion".into()));
+            return Err(CallError::InvalidResult(
+                "initialize result has no protocolVersion".into(),
+            ));
         };
         self.protocol_version = version.to_owned();
         self.send(notification("notifications/initialized", None))
     }
 
     fn send(&self, line: String) -> Result<(), CallError> {
-        self.shared.out.send(Out::Line(line)).map_err(|_| CallError::Closed)
+        self.shared
+            .out
+            .send(Out::Line(line))
+            .map_err(|_| CallError::Closed)
     }
 
     fn fresh_id(&self) -> RequestId {
@@ -272,13 +281,24 @@ impl Client {
     ) -> Result<ToolResult, CallError> {
         let params = json!({"name": name, "arguments": arguments});
         let result = self
-            .request("tools/call", params, progress, cancel, self.options.request_timeout)
+            .request(
+                "tools/call",
+                params,
+                progress,
+                cancel,
+                self.options.request_timeout,
+            )
             .await?;
         let Some(content) = result.get("content").and_then(Value::as_array) else {
-            return Err(CallError::InvalidResult("tools/call result has no content array".into()));
+            return Err(CallError::InvalidResult(
+                "tools/call result has no content array".into(),
+            ));
         };
         Ok(ToolResult {
-            is_error: result.get("isError").and_then(Value::as_bool).unwrap_or(false),
+            is_error: result
+                .get("isError")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             content: content.clone(),
         })
     }
@@ -309,7 +329,10 @@ impl Client {
             // Derived from the id, so unique among this client's requests.
             let token = RequestId::Str(format!("progress-{id}"));
             params["_meta"] = json!({"progressToken": token.to_value()});
-            self.shared.lock().progress.insert(token.clone(), progress_tx);
+            self.shared
+                .lock()
+                .progress
+                .insert(token.clone(), progress_tx);
             token
         });
         let _route = ProgressRoute {
@@ -324,7 +347,15 @@ impl Client {
                 biased;
                 () = cancel.cancelled() => break CallError::Cancelled,
                 () = &mut deadline => break CallError::TimedOut(timeout),
-                reply = &mut rx => return finish(reply),
+                reply = &mut rx => {
+                    // Progress read before the answer is delivered first.
+                    while let Ok(update) = progress_rx.try_recv() {
+                        if let Some(callback) = progress.as_mut() {
+                            callback(&update);
+                        }
+                    }
+                    return finish(reply);
+                }
                 Some(update) = progress_rx.recv() => {
                     if let Some(callback) = progress.as_mut() {
                         callback(&update);
@@ -447,7 +478,10 @@ async fn read_loop<R: AsyncRead + Unpin>(reader: R, shared: Arc<Shared>) {
             continue;
         }
         match Message::parse(&line) {
-            Ok(Message::Response { id: Some(id), outcome }) => {
+            Ok(Message::Response {
+                id: Some(id),
+                outcome,
+            }) => {
                 let waiter = shared.lock().pending.remove(&id);
                 match waiter {
                     Some(tx) => {
@@ -469,7 +503,8 @@ async fn read_loop<R: AsyncRead + Unpin>(reader: R, shared: Arc<Shared>) {
                 let line = if method == "ping" {
                     response(&id, json!({}))
                 } else {
-                    let message = format!("method not found: {method:?}; this client serves only ping");
+                    let message =
+                        format!("method not found: {method:?}; this client serves only ping");
                     error_response(Some(&id), &RpcError::new(METHOD_NOT_FOUND, message))
                 };
                 let _ = shared.out.send(Out::Line(line));
@@ -498,7 +533,10 @@ fn route_progress(shared: &Shared, params: Option<&Value>) {
     let update = Progress {
         progress,
         total: params.get("total").and_then(Value::as_f64),
-        message: params.get("message").and_then(Value::as_str).map(str::to_owned),
+        message: params
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
     };
     if let Some(route) = shared.lock().progress.get(&token) {
         let _ = route.send(update);

@@ -36,7 +36,9 @@ impl ServerProcess {
                 )
             })?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(io::Error::other("server pipes were not created; this is a bug"));
+            return Err(io::Error::other(
+                "server pipes were not created; this is a bug",
+            ));
         };
         Ok((Self { child }, stdin, stdout))
     }
@@ -58,7 +60,11 @@ impl ServerProcess {
 
     #[cfg(unix)]
     fn terminate(&mut self) {
-        if let Some(pid) = self.child.id().and_then(|pid| libc::pid_t::try_from(pid).ok()) {
+        if let Some(pid) = self
+            .child
+            .id()
+            .and_then(|pid| libc::pid_t::try_from(pid).ok())
+        {
             // SAFETY: kill(2) has no memory-safety preconditions; the pid is
             // our own unreaped child, so it cannot have been recycled.
             unsafe {

@@ -120,7 +120,10 @@ fn main() {
     let rss = server.status_kib("VmRSS:");
     server.close();
 
-    println!("reference-server over pipes ({})", env!("CARGO_BIN_EXE_reference-server"));
+    println!(
+        "reference-server over pipes ({})",
+        env!("CARGO_BIN_EXE_reference-server")
+    );
     println!(
         "  startup to initialize response: median {} over {SPAWNS} spawns (min {}, max {})",
         micros(percentile(&startups, 0.5)),

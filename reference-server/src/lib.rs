@@ -11,8 +11,10 @@ mod session;
 mod tools;
 pub mod version;
 
+use reference_wire::{
+    LineError, LineReader, RpcError, INVALID_REQUEST, MAX_LINE_BYTES, PARSE_ERROR,
+};
 use registry::{Out, Registry};
-use reference_wire::{LineError, LineReader, RpcError, INVALID_REQUEST, MAX_LINE_BYTES, PARSE_ERROR};
 use session::Session;
 use std::io;
 use std::process::ExitCode;
@@ -167,7 +169,9 @@ pub fn run(options: ServeOptions) -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("reference-server: cannot start the async runtime: {e}; check process limits");
+            eprintln!(
+                "reference-server: cannot start the async runtime: {e}; check process limits"
+            );
             return ExitCode::FAILURE;
         }
     };
@@ -199,7 +203,9 @@ fn watch_signals(shutdown: &CancellationToken) {
                     shutdown.cancel();
                 });
             }
-            Err(e) => eprintln!("reference-server: cannot watch signals ({e}); use stdin EOF to stop"),
+            Err(e) => {
+                eprintln!("reference-server: cannot watch signals ({e}); use stdin EOF to stop")
+            }
         }
     }
 }

@@ -50,7 +50,9 @@ impl Registry {
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic elsewhere must not turn every later request into a panic.
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Queues a line with no cancellation check (replies made by the reader).

@@ -42,7 +42,9 @@ impl Session {
             Ok(Message::Response { id, .. }) => {
                 if self.verbose {
                     let id = id.map_or_else(|| "null".to_owned(), |id| id.to_string());
-                    eprintln!("reference-server: ignored response {id}: this server sends no requests");
+                    eprintln!(
+                        "reference-server: ignored response {id}: this server sends no requests"
+                    );
                 }
             }
             Err(rejected) => self.registry.send(rejected.to_line()),
@@ -94,7 +96,9 @@ impl Session {
     }
 
     fn initialize(&mut self, params: Option<&Value>) -> Result<Value, RpcError> {
-        let Some(requested) = params.and_then(|p| p.get("protocolVersion")).and_then(Value::as_str)
+        let Some(requested) = params
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_str)
         else {
             return Err(RpcError::new(
                 INVALID_PARAMS,
@@ -111,7 +115,11 @@ impl Session {
     }
 
     fn call_tool(&mut self, id: RequestId, params: Option<Value>, version: ProtocolVersion) {
-        let (name, args, progress_token) = match call_params(params) {
+        let CallParams {
+            name,
+            args,
+            progress_token,
+        } = match call_params(params) {
             Ok(parts) => parts,
             Err(message) => return self.reply(&id, Err(RpcError::new(INVALID_PARAMS, message))),
         };
@@ -171,10 +179,15 @@ impl Session {
     }
 }
 
+/// The parts of a `tools/call` request.
+struct CallParams {
+    name: String,
+    args: Map<String, Value>,
+    progress_token: Option<Value>,
+}
+
 /// Splits `tools/call` params into name, arguments and progress token.
-fn call_params(
-    params: Option<Value>,
-) -> Result<(String, Map<String, Value>, Option<Value>), String> {
+fn call_params(params: Option<Value>) -> Result<CallParams, String> {
     let Some(Value::Object(mut params)) = params else {
         return Err("invalid params: tools/call needs a params object with a \"name\"".into());
     };
@@ -197,5 +210,9 @@ fn call_params(
             )
         }
     };
-    Ok((name, args, progress_token))
+    Ok(CallParams {
+        name,
+        args,
+        progress_token,
+    })
 }

@@ -65,6 +65,9 @@ mod tests {
         for v in ProtocolVersion::ALL {
             assert_eq!(ProtocolVersion::negotiate(v.as_str()), v);
         }
-        assert_eq!(ProtocolVersion::negotiate("1900-01-01"), ProtocolVersion::LATEST);
+        assert_eq!(
+            ProtocolVersion::negotiate("1900-01-01"),
+            ProtocolVersion::LATEST
+        );
     }
 }

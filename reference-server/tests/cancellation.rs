@@ -11,7 +11,10 @@ fn start_work(server: &mut Server, id: Value, token: Value) {
     server.call_with_progress(id.clone(), "work", json!({}), token.clone());
     let progress = server.next();
     assert_eq!(progress["method"], "notifications/progress", "{progress}");
-    assert_eq!(progress["params"]["progressToken"], token, "token must be echoed exactly");
+    assert_eq!(
+        progress["params"]["progressToken"], token,
+        "token must be echoed exactly"
+    );
     assert_eq!(progress["params"]["progress"], 0);
 }
 
@@ -118,7 +121,10 @@ fn progress_message_depends_on_the_version() {
         server.call_with_progress(json!(1), "work", json!({}), json!(42));
         let progress = server.next();
         assert_eq!(progress["params"]["progressToken"], 42);
-        assert_eq!(progress["params"].get("message").and_then(Value::as_str), message);
+        assert_eq!(
+            progress["params"].get("message").and_then(Value::as_str),
+            message
+        );
     }
 }
 
@@ -138,12 +144,19 @@ fn work_without_a_token_sends_no_progress_and_waits() {
 #[test]
 fn ticker_progress_increases_and_stops_at_the_cancel() {
     let mut server = Server::initialized("2025-11-25");
-    server.call_with_progress(json!("t"), "ticker", json!({"interval_ms": 2}), json!("tick"));
+    server.call_with_progress(
+        json!("t"),
+        "ticker",
+        json!({"interval_ms": 2}),
+        json!("tick"),
+    );
     let mut last = 0;
     while last < 3 {
         let progress = server.next();
         assert_eq!(progress["params"]["progressToken"], "tick", "{progress}");
-        let value = progress["params"]["progress"].as_u64().expect("integer progress");
+        let value = progress["params"]["progress"]
+            .as_u64()
+            .expect("integer progress");
         assert_eq!(value, last + 1, "progress must count 1, 2, 3, ...");
         last = value;
     }
@@ -173,13 +186,18 @@ fn verbose_logs_each_cancellation_to_stderr() {
     let mut server = Server::spawn_with(&["--verbose"]);
     server.request(json!(0), "initialize", init_params("2025-11-25"));
     start_work(&mut server, json!(9), json!("p"));
-    server.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": 9, "reason": "user pressed stop"}}));
+    server.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 9, "reason": "user pressed stop"}}),
+    );
     assert_eq!(server.barrier(json!("b")), Vec::<Value>::new());
     server.close_stdin();
     assert!(server.wait_exit(PATIENCE).success());
     let stderr = server.stderr();
-    assert!(stderr.contains("9") && stderr.contains("user pressed stop"), "{stderr}");
+    assert!(
+        stderr.contains("9") && stderr.contains("user pressed stop"),
+        "{stderr}"
+    );
 }
 
 #[test]

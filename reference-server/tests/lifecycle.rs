@@ -24,7 +24,10 @@ fn every_supported_version_is_echoed_and_unknown_gets_the_newest() {
 #[test]
 fn only_initialize_and_ping_work_before_initialize() {
     let mut server = Server::spawn();
-    assert_eq!(server.request(json!(1), "ping", json!({}))["result"], json!({}));
+    assert_eq!(
+        server.request(json!(1), "ping", json!({}))["result"],
+        json!({})
+    );
     let early = server.request(json!(2), "tools/list", json!({}));
     assert_eq!(error_code(&early), -32600, "{early}");
     let bad = server.request(json!(3), "initialize", json!({}));
@@ -41,7 +44,10 @@ fn tools_list_names_the_fixture_profile_with_schemas() {
     let list = server.request(json!(1), "tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().expect("tools");
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    assert_eq!(names, ["work", "ping", "echo", "sleep", "ticker", "cancellations"]);
+    assert_eq!(
+        names,
+        ["work", "ping", "echo", "sleep", "ticker", "cancellations"]
+    );
     for tool in tools {
         assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
     }
@@ -71,7 +77,11 @@ fn unknown_methods_and_tools_are_protocol_errors() {
     assert_eq!(error_code(&tool), -32602, "{tool}");
     let no_name = server.request(json!(3), "tools/call", json!({}));
     assert_eq!(error_code(&no_name), -32602, "{no_name}");
-    let bad_args = server.request(json!(4), "tools/call", json!({"name": "echo", "arguments": 5}));
+    let bad_args = server.request(
+        json!(4),
+        "tools/call",
+        json!({"name": "echo", "arguments": 5}),
+    );
     assert_eq!(error_code(&bad_args), -32602, "{bad_args}");
 }
 
@@ -103,11 +113,18 @@ fn invalid_arguments_follow_the_version_rule() {
 fn notifications_are_never_answered() {
     let mut server = Server::initialized("2025-11-25");
     server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    server.send(json!({"jsonrpc": "2.0", "method": "notifications/x-harness-unknown", "params": {}}));
+    server
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/x-harness-unknown", "params": {}}));
     server.cancel(json!(12345));
     server.cancel(json!("never-issued"));
-    for params in [json!(null), json!({}), json!({"requestId": null}), json!({"requestId": {}})] {
-        server.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}));
+    for params in [
+        json!(null),
+        json!({}),
+        json!({"requestId": null}),
+        json!({"requestId": {}}),
+    ] {
+        server
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}));
     }
     server.send(json!({"jsonrpc": "2.0", "id": 99, "result": {}}));
     let before: Vec<Value> = server.barrier(json!("barrier"));

@@ -19,12 +19,20 @@ fn round(server: &mut Server, round: usize) {
     while started.len() < CALLS {
         let progress = server.next();
         assert_eq!(progress["method"], "notifications/progress", "{progress}");
-        started.insert(progress["params"]["progressToken"].as_str().unwrap_or("").to_owned());
+        started.insert(
+            progress["params"]["progressToken"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned(),
+        );
     }
     for id in &ids {
         server.cancel(id.clone());
     }
-    assert_eq!(server.barrier(json!(format!("b{round}"))), Vec::<Value>::new());
+    assert_eq!(
+        server.barrier(json!(format!("b{round}"))),
+        Vec::<Value>::new()
+    );
     let witness = server.cancellations(json!(format!("w{round}")));
     let seen: BTreeSet<String> = witness
         .as_array()
@@ -33,7 +41,10 @@ fn round(server: &mut Server, round: usize) {
         .map(Value::to_string)
         .collect();
     for id in &ids {
-        assert!(seen.contains(&id.to_string()), "{id} missing from the witness");
+        assert!(
+            seen.contains(&id.to_string()),
+            "{id} missing from the witness"
+        );
     }
 }
 

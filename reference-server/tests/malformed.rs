@@ -11,21 +11,53 @@ fn each_malformed_line_gets_the_right_error() {
     let cases: Vec<(&str, i64, Value)> = vec![
         (r#"{"jsonrpc":"2.0","id":"#, -32700, json!(null)),
         ("not json at all", -32700, json!(null)),
-        (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, -32600, json!(null)),
+        (
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            -32600,
+            json!(null),
+        ),
         ("[]", -32600, json!(null)),
         ("42", -32600, json!(null)),
         (r#""ping""#, -32600, json!(null)),
         ("null", -32600, json!(null)),
-        (r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, -32600, json!(null)),
-        (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, -32600, json!(null)),
-        (r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#, -32600, json!(null)),
-        (r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#, -32600, json!(null)),
-        (r#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#, -32600, json!(null)),
-        (r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#, -32600, json!(3)),
+        (
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            -32600,
+            json!(null),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+            -32600,
+            json!(null),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+            -32600,
+            json!(null),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+            -32600,
+            json!(null),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#,
+            -32600,
+            json!(null),
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#,
+            -32600,
+            json!(3),
+        ),
         (r#"{"id":4,"method":"ping"}"#, -32600, json!(4)),
         (r#"{"jsonrpc":"2.0","id":5,"method":7}"#, -32600, json!(5)),
         (r#"{"jsonrpc":"2.0","id":6}"#, -32600, json!(6)),
-        (r#"{"jsonrpc":"2.0","id":"x","method":"nope"}"#, -32601, json!("x")),
+        (
+            r#"{"jsonrpc":"2.0","id":"x","method":"nope"}"#,
+            -32601,
+            json!("x"),
+        ),
     ];
     let mut server = Server::initialized("2025-11-25");
     for (n, (line, code, id)) in cases.into_iter().enumerate() {
@@ -33,8 +65,14 @@ fn each_malformed_line_gets_the_right_error() {
         let reply = server.next();
         assert_eq!(error_code(&reply), code, "{line} -> {reply}");
         assert_eq!(reply["id"], id, "{line} -> {reply}");
-        assert!(reply["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
-        assert_eq!(server.barrier(json!(n)), Vec::<Value>::new(), "after {line}");
+        assert!(reply["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()));
+        assert_eq!(
+            server.barrier(json!(n)),
+            Vec::<Value>::new(),
+            "after {line}"
+        );
     }
 }
 
@@ -44,7 +82,10 @@ fn blank_lines_and_crlf_are_tolerated() {
     server.write_raw(b"\n   \n\r\n");
     server.write_raw(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n");
     let reply = server.next();
-    assert_eq!((reply["id"].clone(), reply["result"].clone()), (json!(1), json!({})));
+    assert_eq!(
+        (reply["id"].clone(), reply["result"].clone()),
+        (json!(1), json!({}))
+    );
 }
 
 #[test]
@@ -52,7 +93,10 @@ fn invalid_utf8_is_a_parse_error() {
     let mut server = Server::initialized("2025-11-25");
     server.write_raw(b"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\xfe\",\"method\":\"ping\"}\n");
     let reply = server.next();
-    assert_eq!((error_code(&reply), reply["id"].clone()), (-32700, json!(null)));
+    assert_eq!(
+        (error_code(&reply), reply["id"].clone()),
+        (-32700, json!(null))
+    );
     assert_eq!(server.barrier(json!("b")), Vec::<Value>::new());
 }
 
@@ -67,7 +111,11 @@ fn overlong_line_is_rejected_and_discarded() {
     }
     server.write_raw(b"\n");
     let reply = server.next();
-    assert_eq!((error_code(&reply), reply["id"].clone()), (-32600, json!(null)), "{reply}");
+    assert_eq!(
+        (error_code(&reply), reply["id"].clone()),
+        (-32600, json!(null)),
+        "{reply}"
+    );
     assert_eq!(server.barrier(json!("b")), Vec::<Value>::new());
     // A second one right after still works, and so does everything else.
     let mut line = vec![b' '; 5 * 1024 * 1024];

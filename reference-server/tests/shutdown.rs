@@ -40,7 +40,10 @@ fn stdin_eof_cancels_in_flight_handlers_and_exits_zero() {
 fn output_queued_before_eof_is_flushed() {
     let mut server = Server::spawn();
     let mut input = String::new();
-    input.push_str(&json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":init_params("2025-11-25")}).to_string());
+    input.push_str(
+        &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":init_params("2025-11-25")})
+            .to_string(),
+    );
     input.push('\n');
     for n in 2..50 {
         input.push_str(&json!({"jsonrpc":"2.0","id":n,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}).to_string());

@@ -65,7 +65,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 Ok(Some(line)) => return Some(Ok(line)),
                 Ok(None) if self.eof => return None,
                 Ok(None) => {}
-                Err(LinesCodecError::MaxLineLengthExceeded) => return Some(Err(LineError::TooLong)),
+                Err(LinesCodecError::MaxLineLengthExceeded) => {
+                    return Some(Err(LineError::TooLong))
+                }
                 Err(LinesCodecError::Io(_)) => return Some(Err(LineError::NotUtf8)),
             }
             self.buf.reserve(READ_CHUNK);
@@ -92,9 +94,15 @@ mod tests {
         let mut input = vec![b'x'; MAX_LINE_BYTES + 10];
         input.extend_from_slice(b"\nnext\r\n\xff\nlast");
         let mut lines = LineReader::new(&input[..]);
-        assert!(matches!(lines.next_line().await, Some(Err(LineError::TooLong))));
+        assert!(matches!(
+            lines.next_line().await,
+            Some(Err(LineError::TooLong))
+        ));
         assert_eq!(lines.next_line().await.unwrap().unwrap(), "next");
-        assert!(matches!(lines.next_line().await, Some(Err(LineError::NotUtf8))));
+        assert!(matches!(
+            lines.next_line().await,
+            Some(Err(LineError::NotUtf8))
+        ));
         assert_eq!(lines.next_line().await.unwrap().unwrap(), "last");
         assert!(lines.next_line().await.is_none());
     }

@@ -79,14 +79,26 @@ mod tests {
 
     #[test]
     fn extreme_integers_round_trip() {
-        for v in [json!(0), json!(-1), json!(9007199254740991_i64), json!(u64::MAX)] {
+        for v in [
+            json!(0),
+            json!(-1),
+            json!(9007199254740991_i64),
+            json!(u64::MAX),
+        ] {
             assert_eq!(RequestId::from_value(&v).unwrap().to_value(), v);
         }
     }
 
     #[test]
     fn non_ids_are_rejected() {
-        for v in [json!(null), json!(1.5), json!(1.0), json!(true), json!({}), json!([])] {
+        for v in [
+            json!(null),
+            json!(1.5),
+            json!(1.0),
+            json!(true),
+            json!({}),
+            json!([]),
+        ] {
             assert_eq!(RequestId::from_value(&v), None, "{v}");
         }
     }

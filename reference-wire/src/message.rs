@@ -113,7 +113,9 @@ impl Message {
             Rejected::new(
                 None,
                 PARSE_ERROR,
-                format!("parse error: line is not valid json ({e}); send one json-rpc object per line"),
+                format!(
+                    "parse error: line is not valid json ({e}); send one json-rpc object per line"
+                ),
             )
         })?;
         Self::from_value(value)
@@ -227,7 +229,10 @@ pub fn response(id: &RequestId, result: Value) -> String {
 /// Encodes an error response; `id: None` is written as `null`.
 pub fn error_response(id: Option<&RequestId>, error: &RpcError) -> String {
     let id = id.map_or(Value::Null, RequestId::to_value);
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{}}}"#, error.to_value())
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"error":{}}}"#,
+        error.to_value()
+    )
 }
 
 #[cfg(test)]
@@ -243,7 +248,10 @@ mod tests {
     fn classifies_requests_notifications_and_responses() {
         assert!(matches!(
             Message::parse(r#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#),
-            Ok(Message::Request { id: RequestId::Str(_), .. })
+            Ok(Message::Request {
+                id: RequestId::Str(_),
+                ..
+            })
         ));
         assert!(matches!(
             Message::parse(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
@@ -251,11 +259,20 @@ mod tests {
         ));
         assert!(matches!(
             Message::parse(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
-            Ok(Message::Response { id: Some(RequestId::Int(1)), outcome: Ok(_) })
+            Ok(Message::Response {
+                id: Some(RequestId::Int(1)),
+                outcome: Ok(_)
+            })
         ));
         assert!(matches!(
             Message::parse(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#),
-            Ok(Message::Response { id: None, outcome: Err(RpcError { code: PARSE_ERROR, .. }) })
+            Ok(Message::Response {
+                id: None,
+                outcome: Err(RpcError {
+                    code: PARSE_ERROR,
+                    ..
+                })
+            })
         ));
     }
 
@@ -266,9 +283,14 @@ mod tests {
         assert_eq!(rejected("[]").error.code, INVALID_REQUEST);
         assert_eq!(rejected("5").error.code, INVALID_REQUEST);
         let r = rejected(r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#);
-        assert_eq!((r.error.code, r.id), (INVALID_REQUEST, Some(RequestId::Int(3))));
+        assert_eq!(
+            (r.error.code, r.id),
+            (INVALID_REQUEST, Some(RequestId::Int(3)))
+        );
         for bad in ["null", "1.5", "true", "{}", "[1]"] {
-            let r = rejected(&format!(r#"{{"jsonrpc":"2.0","id":{bad},"method":"ping"}}"#));
+            let r = rejected(&format!(
+                r#"{{"jsonrpc":"2.0","id":{bad},"method":"ping"}}"#
+            ));
             assert_eq!((r.error.code, r.id), (INVALID_REQUEST, None), "{bad}");
         }
     }
@@ -278,7 +300,13 @@ mod tests {
         let line = response(&RequestId::from("x"), json!({"text": "a\nb"}));
         assert!(!line.contains('\n'));
         let back = Message::parse(&request(&RequestId::from(-1), "a\"b", Some(json!({}))));
-        assert!(matches!(back, Ok(Message::Request { id: RequestId::Int(-1), .. })));
+        assert!(matches!(
+            back,
+            Ok(Message::Request {
+                id: RequestId::Int(-1),
+                ..
+            })
+        ));
         assert_eq!(
             error_response(None, &RpcError::new(PARSE_ERROR, "p")),
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"p"}}"#

@@ -42,7 +42,11 @@ impl Server {
                 }
             }
         });
-        Self { child, stdin, lines }
+        Self {
+            child,
+            stdin,
+            lines,
+        }
     }
 
     /// Spawns and initializes with `version`, returning the server.
@@ -132,7 +136,10 @@ impl Server {
     /// The witness: ids whose handlers observed their cancellation.
     pub fn cancellations(&mut self, id: Value) -> Value {
         let response = self.tool(id, "cancellations", json!({}));
-        let text = response["result"]["content"][0]["text"].as_str().expect("text").to_owned();
+        let text = response["result"]["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .to_owned();
         serde_json::from_str(&text).expect("witness is json")
     }
 
@@ -154,7 +161,10 @@ impl Server {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
                 return status;
             }
-            assert!(start.elapsed() < within, "server did not exit within {within:?}");
+            assert!(
+                start.elapsed() < within,
+                "server did not exit within {within:?}"
+            );
             thread::sleep(Duration::from_millis(5));
         }
     }
@@ -184,7 +194,9 @@ pub fn init_params(version: &str) -> Value {
 }
 
 pub fn text_of(response: &Value) -> &str {
-    response["result"]["content"][0]["text"].as_str().unwrap_or_default()
+    response["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
 }
 
 pub fn error_code(response: &Value) -> i64 {
