@@ -135,6 +135,65 @@ pub struct Case {
     pub role: Role,
     /// The steps, in order.
     pub steps: Vec<Step>,
+    /// Client cases: what the adapter is told to do (`@actions`), one JSON object per action.
+    pub actions: Vec<Value>,
+    /// Client cases: the outcome each action may end with (`@outcomes`), one set per action.
+    pub outcomes: Vec<Vec<String>>,
+}
+
+/// The words an adapter reports an action's end with.
+pub const OUTCOME_WORDS: [&str; 4] = ["result", "error", "cancelled", "timeout"];
+
+/// The verbs an action may use; each action object has exactly one of them.
+pub const ACTION_VERBS: [&str; 5] = ["connect", "call", "ping", "sleep_ms", "exit"];
+
+/// Checks `@actions`: a JSON array of objects, each with exactly one known verb.
+fn parse_actions(value: &str) -> Result<Vec<Value>, String> {
+    let parsed: Value =
+        serde_json::from_str(value).map_err(|e| format!("`@actions` is not JSON: {e}"))?;
+    let Value::Array(actions) = parsed else {
+        return Err("`@actions` is a JSON array of action objects".into());
+    };
+    for (i, action) in actions.iter().enumerate() {
+        let Some(object) = action.as_object() else {
+            return Err(format!("action {i} is not a JSON object"));
+        };
+        let verbs: Vec<&str> = ACTION_VERBS
+            .iter()
+            .copied()
+            .filter(|v| object.contains_key(*v))
+            .collect();
+        if verbs.len() != 1 {
+            return Err(format!(
+                "action {i} needs exactly one of {}",
+                ACTION_VERBS.join(", ")
+            ));
+        }
+    }
+    if actions.is_empty() {
+        return Err("`@actions` names no action".into());
+    }
+    Ok(actions)
+}
+
+/// Checks `@outcomes`: one word per action, alternatives joined by `|`, `*` for any.
+fn parse_outcomes(value: &str) -> Result<Vec<Vec<String>>, String> {
+    value
+        .split_whitespace()
+        .map(|word| {
+            let set: Vec<String> = word.split('|').map(str::to_string).collect();
+            match set
+                .iter()
+                .find(|w| *w != "*" && !OUTCOME_WORDS.contains(&w.as_str()))
+            {
+                Some(bad) => Err(format!(
+                    "unknown outcome `{bad}`; known: {}, or `*` for any",
+                    OUTCOME_WORDS.join(", ")
+                )),
+                None => Ok(set),
+            }
+        })
+        .collect()
 }
 
 /// A mistake in a case file. It is reported as `path:line: message` and ends the run with
@@ -317,6 +376,8 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
             Role::Server
         },
         steps: vec![],
+        actions: vec![],
+        outcomes: vec![],
     };
     let mut level = None;
     let mut in_intent = true;
@@ -393,6 +454,10 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                             p.error(line, "`@timeout` needs a duration such as `5s`")
                         })?)
                 }
+                "actions" => case.actions = parse_actions(value).map_err(|e| p.error(line, e))?,
+                "outcomes" => {
+                    case.outcomes = parse_outcomes(value).map_err(|e| p.error(line, e))?
+                }
                 "role" => {
                     case.role = match value {
                         "server" => Role::Server,
@@ -405,7 +470,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                         line,
                         format!(
                         "unknown header `@{key}`; known: requirement, level, versions, fixtures, \
-                             handshake, timeout, role"
+                             handshake, timeout, role, actions, outcomes"
                     ),
                     ))
                 }
@@ -487,6 +552,28 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
     case.level = level.ok_or_else(|| p.error(0, "missing `@level must|should|info`"))?;
     if top.is_empty() {
         return Err(p.error(0, "the case has no steps"));
+    }
+    if case.role == Role::Server && (!case.actions.is_empty() || !case.outcomes.is_empty()) {
+        return Err(p.error(
+            0,
+            "`@actions` and `@outcomes` are for client cases (`@role client` or cases/client/)",
+        ));
+    }
+    if !case.outcomes.is_empty() && case.outcomes.len() != case.actions.len() {
+        return Err(p.error(
+            0,
+            format!(
+                "`@outcomes` has {} words for {} actions; write one per action (`*` for any)",
+                case.outcomes.len(),
+                case.actions.len()
+            ),
+        ));
+    }
+    if case.role == Role::Client && case.actions.is_empty() {
+        return Err(p.error(
+            0,
+            "a client case needs `@actions` (what the client under test is told to do)",
+        ));
     }
     case.steps = top;
     Ok(case)
@@ -593,6 +680,44 @@ mod tests {
         assert_eq!(
             rewrite_lines(text, &[(2, "< {\"x\":2}".into()), (4, "< []".into())]),
             "# a\r\n< {\"x\":2}\n\n< []"
+        );
+    }
+
+    #[test]
+    fn client_headers() {
+        let head = "# i\n@requirement CAN-01\n@level must\n";
+        let text = format!(
+            "{head}@actions [{{\"connect\":true}},{{\"call\":\"work\",\"progress\":true}},{{\"exit\":true}}]\n@outcomes result cancelled|timeout *\n> {{\"method\":\"initialize\"}}\n"
+        );
+        let case = parse("client/x", "x", &text).unwrap();
+        assert_eq!(case.role, Role::Client);
+        assert_eq!(case.actions.len(), 3);
+        assert_eq!(case.actions[1]["call"], "work");
+        assert_eq!(case.outcomes[1], ["cancelled", "timeout"]);
+        assert_eq!(case.outcomes[2], ["*"]);
+        assert!(matches!(&case.steps[0].kind, StepKind::Expect(_)));
+
+        let client = |h: &str| parse("client/x", "x", &format!("{head}{h}> {{}}\n"));
+        assert_eq!(client("@actions {\"call\":1}\n").unwrap_err().line, 4);
+        assert!(client("@actions [{\"call\":\"a\",\"exit\":true}]\n")
+            .unwrap_err()
+            .message
+            .contains("exactly one"));
+        assert!(client("@actions [{\"exit\":true}]\n@outcomes done\n")
+            .unwrap_err()
+            .message
+            .contains("unknown outcome"));
+        assert!(
+            client("@actions [{\"exit\":true}]\n@outcomes result result\n")
+                .unwrap_err()
+                .message
+                .contains("one per action")
+        );
+        assert!(client("").unwrap_err().message.contains("needs `@actions`"));
+        assert!(
+            error_of(&format!("{head}@actions [{{\"exit\":true}}]\n< {{}}\n"))
+                .message
+                .contains("for client cases")
         );
     }
 

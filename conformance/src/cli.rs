@@ -1,13 +1,14 @@
 //! What the command line offers and how results become output and an exit code.
 
 use clap::{Parser, Subcommand};
+use conformance::baseline::{self, Baseline};
 use conformance::case::{parse_duration, Case, CaseError};
 use conformance::outcome::Outcome;
-use conformance::report;
+use conformance::profile::{self, Fixtures};
 use conformance::run::Options;
-use conformance::runner::{self, CaseResult, Summary};
-use conformance::suite;
+use conformance::runner::{self, CaseResult, Summary, Verdict};
 use conformance::target::Launch;
+use conformance::{json_report, junit, report, suite};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,9 +16,9 @@ use std::time::Duration;
 
 const EXIT_CODES: &str = "\
 Exit codes:
-  0  every case passed (warnings allowed unless --strict)
-  1  a case failed (or warned, with --strict)
-  2  usage error, a broken case file, or a target that could not be started";
+  0  every case passed, or failed as its baseline expected (warnings allowed unless --strict)
+  1  a case failed (or warned, with --strict), or a baseline entry is stale
+  2  usage error, a broken case or target file, or a target that could not be started";
 
 /// Replays scripted MCP cancellation cases against a target and judges the transcript.
 #[derive(Parser, Debug)]
@@ -53,9 +54,27 @@ struct ServerArgs {
     /// Read cases from this folder instead of the embedded copy.
     #[arg(long, value_name = "DIR")]
     cases: Option<PathBuf>,
-    /// The protocol version to request at initialize.
-    #[arg(long, value_name = "VERSION", default_value = "2025-11-25")]
-    protocol_version: String,
+    /// The protocol version to request at initialize [default: the target file's, else
+    /// 2025-11-25].
+    #[arg(long, value_name = "VERSION")]
+    protocol_version: Option<String>,
+    /// A target file (JSON): the server's command and which of its tools play the fixture
+    /// roles. See the README.
+    #[arg(long, value_name = "FILE")]
+    target: Option<PathBuf>,
+    /// Case ids known to fail (one a line, `#` comments). Listed failures do not fail the run;
+    /// a listed case that passes fails it as stale.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Write today's failing case ids to FILE (the run then exits 0 unless it could not run).
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
+    /// Write a JSON report to PATH.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Write a JUnit XML report to PATH.
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
     /// Time limit for one case (a hang becomes a failure with the transcript so far).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
     timeout: Duration,
@@ -160,26 +179,33 @@ fn server(args: ServerArgs) -> ExitCode {
         Ok(cases) => cases,
         Err(code) => return code,
     };
-    let argv = if args.argv.is_empty() {
-        match std::env::current_exe() {
-            Ok(exe) => vec![exe.display().to_string(), "reference-server".into()],
+    let (launch, fixtures, file_version) = match target(&args) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let baseline = match &args.baseline {
+        Some(path) => match Baseline::load(path) {
+            Ok(b) => Some(b),
             Err(e) => {
-                eprintln!("error: cannot find this executable to run the bundled reference server: {e}; give a server after `--`");
+                eprintln!("error: {e}; create it with --write-baseline");
                 return ExitCode::from(2);
             }
-        }
-    } else {
-        args.argv.clone()
+        },
+        None => None,
     };
-    let launch = Launch {
-        argv,
-        env: vec![],
-        cwd: None,
-    };
+    let version = args
+        .protocol_version
+        .clone()
+        .or(file_version)
+        .unwrap_or_else(|| Options::default().protocol_version);
     let options = Options {
-        protocol_version: args.protocol_version.clone(),
+        protocol_version: version.clone(),
         case_timeout: args.timeout,
         reply_timeout: args.reply_timeout,
+        fixtures,
     };
     let jobs = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -187,7 +213,7 @@ fn server(args: ServerArgs) -> ExitCode {
             .unwrap_or(4)
             .max(4)
     });
-    let version = args.protocol_version.clone();
+    let shown_target = conformance::target::display_argv(&launch.argv);
     let started = std::time::Instant::now();
     let print = |case: &Case, result: &CaseResult| {
         let (word, ms) = match result {
@@ -213,16 +239,37 @@ fn server(args: ServerArgs) -> ExitCode {
 
     let mut start_errors = false;
     let mut blessed = 0;
+    let mut verdicts = vec![];
+    let next = if baseline.is_some() || args.write_baseline.is_some() {
+        "read the diff and the transcript (--dump DIR keeps it); fix the target, or list the case in the baseline if the failure is known"
+    } else {
+        "read the diff and the transcript (--dump DIR keeps it); fix the target, rerun this case alone by giving its id as the filter, or record known failures with --write-baseline FILE"
+    };
     println!();
     for (case, result) in cases.iter().zip(&results) {
+        let mut verdict = Verdict {
+            id: case.id.clone(),
+            outcome: Outcome::Fail,
+            level: case.level.as_str(),
+            requirements: case.requirements.clone(),
+            message: String::new(),
+            details: String::new(),
+            duration_ms: 0,
+            baseline: None,
+        };
         let report = match result {
             Ok(report) => report,
             Err(e) => {
                 start_errors = true;
                 println!("error: {}: {e}", case.id);
+                verdict.message = e.clone();
+                verdicts.push(verdict);
                 continue;
             }
         };
+        verdict.outcome = report.outcome;
+        verdict.duration_ms = report.duration.as_millis() as u64;
+        verdict.message = headline(report);
         if let Some(dir) = &args.dump {
             if let Err(e) = runner::dump(dir, case, report) {
                 eprintln!(
@@ -242,26 +289,101 @@ fn server(args: ServerArgs) -> ExitCode {
                         case.path,
                         report.bless.len()
                     );
+                    verdict.outcome = Outcome::Pass;
+                    verdicts.push(verdict);
                     continue;
                 }
                 Err(e) => eprintln!("error: cannot rewrite {}: {e}", case.path),
             }
         }
-        let show = match report.outcome {
-            Outcome::Fail => "FAILED",
-            Outcome::Warn if args.strict => "FAILED (strict)",
-            Outcome::Warn => "WARNING (does not fail the run without --strict)",
-            _ => continue,
+        let failing =
+            report.outcome == Outcome::Fail || (args.strict && report.outcome == Outcome::Warn);
+        if let Some(b) = &baseline {
+            if let Some(line) = b.line_of(&case.id) {
+                if failing {
+                    verdict.baseline = Some("expected-failure");
+                } else if matches!(
+                    report.outcome,
+                    Outcome::Pass | Outcome::Warn | Outcome::Info
+                ) {
+                    verdict.baseline = Some("stale");
+                    verdict.message = format!(
+                        "{}:{line}: stale baseline entry: {} passes now; delete that line",
+                        b.path, case.id
+                    );
+                    println!(
+                        "---- {} STALE BASELINE ENTRY ----\n{}\n",
+                        case.id, verdict.message
+                    );
+                }
+            }
+        }
+        if report.outcome != Outcome::Pass && report.outcome != Outcome::Info {
+            verdict.details = report::explain(case, report, next);
+        }
+        let show = match (report.outcome, verdict.baseline) {
+            (_, Some("expected-failure")) => "FAILED (expected: listed in the baseline)",
+            (Outcome::Fail, _) => "FAILED",
+            (Outcome::Warn, _) if args.strict => "FAILED (strict)",
+            (Outcome::Warn, _) => "WARNING (does not fail the run without --strict)",
+            _ => {
+                verdicts.push(verdict);
+                continue;
+            }
         };
         println!("---- {} {show} ----", case.id);
-        let next = "read the diff and the transcript (--dump DIR keeps it), fix the target, or rerun one case with its id as the filter";
-        println!("{}", report::explain(case, report, next));
+        println!("{}", verdict.details);
+        verdicts.push(verdict);
     }
     let summary = Summary::of(&results);
+    let unexpected = verdicts
+        .iter()
+        .filter(|v| {
+            let failing = v.outcome == Outcome::Fail || (args.strict && v.outcome == Outcome::Warn);
+            (failing && v.baseline.is_none()) || v.baseline == Some("stale")
+        })
+        .count();
+    if let Some(path) = &args.write_baseline {
+        let failing: Vec<&str> = verdicts
+            .iter()
+            .filter(|v| v.outcome == Outcome::Fail || (args.strict && v.outcome == Outcome::Warn))
+            .map(|v| v.id.as_str())
+            .collect();
+        match std::fs::write(path, baseline::render(&failing, &shown_target)) {
+            Ok(()) => println!(
+                "wrote {} failing case(s) to {}",
+                failing.len(),
+                path.display()
+            ),
+            Err(e) => {
+                eprintln!("error: cannot write the baseline {}: {e}", path.display());
+                start_errors = true;
+            }
+        }
+    }
+    if let Some(path) = &args.json {
+        let doc = json_report::render(&shown_target, &version, &verdicts, &summary);
+        if let Err(e) = std::fs::write(path, format!("{doc:#}\n")) {
+            eprintln!(
+                "error: cannot write the JSON report {}: {e}",
+                path.display()
+            );
+            start_errors = true;
+        }
+    }
+    if let Some(path) = &args.junit {
+        if let Err(e) = std::fs::write(path, junit::render(&shown_target, &verdicts, args.strict)) {
+            eprintln!(
+                "error: cannot write the JUnit report {}: {e}",
+                path.display()
+            );
+            start_errors = true;
+        }
+    }
     println!(
-        "conformance: {} cases against {} in {:.2}s{}",
+        "conformance: {} cases against {} (protocol {version}) in {:.2}s{}",
         cases.len(),
-        launch.argv.join(" "),
+        shown_target,
         started.elapsed().as_secs_f64(),
         if blessed > 0 {
             format!(", {blessed} blessed")
@@ -272,11 +394,61 @@ fn server(args: ServerArgs) -> ExitCode {
     println!("{summary}");
     if start_errors {
         ExitCode::from(2)
-    } else if summary.fail > blessed || (args.strict && summary.warn > 0) {
+    } else if unexpected > 0 && args.write_baseline.is_none() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// How to start the target: a target file, an argv, or the bundled reference server.
+fn target(args: &ServerArgs) -> Result<(Launch, Option<Fixtures>, Option<String>), String> {
+    if let Some(path) = &args.target {
+        if !args.argv.is_empty() {
+            return Err("give the server either with --target FILE or after `--`, not both".into());
+        }
+        let file = profile::load(path)?;
+        return Ok((file.launch, file.fixtures, file.protocol_version));
+    }
+    if !args.argv.is_empty() {
+        return Ok((
+            Launch {
+                argv: args.argv.clone(),
+                env: vec![],
+                cwd: None,
+            },
+            None,
+            None,
+        ));
+    }
+    let exe = std::env::current_exe().map_err(|e| {
+        format!("cannot find this executable to run the bundled reference server: {e}; give a server after `--`")
+    })?;
+    let argv = vec![exe.display().to_string(), "reference-server".into()];
+    Ok((
+        Launch {
+            argv,
+            env: vec![],
+            cwd: None,
+        },
+        None,
+        None,
+    ))
+}
+
+/// The one line that says why a case did not pass.
+fn headline(report: &conformance::run::Report) -> String {
+    if let Some(reason) = &report.skip_reason {
+        return reason.clone();
+    }
+    report
+        .findings
+        .iter()
+        .max_by_key(|f| f.severity)
+        .filter(|f| f.severity > conformance::outcome::Severity::Note)
+        .map(|f| format!("line {}: [{}] {}", f.line, f.requirement, f.message))
+        .or_else(|| report.findings.first().map(|f| f.message.clone()))
+        .unwrap_or_default()
 }
 
 /// Blessing only rewrites what differed; hangs, exits and broken rules are never blessed.

@@ -14,9 +14,13 @@
 //! - [`suite`]: finding cases on disk or in the binary; blessing.
 //! - [`runner`]: running a suite in parallel and summing up, for the CLI.
 
+pub mod baseline;
 pub mod case;
+pub mod json_report;
+pub mod junit;
 pub mod outcome;
 pub mod pattern;
+pub mod profile;
 pub mod report;
 pub mod run;
 pub mod runner;

@@ -238,13 +238,18 @@ pub fn normalize(pattern: &Value, actual: &Value, captures: &Captures) -> Value 
     }
     match (pattern, actual) {
         (Value::Object(p), Value::Object(a)) => {
+            // Extra keys are allowed, so they are dropped from view, unless the object differs:
+            // then every key stays, since an `error` in place of a `result` is the story.
+            let differs = first_difference(pattern, actual, captures).is_some();
             let mut out = Map::new();
             for (key, got) in a {
                 match p.get(key) {
                     Some(want) => {
                         out.insert(key.clone(), normalize(want, got, captures));
                     }
-                    None if p.contains_key("...") => {}
+                    None if differs => {
+                        out.insert(key.clone(), got.clone());
+                    }
                     None => {}
                 }
             }
@@ -443,7 +448,12 @@ mod tests {
         let actual = json!({"id": 3, "result": {"big": true}, "extra": 1});
         assert_eq!(
             canonical(&normalize(&pattern, &actual, &Captures::new())),
-            r#"{"id":3,"result":"{...}","x":"{absent}"}"#
+            r#"{"extra":1,"id":3,"result":"{...}","x":"{absent}"}"#
+        );
+        let matching = json!({"id": 2, "result": {"big": true}, "extra": 1});
+        assert_eq!(
+            canonical(&normalize(&pattern, &matching, &Captures::new())),
+            r#"{"id":2,"result":"{...}","x":"{absent}"}"#
         );
     }
 

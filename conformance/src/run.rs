@@ -9,6 +9,7 @@
 use crate::case::{Case, Level, Span, Step, StepKind, HANDSHAKE_VERSIONS};
 use crate::outcome::{Finding, Outcome, Severity};
 use crate::pattern::{self, canonical, Captures};
+use crate::profile::{self, Fixtures};
 use crate::target::{display_argv, Event, Launch, Target};
 use crate::transcript::{Direction, Entry};
 use serde_json::{json, Value};
@@ -29,6 +30,9 @@ pub struct Options {
     pub case_timeout: Duration,
     /// How long to wait for an expected message or the answer to a request (`T_prompt`).
     pub reply_timeout: Duration,
+    /// How the target's tools stand in for the fixture profile (from a target file); `None`
+    /// when the target implements the profile itself.
+    pub fixtures: Option<Fixtures>,
 }
 
 impl Default for Options {
@@ -37,6 +41,7 @@ impl Default for Options {
             protocol_version: "2025-11-25".into(),
             case_timeout: Duration::from_secs(10),
             reply_timeout: Duration::from_secs(2),
+            fixtures: None,
         }
     }
 }
@@ -66,6 +71,24 @@ pub struct Report {
     pub target: String,
 }
 
+impl Report {
+    /// The report of a case that was not run.
+    pub fn skipped(reason: String, target: String) -> Report {
+        Report {
+            outcome: Outcome::Skip,
+            findings: vec![],
+            skip_reason: Some(reason),
+            transcript: vec![],
+            stderr: Default::default(),
+            expected: vec![],
+            bless: vec![],
+            version: None,
+            duration: Duration::ZERO,
+            target,
+        }
+    }
+}
+
 /// Why the steps stopped early.
 enum Stop {
     /// The target exited or closed stdout while the case still needed it.
@@ -82,6 +105,9 @@ struct Request {
     line: usize,
     internal: bool,
     endless: bool,
+    /// The call went to a target's own tool standing in for a profile role: its result's
+    /// content is that tool's business, so only its shape is judged.
+    mapped: bool,
     answers: u32,
     /// The transcript index of the cancel and whether a barrier since proved it was read.
     cancel: Option<(usize, bool)>,
@@ -113,6 +139,23 @@ struct Run<'a> {
 /// kills and reaps the target before returning.
 pub async fn run_case(case: &Case, launch: &Launch, options: &Options) -> Result<Report, String> {
     let started = Instant::now();
+    if let Some(fixtures) = &options.fixtures {
+        let absent: Vec<&str> = case
+            .fixtures
+            .iter()
+            .map(String::as_str)
+            .filter(|f| *f != "cancellations" && !fixtures.has(f))
+            .collect();
+        if !absent.is_empty() {
+            return Ok(Report::skipped(
+                format!(
+                    "the target file gives no tool for fixture {}",
+                    absent.join(", ")
+                ),
+                display_argv(&launch.argv),
+            ));
+        }
+    }
     let target = Target::spawn(launch).map_err(|e| {
         format!(
             "cannot start target `{}`: {e}; check the command after `--` (it is run without a shell)",
@@ -330,7 +373,6 @@ impl Run<'_> {
         match &step.kind {
             StepKind::Send(text) => {
                 let text = self.fill(text)?;
-                self.expected.push(format!("> {text}"));
                 self.write(text, false).await
             }
             StepKind::Expect(text) => self.expect(step.line, text).await,
@@ -420,7 +462,16 @@ impl Run<'_> {
 
     /// Writes one line to the target and records what it means (a request to track, a cancel).
     async fn write(&mut self, text: String, internal: bool) -> Result<(), Stop> {
-        let value: Option<Value> = serde_json::from_str(&text).ok();
+        let mut text = text;
+        let mut value: Option<Value> = serde_json::from_str(&text).ok();
+        // A call of a profile role goes to the target's own tool, when a target file maps it.
+        let mut role = None;
+        if let (Some(fixtures), Some(message)) = (&self.options.fixtures, value.as_mut()) {
+            role = profile::rewrite_call(message, fixtures);
+            if role.is_some() {
+                text = message.to_string();
+            }
+        }
         if let Some(msg) = value.as_ref().and_then(Value::as_object) {
             let method = msg.get("method").and_then(Value::as_str);
             match (method, msg.get("id")) {
@@ -439,7 +490,9 @@ impl Run<'_> {
                         .and_then(|p| p.pointer("/_meta/progressToken"))
                         .filter(|t| t.is_string() || t.is_number())
                         .map(id_key);
-                    let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+                    let tool = role
+                        .as_deref()
+                        .or_else(|| params.and_then(|p| p.get("name")).and_then(Value::as_str));
                     let endless =
                         method == "tools/call" && tool.is_some_and(|t| ENDLESS_TOOLS.contains(&t));
                     if let Some(token) = &token {
@@ -451,6 +504,7 @@ impl Run<'_> {
                             line: self.line,
                             internal,
                             endless,
+                            mapped: role.is_some(),
                             answers: 0,
                             cancel: None,
                             answered_before_cancel: false,
@@ -460,6 +514,9 @@ impl Run<'_> {
                 }
                 _ => {}
             }
+        }
+        if !internal {
+            self.expected.push(format!("> {text}"));
         }
         self.transcript.push(Entry {
             at: self.target.started.elapsed(),
@@ -833,6 +890,25 @@ impl Run<'_> {
     /// record its cancellation a moment after the cancel was read, so the question is repeated
     /// until every id is listed or the reply timeout passes.
     async fn witness(&mut self, ids: &[Value]) -> Result<(), Stop> {
+        if self
+            .options
+            .fixtures
+            .as_ref()
+            .is_some_and(|f| !f.has("cancellations"))
+        {
+            let ids: Vec<String> = ids.iter().map(canonical).collect();
+            self.finding(
+                Severity::Note,
+                "CAN-05",
+                format!(
+                    "no witness fixture: whether request {} stopped working is judged only on what \
+                     can be observed (no response after the barrier, progress stopped, the server \
+                     still answers)",
+                    ids.join(", ")
+                ),
+            );
+            return Ok(());
+        }
         let deadline = Instant::now() + self.options.reply_timeout;
         loop {
             self.counter += 1;
@@ -929,7 +1005,14 @@ impl Run<'_> {
     }
 
     async fn expect(&mut self, line: usize, text: &str) -> Result<(), Stop> {
-        let pattern = self.fill_pattern(line, text)?;
+        let mut pattern = self.fill_pattern(line, text)?;
+        let mapped = pattern
+            .get("id")
+            .and_then(|id| self.requests.get(&id_key(id)))
+            .is_some_and(|r| r.mapped);
+        if mapped && pattern.get("result").is_some() {
+            pattern["result"] = json!("{object}");
+        }
         self.expected.push(format!("< {}", canonical(&pattern)));
         let deadline = Deadline::now() + self.options.reply_timeout;
         loop {

@@ -141,3 +141,25 @@ impl std::fmt::Display for Summary {
         )
     }
 }
+
+/// One case's result as the machine-readable reports give it.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    /// The case id.
+    pub id: String,
+    /// `pass`, `fail`, `warn`, `info` or `skip`.
+    pub outcome: Outcome,
+    /// The case's level.
+    pub level: &'static str,
+    /// Requirement ids.
+    pub requirements: Vec<String>,
+    /// One line: the main finding, the skip reason, or the start error.
+    pub message: String,
+    /// The full explanation (diff, stderr), empty for a pass.
+    pub details: String,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// `expected-failure` when a baseline excused it, `stale` when a baseline lists a case
+    /// that passes.
+    pub baseline: Option<&'static str>,
+}

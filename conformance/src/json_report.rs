@@ -1,0 +1,34 @@
+//! `--json PATH`: one document a CI step or a dashboard can read.
+
+use crate::runner::{Summary, Verdict};
+use serde_json::{json, Value};
+
+/// The JSON report of a run.
+pub fn render(
+    target: &str,
+    protocol_version: &str,
+    verdicts: &[Verdict],
+    summary: &Summary,
+) -> Value {
+    json!({
+        "harness": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")},
+        "target": target,
+        "protocolVersion": protocol_version,
+        "cases": verdicts.iter().map(|v| json!({
+            "id": v.id,
+            "outcome": v.outcome.as_str(),
+            "level": v.level,
+            "requirements": v.requirements,
+            "message": v.message,
+            "duration_ms": v.duration_ms,
+            "baseline": v.baseline,
+        })).collect::<Vec<_>>(),
+        "summary": {
+            "pass": summary.pass,
+            "fail": summary.fail,
+            "warn": summary.warn,
+            "info": summary.info,
+            "skip": summary.skip,
+        },
+    })
+}

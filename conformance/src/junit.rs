@@ -1,0 +1,49 @@
+//! `--junit PATH`: JUnit XML, the format GitHub, GitLab and Jenkins all read. One testcase per
+//! case; failures carry the diff, skips are skipped, warnings are failures only with `--strict`.
+
+use crate::outcome::Outcome;
+use crate::runner::Verdict;
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+use std::time::Duration;
+
+/// The JUnit document of a run.
+pub fn render(target: &str, verdicts: &[Verdict], strict: bool) -> String {
+    let mut suite = TestSuite::new(format!("conformance ({target})"));
+    for v in verdicts {
+        let failing = v.outcome == Outcome::Fail || (strict && v.outcome == Outcome::Warn);
+        let mut status = if v.baseline == Some("stale") {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_message(v.message.clone());
+            s
+        } else if failing && v.baseline.is_none() {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_message(v.message.clone())
+                .set_description(v.details.clone());
+            s.set_type(v.outcome.as_str());
+            s
+        } else if v.outcome == Outcome::Skip {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(v.message.clone());
+            s
+        } else {
+            TestCaseStatus::success()
+        };
+        if v.baseline == Some("expected-failure") {
+            status = TestCaseStatus::skipped();
+            status.set_message(format!("expected failure (baseline): {}", v.message));
+        }
+        let (class, name) = v.id.rsplit_once('/').unwrap_or(("", &v.id));
+        let mut case = TestCase::new(name.to_string(), status);
+        case.set_classname(class.replace('/', "."));
+        case.set_time(Duration::from_millis(v.duration_ms));
+        if !v.details.is_empty() && !failing {
+            case.set_system_out(v.details.clone());
+        }
+        suite.add_test_case(case);
+    }
+    let mut report = Report::new("conformance");
+    report.add_test_suite(suite);
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- cannot render JUnit: {e} -->"))
+}
