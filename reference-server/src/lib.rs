@@ -8,6 +8,7 @@
 
 mod registry;
 mod session;
+mod stdio;
 mod tools;
 pub mod version;
 
@@ -177,7 +178,7 @@ pub fn run(options: ServeOptions) -> ExitCode {
     };
     let result = runtime.block_on(async {
         watch_signals(&options.shutdown);
-        serve(tokio::io::stdin(), tokio::io::stdout(), options).await
+        serve(stdio::stdin(), stdio::stdout(), options).await
     });
     // A blocked stdin read must not keep the process alive.
     runtime.shutdown_background();
