@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use conformance::baseline::{self, Baseline};
-use conformance::case::{parse_duration, Case, CaseError};
+use conformance::case::{parse_duration, Case, CaseError, Role};
 use conformance::outcome::Outcome;
 use conformance::profile::{self, Fixtures};
 use conformance::run::Options;
@@ -179,6 +179,14 @@ fn server(args: ServerArgs) -> ExitCode {
         Ok(cases) => cases,
         Err(code) => return code,
     };
+    let cases: Vec<Case> = cases
+        .into_iter()
+        .filter(|c| c.role == Role::Server)
+        .collect();
+    if cases.is_empty() {
+        eprintln!("error: no server case matches; run `conformance list` to see them");
+        return ExitCode::from(2);
+    }
     let (launch, fixtures, file_version) = match target(&args) {
         Ok(t) => t,
         Err(e) => {

@@ -21,6 +21,10 @@ use tokio::time::Instant as Deadline;
 /// that follows its cancel was caused by the cancel, so the barrier does not excuse it.
 const ENDLESS_TOOLS: [&str; 2] = ["work", "ticker"];
 
+/// What one case keeps of a target's stdout; a target that floods past it fails, and the
+/// harness's memory stays bounded.
+const MAX_RECEIVED_BYTES: usize = 64 << 20;
+
 /// How a run is carried out.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -130,6 +134,8 @@ struct Run<'a> {
     last_send: Instant,
     counter: u32,
     exited: bool,
+    received_bytes: usize,
+    flooded: bool,
     stdout_closed: bool,
     stdin_closed: bool,
     version: Option<String>,
@@ -177,6 +183,8 @@ pub async fn run_case(case: &Case, launch: &Launch, options: &Options) -> Result
         last_send: Instant::now(),
         counter: 0,
         exited: false,
+        received_bytes: 0,
+        flooded: false,
         stdout_closed: false,
         stdin_closed: false,
         version: None,
@@ -569,7 +577,24 @@ impl Run<'_> {
             Some((at, event)) => {
                 let at = at.saturating_duration_since(self.target.started);
                 match event {
-                    Event::Line(bytes) => self.receive(at, bytes).await,
+                    Event::Line(bytes) => {
+                        self.received_bytes += bytes.len() + 1;
+                        if self.received_bytes > MAX_RECEIVED_BYTES {
+                            if !self.flooded {
+                                self.flooded = true;
+                                self.finding(
+                                    Severity::Fail,
+                                    "limit",
+                                    format!(
+                                        "the target wrote more than {} MiB to stdout in one case; the rest is not kept",
+                                        MAX_RECEIVED_BYTES >> 20
+                                    ),
+                                );
+                            }
+                            return true;
+                        }
+                        self.receive(at, bytes).await
+                    }
                     Event::Overlong => {
                         self.record(
                             at,

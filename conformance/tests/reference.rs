@@ -4,7 +4,7 @@
 //! Bless with `CONFORMANCE_BLESS=1 cargo test -p conformance --test reference -- <filter>`:
 //! `<` lines that differ are rewritten from the actual run (refused when CI is set).
 
-use conformance::case::{Case, HANDSHAKE_VERSIONS};
+use conformance::case::{Case, Role, HANDSHAKE_VERSIONS};
 use conformance::outcome::{Outcome, Severity};
 use conformance::report;
 use conformance::run::{run_case, Options};
@@ -75,6 +75,10 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let trials = cases.into_iter().map(|c| trial(c, bless)).collect();
+    let trials = cases
+        .into_iter()
+        .filter(|c| c.role == Role::Server)
+        .map(|c| trial(c, bless))
+        .collect();
     libtest_mimic::run(&args, trials).exit();
 }
