@@ -66,3 +66,27 @@ fn sigterm_exits_zero_promptly() {
     assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
     assert!(server.wait_exit(PROMPT).success());
 }
+
+#[test]
+fn stdin_from_a_regular_file_is_served_too() {
+    let dir = std::env::temp_dir().join(format!("reference-server-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let input = dir.join("input.jsonl");
+    let init =
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":init_params("2025-03-26")});
+    let echo = json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"from a file"}}});
+    std::fs::write(&input, format!("{init}\n{echo}\n")).expect("write input");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_reference-server"))
+        .stdin(std::fs::File::open(&input).expect("open input"))
+        .output()
+        .expect("run server");
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(output.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8(output.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[1]["result"]["content"][0]["text"], "from a file");
+}
