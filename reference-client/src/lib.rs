@@ -340,6 +340,11 @@ impl Client {
             token,
         };
         let mut rx = self.send_request(id.clone(), method, params)?;
+        let mut in_flight = InFlight {
+            shared: &self.shared,
+            id,
+            settled: false,
+        };
         let deadline = tokio::time::sleep(timeout);
         tokio::pin!(deadline);
         let why = loop {
@@ -348,6 +353,7 @@ impl Client {
                 () = cancel.cancelled() => break CallError::Cancelled,
                 () = &mut deadline => break CallError::TimedOut(timeout),
                 reply = &mut rx => {
+                    in_flight.settled = true;
                     // Progress read before the answer is delivered first.
                     while let Ok(update) = progress_rx.try_recv() {
                         if let Some(callback) = progress.as_mut() {
@@ -363,19 +369,16 @@ impl Client {
                 }
             }
         };
-        // Cancel only what is still in progress: if the reader already took
-        // the answer, deliver it instead.
-        if self.shared.lock().pending.remove(&id).is_none() {
-            return finish(rx.await);
-        }
         let reason = match &why {
             CallError::TimedOut(d) => format!("timed out after {} ms", d.as_millis()),
             _ => "cancelled by the caller".to_owned(),
         };
-        let params = json!({"requestId": id.to_value(), "reason": reason});
-        // If the connection is gone there is nothing left to cancel.
-        let _ = self.send(notification("notifications/cancelled", Some(params)));
-        Err(why)
+        if in_flight.cancel(&reason) {
+            Err(why)
+        } else {
+            // The answer was already read: deliver it rather than cancel.
+            finish(rx.await)
+        }
     }
 
     /// Closes the session: closes the server's stdin, waits, then SIGTERM,
@@ -401,6 +404,40 @@ impl Drop for Client {
     fn drop(&mut self) {
         for task in &self.tasks {
             task.abort();
+        }
+    }
+}
+
+/// A request awaiting its answer. Dropping it unsettled (the caller gave
+/// up on the future) cancels the request on the wire.
+struct InFlight<'a> {
+    shared: &'a Shared,
+    id: RequestId,
+    settled: bool,
+}
+
+impl InFlight<'_> {
+    /// Sends `notifications/cancelled` unless the answer was already read;
+    /// returns whether the cancel was sent. Any later answer is ignored.
+    fn cancel(&mut self, reason: &str) -> bool {
+        self.settled = true;
+        if self.shared.lock().pending.remove(&self.id).is_none() {
+            return false;
+        }
+        let params = json!({"requestId": self.id.to_value(), "reason": reason});
+        // If the connection is gone there is nothing left to cancel.
+        let _ = self.shared.out.send(Out::Line(notification(
+            "notifications/cancelled",
+            Some(params),
+        )));
+        true
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.cancel("abandoned by the caller");
         }
     }
 }

@@ -274,3 +274,17 @@ async fn close_of_a_well_behaved_server_is_a_clean_exit() {
     let status = client.close().await.expect("close").expect("status");
     assert!(status.success(), "{status}");
 }
+
+#[tokio::test]
+async fn dropping_a_call_cancels_it() {
+    let client = in_process().await;
+    let call = client.call_tool(
+        "sleep",
+        json!({"ms": 60_000}),
+        None,
+        CancellationToken::new(),
+    );
+    let gave_up = tokio::time::timeout(Duration::from_millis(20), call).await;
+    assert!(gave_up.is_err(), "the sleep cannot have finished");
+    assert_eq!(witness(&client).await, json!([1]));
+}
