@@ -1,0 +1,220 @@
+//! The `conformance` command line: exit codes, what it prints, and blessing.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A folder of its own under the system temp dir, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!(
+            "conformance-cli-{}-{name}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(dir.join("server")).expect("temp dir");
+        TempDir(dir)
+    }
+
+    /// Writes `server/<name>.mcpt` and returns its path.
+    fn case(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join("server").join(format!("{name}.mcpt"));
+        std::fs::write(&path, text).expect("case written");
+        path
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn conformance() -> Command {
+    let mut cmd = Command::cargo_bin("conformance").expect("the conformance binary is built");
+    cmd.env_remove("CI")
+        .env_remove("CONFORMANCE_BLESS")
+        .timeout(Duration::from_secs(120));
+    cmd
+}
+
+const WRONG_ECHO: &str = "\
+# Echo returns its text; this case expects other text, on purpose.
+@requirement TOOL-01
+@level must
+@fixtures echo
+
+> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"hello\"}}}
+< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"goodbye\"}]}}
+> {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}
+< {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}
+";
+
+#[test]
+fn bundled_reference_passes_every_case() {
+    let output = conformance().arg("server").output().expect("runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty());
+    let summary = predicate::str::is_match(r"^[1-9][0-9]* passed, 0 failed").unwrap();
+    assert!(
+        last.is_some_and(|l| summary.eval(l)),
+        "last line: {last:?}\n{stdout}"
+    );
+}
+
+#[test]
+fn list_shows_cases_with_their_level() {
+    conformance()
+        .arg("list")
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"(?m)^server/cancel-after-progress\s+should\s").unwrap());
+}
+
+#[test]
+fn a_filter_that_matches_nothing_is_a_usage_error() {
+    conformance()
+        .args(["server", "no-such-case-anywhere"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no case id contains `no-such-case-anywhere`",
+        ));
+    conformance()
+        .args(["list", "no-such-case-anywhere"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn a_broken_case_file_is_reported_with_its_line() {
+    let dir = TempDir::new("broken-case");
+    let path = dir.case(
+        "bad",
+        "# A case with a typo in a directive.\n@requirement CAN-09\n@level must\n\n! frobnicate\n",
+    );
+    conformance()
+        .arg("server")
+        .arg("--cases")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("{}:5:", path.display())))
+        .stderr(predicate::str::contains("unknown control"));
+    conformance()
+        .arg("list")
+        .arg("--cases")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("{}:5:", path.display())));
+}
+
+#[test]
+fn bless_needs_a_cases_folder() {
+    conformance()
+        .args(["server", "--bless", "cancel-unknown-id"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--cases"));
+}
+
+#[test]
+fn bless_is_refused_in_ci() {
+    let dir = TempDir::new("bless-ci");
+    let path = dir.case("wrong-echo", WRONG_ECHO);
+    conformance()
+        .env("CI", "1")
+        .arg("server")
+        .arg("--bless")
+        .arg("--cases")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("refused when CI is set"));
+    conformance()
+        .env("CI", "1")
+        .env("CONFORMANCE_BLESS", "1")
+        .arg("server")
+        .arg("--cases")
+        .arg(dir.path())
+        .assert()
+        .code(2);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), WRONG_ECHO);
+}
+
+#[test]
+fn a_wrong_expectation_fails_with_a_diff_and_blessing_fixes_only_that_line() {
+    let dir = TempDir::new("wrong-echo");
+    let path = dir.case("wrong-echo", WRONG_ECHO);
+    conformance()
+        .arg("server")
+        .arg("--cases")
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::is_match(r"(?m)^--- expected: .*wrong-echo\.mcpt").unwrap())
+        .stdout(predicate::str::is_match(r"(?m)^\+\+\+ actual: ").unwrap())
+        .stdout(predicate::str::is_match(r#"(?m)^-< .*"goodbye""#).unwrap())
+        .stdout(predicate::str::is_match(r#"(?m)^\+< .*"hello""#).unwrap())
+        .stdout(predicate::str::contains(
+            "first difference at /result/content/0/text",
+        ))
+        .stdout(predicate::str::contains(format!("{}:7:", path.display())))
+        .stdout(predicate::str::is_match(r"(?m)^0 passed, 1 failed").unwrap());
+
+    conformance()
+        .arg("server")
+        .arg("--bless")
+        .arg("--cases")
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("blessed"));
+    let blessed = std::fs::read_to_string(&path).unwrap();
+    let before: Vec<&str> = WRONG_ECHO.lines().collect();
+    let after: Vec<&str> = blessed.lines().collect();
+    assert_eq!(before.len(), after.len(), "{blessed}");
+    assert!(blessed.ends_with('\n'));
+    for (i, (b, a)) in before.iter().zip(&after).enumerate() {
+        if i == 6 {
+            assert!(a.starts_with("< "), "{a}");
+            assert!(a.contains("\"hello\"") && !a.contains("goodbye"), "{a}");
+        } else {
+            assert_eq!(b, a, "line {} changed", i + 1);
+        }
+    }
+
+    conformance()
+        .arg("server")
+        .arg("--cases")
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"(?m)^1 passed, 0 failed").unwrap());
+}
+
+#[test]
+fn a_server_that_cannot_start_is_a_usage_error() {
+    conformance()
+        .args([
+            "server",
+            "cancel-unknown-id",
+            "--",
+            "/nonexistent/conformance-no-such-server",
+        ])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("cannot start target"));
+}
