@@ -45,6 +45,16 @@ enum Command {
     /// Serve MCP on stdin/stdout as the bundled reference server.
     #[command(hide = true)]
     ReferenceServer,
+    /// Run the client cases against a client adapter: the harness plays the server (README:
+    /// Testing a client).
+    #[command(after_help = EXIT_CODES)]
+    Client(crate::client_cli::ClientArgs),
+    /// The server a client under test starts: relays its stdio to the harness at ADDR.
+    #[command(hide = true)]
+    Relay {
+        /// The harness's loopback address.
+        addr: String,
+    },
 }
 
 #[derive(Parser, Debug)]
@@ -129,6 +139,10 @@ pub fn main(args: Args) -> ExitCode {
             }
         }
         Command::Server(args) => server(args),
+        Command::Client(args) => crate::client_cli::client(args),
+        Command::Relay { addr } => {
+            ExitCode::from(u8::try_from(conformance::relay::run(&addr)).unwrap_or(1))
+        }
     }
 }
 

@@ -12,15 +12,18 @@
 //! - [`run`]: playing one case and applying the protocol's standing rules.
 //! - [`outcome`], [`report`], [`transcript`]: verdicts and how they are explained.
 //! - [`suite`]: finding cases on disk or in the binary; blessing.
+//! - [`client_run`], [`relay`]: playing a case against a client; the harness is its server.
 //! - [`runner`]: running a suite in parallel and summing up, for the CLI.
 
 pub mod baseline;
 pub mod case;
+pub mod client_run;
 pub mod json_report;
 pub mod junit;
 pub mod outcome;
 pub mod pattern;
 pub mod profile;
+pub mod relay;
 pub mod report;
 pub mod run;
 pub mod runner;

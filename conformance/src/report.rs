@@ -42,7 +42,19 @@ pub fn actual_lines(report: &Report) -> Vec<String> {
 /// The unified diff of expected against actual.
 pub fn diff(case: &Case, report: &Report) -> String {
     let expected = report.expected.join("\n") + "\n";
-    let actual = actual_lines(report).join("\n") + "\n";
+    let mut actual = actual_lines(report);
+    if case.role == crate::case::Role::Client {
+        // The arrows keep the protocol's direction: the harness, as server, writes `<` lines.
+        for line in &mut actual {
+            let swapped = match line.as_bytes().first() {
+                Some(b'>') => format!("<{}", &line[1..]),
+                Some(b'<') => format!(">{}", &line[1..]),
+                _ => continue,
+            };
+            *line = swapped;
+        }
+    }
+    let actual = actual.join("\n") + "\n";
     if expected == actual {
         return String::new();
     }

@@ -23,6 +23,23 @@ pub fn execute(
     jobs: usize,
     done: &(dyn Fn(&Case, &CaseResult) + Sync),
 ) -> Vec<CaseResult> {
+    execute_each(cases, jobs, done, &|runtime, case| {
+        let options = Options {
+            protocol_version: version_of(case),
+            ..options.clone()
+        };
+        runtime.block_on(run_case(case, launch, &options))
+    })
+}
+
+/// Runs `cases` on `jobs` worker threads, each with its own small tokio runtime, playing each
+/// case with `play` (the server engine in [`execute`], the client engine in client mode).
+pub fn execute_each(
+    cases: &[Case],
+    jobs: usize,
+    done: &(dyn Fn(&Case, &CaseResult) + Sync),
+    play: &(dyn Fn(&tokio::runtime::Runtime, &Case) -> CaseResult + Sync),
+) -> Vec<CaseResult> {
     let queue = Mutex::new(0..cases.len());
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|scope| {
@@ -46,11 +63,7 @@ pub fn execute(
                     let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
                     let Some(i) = next else { break };
                     let case = &cases[i];
-                    let options = Options {
-                        protocol_version: version_of(case),
-                        ..options.clone()
-                    };
-                    let result = runtime.block_on(run_case(case, launch, &options));
+                    let result = play(&runtime, case);
                     done(case, &result);
                     let _ = tx.send((i, result));
                 }
@@ -86,7 +99,7 @@ pub fn dump_text(case: &Case, report: &Report) -> String {
     out.push_str(&transcript::render(
         &report.transcript,
         &report.stderr,
-        true,
+        case.role == crate::case::Role::Server,
     ));
     out
 }

@@ -1,0 +1,198 @@
+//! The conformance adapter: when `CONFORMANCE_ACTIONS` is set, this program acts out a client
+//! case of `conformance client` with the reference client library and reports how each
+//! action ended, one JSON line per action on stdout. The contract is in the README
+//! ("Testing a client"); this file is its model implementation.
+
+use reference_client::{CallError, Client, ClientOptions, Progress};
+use serde_json::{json, Value};
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// The variable that switches the program into adapter mode.
+pub const ACTIONS_ENV: &str = "CONFORMANCE_ACTIONS";
+
+/// Prints one outcome line; stdout carries nothing else.
+fn report(action: usize, outcome: &str, text: Option<String>, progress: Option<Vec<f64>>) {
+    let mut line = json!({"action": action, "outcome": outcome});
+    if let Some(text) = text {
+        line["text"] = json!(text);
+    }
+    if let Some(progress) = progress {
+        line["progress"] = json!(progress);
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+fn env_json(name: &str) -> Result<Value, String> {
+    let text = std::env::var(name).map_err(|_| format!("{name} is not set"))?;
+    serde_json::from_str(&text).map_err(|e| format!("{name} is not JSON: {e}"))
+}
+
+fn millis(action: &Value, key: &str) -> Option<Duration> {
+    action
+        .get(key)
+        .and_then(Value::as_u64)
+        .map(Duration::from_millis)
+}
+
+/// Adapter mode's entry point.
+pub fn main() -> ExitCode {
+    let setup = (|| {
+        let server = env_json("CONFORMANCE_SERVER")?;
+        let argv: Vec<OsString> = server
+            .as_array()
+            .filter(|a| !a.is_empty())
+            .and_then(|a| a.iter().map(|s| s.as_str().map(OsString::from)).collect())
+            .ok_or("CONFORMANCE_SERVER must be a JSON array of strings")?;
+        let actions = env_json(ACTIONS_ENV)?
+            .as_array()
+            .cloned()
+            .ok_or("CONFORMANCE_ACTIONS must be a JSON array")?;
+        Ok::<_, String>((argv, actions))
+    })();
+    let (argv, actions) = match setup {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("reference-client adapter: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("reference-client adapter: cannot start a tokio runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    runtime.block_on(act(argv, actions));
+    ExitCode::SUCCESS
+}
+
+async fn act(argv: Vec<OsString>, actions: Vec<Value>) {
+    let mut client: Option<Arc<Client>> = None;
+    let mut pending: Vec<JoinHandle<()>> = vec![];
+    for (i, action) in actions.iter().enumerate() {
+        if action.get("connect").is_some() {
+            let mut options = ClientOptions::default();
+            if let Some(timeout) = millis(action, "timeout_ms") {
+                options.initialize_timeout = timeout;
+            }
+            match Client::spawn(&argv, options).await {
+                Ok(c) => {
+                    client = Some(Arc::new(c));
+                    report(i, "result", None, None);
+                }
+                Err(e) => {
+                    let word = if e.to_string().contains("timed out") {
+                        "timeout"
+                    } else {
+                        "error"
+                    };
+                    report(i, word, Some(e.to_string()), None);
+                    return;
+                }
+            }
+        } else if let Some(ms) = action.get("sleep_ms").and_then(Value::as_u64) {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            report(i, "result", None, None);
+        } else if action.get("exit").is_some() {
+            break;
+        } else {
+            let Some(session) = client.clone() else {
+                report(i, "error", Some("no session: connect first".into()), None);
+                continue;
+            };
+            let action = action.clone();
+            let call = tokio::spawn(async move { call(&session, i, &action).await });
+            if actions[i].get("concurrent").and_then(Value::as_bool) == Some(true) {
+                pending.push(call);
+            } else {
+                let _ = call.await;
+            }
+        }
+    }
+    for call in pending {
+        let _ = call.await;
+    }
+    // `exit`, or the end of the actions: close the session the stdio way.
+    let exit_index = actions.iter().position(|a| a.get("exit").is_some());
+    let closed = match client.map(Arc::try_unwrap) {
+        Some(Ok(client)) => client.close().await.map(drop).map_err(|e| e.to_string()),
+        Some(Err(_)) => Err("a call still holds the session".to_string()),
+        None => Ok(()),
+    };
+    if let Some(i) = exit_index {
+        match closed {
+            Ok(()) => report(i, "result", None, None),
+            Err(e) => report(i, "error", Some(e), None),
+        }
+    }
+}
+
+/// A `call` or `ping` action.
+async fn call(client: &Client, index: usize, action: &Value) {
+    let cancel = CancellationToken::new();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let on_progress_cancel = action.get("cancel").and_then(Value::as_str) == Some("on-progress");
+    if let Some(after) = millis(action, "cancel_after_ms") {
+        let token = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            token.cancel();
+        });
+    }
+    let timeout = millis(action, "timeout_ms").unwrap_or(Duration::from_secs(60));
+    let (method, params) = if action.get("ping").is_some() {
+        ("ping", json!({}))
+    } else {
+        let name = action.get("call").and_then(Value::as_str).unwrap_or("");
+        let arguments = action.get("arguments").cloned().unwrap_or(json!({}));
+        ("tools/call", json!({"name": name, "arguments": arguments}))
+    };
+    let wants_progress = action.get("progress").and_then(Value::as_bool) == Some(true);
+    let (token, record) = (cancel.clone(), Arc::clone(&seen));
+    let mut handler = move |p: &Progress| {
+        record
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(p.progress);
+        if on_progress_cancel {
+            token.cancel();
+        }
+    };
+    let progress: Option<reference_client::ProgressFn<'_>> =
+        wants_progress.then_some(&mut handler as reference_client::ProgressFn<'_>);
+    let outcome = client
+        .request(method, params, progress, cancel, timeout)
+        .await;
+    let seen = wants_progress.then(|| seen.lock().unwrap_or_else(|e| e.into_inner()).clone());
+    match outcome {
+        Ok(result) => {
+            let text = result
+                .get("content")
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(|i| i.get("text").and_then(Value::as_str))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                });
+            report(index, "result", text, seen)
+        }
+        Err(CallError::Cancelled) => report(index, "cancelled", None, seen),
+        Err(CallError::TimedOut(_)) => report(index, "timeout", None, seen),
+        Err(e) => report(index, "error", Some(e.to_string()), seen),
+    }
+}
