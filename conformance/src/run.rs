@@ -109,6 +109,8 @@ struct Request {
     line: usize,
     internal: bool,
     endless: bool,
+    /// When the call could have ended on its own at the earliest, if the harness knows.
+    natural_end: Option<Duration>,
     /// The call went to a target's own tool standing in for a profile role: its result's
     /// content is that tool's business, so only its shape is judged.
     mapped: bool,
@@ -474,6 +476,10 @@ impl Run<'_> {
         let mut value: Option<Value> = serde_json::from_str(&text).ok();
         // A call of a profile role goes to the target's own tool, when a target file maps it.
         let mut role = None;
+        let original_ms = value
+            .as_ref()
+            .and_then(|v| v.pointer("/params/arguments/ms"))
+            .and_then(Value::as_u64);
         if let (Some(fixtures), Some(message)) = (&self.options.fixtures, value.as_mut()) {
             role = profile::rewrite_call(message, fixtures);
             if role.is_some() {
@@ -503,6 +509,15 @@ impl Run<'_> {
                         .or_else(|| params.and_then(|p| p.get("name")).and_then(Value::as_str));
                     let endless =
                         method == "tools/call" && tool.is_some_and(|t| ENDLESS_TOOLS.contains(&t));
+                    // `sleep {ms}` cannot end on its own before `ms` has passed (less a margin
+                    // for timers that fire a little early).
+                    let natural_end = (method == "tools/call" && tool == Some("sleep"))
+                        .then(|| original_ms)
+                        .flatten()
+                        .map(|ms| {
+                            self.target.started.elapsed()
+                                + Duration::from_millis(ms - (ms / 10).max(5).min(ms))
+                        });
                     if let Some(token) = &token {
                         self.tokens.insert(token.clone(), id_key(id));
                     }
@@ -512,6 +527,7 @@ impl Run<'_> {
                             line: self.line,
                             internal,
                             endless,
+                            natural_end,
                             mapped: role.is_some(),
                             answers: 0,
                             cancel: None,
@@ -804,13 +820,15 @@ impl Run<'_> {
         };
         request.answers += 1;
         self.transcript[index].internal = request.internal;
-        let (answers, cancel, endless, line, late) = (
+        let (answers, cancel, endless, line, late, natural_end) = (
             request.answers,
             request.cancel,
             request.endless,
             request.line,
             request.answered_before_cancel,
+            request.natural_end,
         );
+        let at = self.transcript[index].at;
         if answers > 1 {
             self.transcript[index].consumed_by = Some(0);
             self.finding(
@@ -830,12 +848,23 @@ impl Run<'_> {
             } else {
                 Severity::Warn
             };
-            if read || endless {
-                let why = if endless {
-                    "its tool never ends on its own, so the cancel caused it"
-                } else {
-                    "the barrier proved the cancel had been read"
-                };
+            // Only a response that could have crossed the cancel is excused: not one from a
+            // tool that never ends, nor one that came before the tool could have finished,
+            // nor an error saying it was cancelled (-32800, as several SDKs send).
+            let cancelled_error =
+                value.pointer("/error/code").and_then(Value::as_i64) == Some(-32800);
+            let cause = if endless {
+                Some("its tool never ends on its own, so the cancel caused it".to_string())
+            } else if natural_end.is_some_and(|end| at < end) {
+                Some("it came before the tool could have finished on its own, so the cancel caused it".to_string())
+            } else if cancelled_error {
+                Some("its error -32800 says the cancel caused it".to_string())
+            } else if read {
+                Some("the barrier proved the cancel had been read".to_string())
+            } else {
+                None
+            };
+            if let Some(why) = cause {
                 self.finding(
                     severity,
                     "CAN-05",
@@ -871,7 +900,11 @@ impl Run<'_> {
                 }
                 self.finding(
                     Severity::Fail,
-                    if method == "ping" { "PING-01" } else { "CAN-11" },
+                    match method.as_str() {
+                        "ping" => "PING-01",
+                        "initialize" => "LIF-02",
+                        _ => "CAN-11",
+                    },
                     format!(
                         "no answer to the harness's `{method}` (id {}) within {:?}; the target stopped serving",
                         canonical(&id),
