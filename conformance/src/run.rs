@@ -512,7 +512,7 @@ impl Run<'_> {
                     // `sleep {ms}` cannot end on its own before `ms` has passed (less a margin
                     // for timers that fire a little early).
                     let natural_end = (method == "tools/call" && tool == Some("sleep"))
-                        .then(|| original_ms)
+                        .then_some(original_ms)
                         .flatten()
                         .map(|ms| {
                             self.target.started.elapsed()
