@@ -330,6 +330,21 @@ mod server {
                 .expect("sleep starts");
             pids.push(child.id());
         }
+        if mode == "exits-at-once" {
+            std::process::exit(0);
+        }
+        if mode == "floods-stderr" {
+            // 100 MiB of log lines while serving correctly: stderr is for logging.
+            std::thread::spawn(|| {
+                let line = format!("{}\n", "log ".repeat(256));
+                let mut err = std::io::stderr().lock();
+                for _ in 0..(100 << 20) / line.len() {
+                    if err.write_all(line.as_bytes()).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
         if let Some(file) = std::env::var_os("BROKEN_PID_FILE") {
             let text: Vec<String> = pids.iter().map(u32::to_string).collect();
             std::fs::write(file, text.join("\n")).expect("pid file is writable");
@@ -340,6 +355,18 @@ mod server {
             calls: Mutex::new(HashMap::new()),
             witnessed: Mutex::new(vec![]),
         });
+        if mode == "floods-stdout-line" {
+            // One line of 100 MiB before anything else.
+            let chunk = vec![b'x'; 1 << 20];
+            let mut out = std::io::stdout().lock();
+            for _ in 0..100 {
+                if out.write_all(&chunk).is_err() {
+                    break;
+                }
+            }
+            let _ = out.write_all(b"\n");
+            let _ = out.flush();
+        }
         let stdin = std::io::stdin();
         let mut lines = stdin.lock().lines();
         while let Some(Ok(line)) = lines.next() {
@@ -367,6 +394,8 @@ struct Verdict {
     within: Option<Duration>,
     /// Every process the server reported (itself, its children) must be gone afterwards.
     reaped: bool,
+    /// The harness's peak memory must stay small: what the target floods is not kept.
+    small: bool,
 }
 
 const fn verdict(outcome: Outcome) -> Verdict {
@@ -375,6 +404,7 @@ const fn verdict(outcome: Outcome) -> Verdict {
         finding: None,
         within: None,
         reaped: false,
+        small: false,
     }
 }
 
@@ -384,6 +414,7 @@ const fn with(outcome: Outcome, requirement: &'static str, severity: Severity) -
         finding: Some((requirement, severity)),
         within: None,
         reaped: false,
+        small: false,
     }
 }
 
@@ -393,6 +424,16 @@ fn options() -> Options {
         reply_timeout: Duration::from_millis(500),
         ..Options::default()
     }
+}
+
+/// This process's peak resident memory (`VmHWM`), in KiB.
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// Whether a process is still there (a zombie counts as gone: it runs nothing).
@@ -486,6 +527,14 @@ fn check(case: &Case, mode: &str, want: Verdict) -> Result<(), Failed> {
             .into());
         }
     }
+    if want.small {
+        // The whole test process, all trials together, stays far below what a target
+        // flooded (100 MiB): the harness keeps bounded lines and a bounded stderr log.
+        let peak = peak_rss_kib();
+        if peak > 96 * 1024 {
+            return Err(format!("the harness's peak RSS is {peak} KiB\n{}", explain()).into());
+        }
+    }
     if want.reaped {
         assert!(alive(std::process::id()), "/proc tells a live process");
         if started.is_empty() {
@@ -511,6 +560,7 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
     use Severity::{Fail as F, Warn as W};
     let reaped = |v: Verdict| Verdict { reaped: true, ..v };
     let fast = |v: Verdict| Verdict { within: Some(Duration::from_secs(3)), ..v };
+    let small = |v: Verdict| Verdict { small: true, ..v };
     let mut rows = vec![];
     // The mini server is sound: every case passes (info cases are recorded).
     for case in [
@@ -548,6 +598,9 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         ("progress-decreases",          "progress-monotonic",          with(Fail, "PRG-03", F)),
         ("no-exit-on-eof",              "shutdown-on-stdin-close",     reaped(with(Warn, "STD-07", W))),
         ("spawns-child",                "cancel-unknown-id",           reaped(verdict(Pass))),
+        ("exits-at-once",               "cancel-unknown-id",           fast(with(Fail, "STD-01", F))),
+        ("floods-stdout-line",          "cancel-unknown-id",           small(fast(with(Fail, "STD-02", F)))),
+        ("floods-stderr",               "cancel-unknown-id",           small(fast(verdict(Pass)))),
         ("spawns-child",                "shutdown-on-stdin-close",     reaped(verdict(Pass))),
     ]);
     rows
