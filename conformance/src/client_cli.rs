@@ -27,7 +27,7 @@ pub struct ClientArgs {
     #[arg(long, value_name = "VERSION", default_value = "2025-11-25")]
     protocol_version: String,
     /// Time limit for one case (a hang becomes a failure with the transcript so far).
-    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration)]
     timeout: Duration,
     /// How long to wait for an expected message from the client.
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration)]

@@ -31,7 +31,7 @@ use tokio::time::Instant as Deadline;
 /// finished request (CAN-03).
 pub const T_GRACE: Duration = Duration::from_millis(250);
 /// How long the client may take to start and connect its server.
-pub const START_TIMEOUT: Duration = Duration::from_secs(10);
+pub const START_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Environment variables the adapter is started with.
 pub const ENV_SERVER: &str = "CONFORMANCE_SERVER";
@@ -1188,7 +1188,12 @@ impl Run<'_> {
 
     /// Compares the adapter's outcome lines with `@outcomes`.
     fn judge_outcomes(&mut self) {
-        self.line = 0;
+        self.line = self
+            .case
+            .source
+            .lines()
+            .position(|l| l.starts_with("@outcomes"))
+            .map_or(0, |i| i + 1);
         let expected = self.case.outcomes.clone();
         for (i, allowed) in expected.iter().enumerate() {
             let any = allowed.iter().any(|w| w == "*");
