@@ -84,7 +84,7 @@ pub fn explain(case: &Case, report: &Report, next: &str) -> String {
         .iter()
         .filter(|f| f.severity > Severity::Note)
         .collect();
-    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    findings.sort_by_key(|f| (std::cmp::Reverse(f.severity), f.line));
     for f in &findings {
         let severity = match f.severity {
             Severity::Fail => "fail",
