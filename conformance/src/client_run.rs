@@ -65,6 +65,9 @@ enum Wire {
 }
 
 enum Stop {
+    /// The client ended the session after finishing its actions; the rest of the steps
+    /// have nobody to talk to, which is no fault.
+    Done,
     Gone,
     Hung,
     Skip(String),
@@ -215,7 +218,7 @@ pub async fn run_client_case(
     let limit = case.timeout.unwrap_or(options.case_timeout);
     let mut skip = None;
     match tokio::time::timeout(limit, run.play()).await {
-        Ok(Ok(())) => run.finish().await,
+        Ok(Ok(()) | Err(Stop::Done)) => run.finish().await,
         Ok(Err(Stop::Skip(reason))) => skip = Some(reason),
         Ok(Err(Stop::Gone | Stop::Hung)) => run.judge_outcomes(),
         Err(_) => {
@@ -535,10 +538,26 @@ impl Run<'_> {
             None => false,
         };
         if !written {
+            // The adapter's last outcome lines travel on another pipe: let them arrive.
+            let until = Deadline::now() + Duration::from_millis(200);
+            while !self.actions_done() && !self.exited && Box::pin(self.next(until)).await {}
+            if self.actions_done() {
+                return Err(Stop::Done);
+            }
             self.gone();
             return Err(Stop::Gone);
         }
         Ok(())
+    }
+
+    /// Whether the adapter reported every action but `exit`: a session that ends after this
+    /// ended as the case told it to.
+    fn actions_done(&self) -> bool {
+        self.case
+            .actions
+            .iter()
+            .enumerate()
+            .all(|(i, a)| a.get("exit").is_some() || self.outcomes.contains_key(&i))
     }
 
     fn gone(&mut self) {
