@@ -60,8 +60,13 @@ fn reference_trial(case: Case) -> Trial {
     .with_kind(kind)
 }
 
-/// A broken client must fail `case` with a finding on `requirement`.
-fn broken_trial(mode: &'static str, case: Case, requirement: &'static str) -> Trial {
+/// A broken client must get a finding on `requirement` of at least `severity` in `case`.
+fn broken_trial(
+    mode: &'static str,
+    case: Case,
+    requirement: &'static str,
+    severity: Severity,
+) -> Trial {
     Trial::test(format!("broken/{mode}"), move || {
         let me = std::env::current_exe()?;
         let launch = Launch {
@@ -73,12 +78,12 @@ fn broken_trial(mode: &'static str, case: Case, requirement: &'static str) -> Tr
         let caught = report
             .findings
             .iter()
-            .any(|f| f.severity == Severity::Fail && f.requirement == requirement);
-        if report.outcome == Outcome::Fail && caught {
+            .any(|f| f.severity == severity && f.requirement == requirement);
+        if report.outcome != Outcome::Pass && caught {
             return Ok(());
         }
         Err(format!(
-            "expected a {requirement} failure, got {}\n{}",
+            "expected a {severity:?} on {requirement}, got {}\n{}",
             report.outcome,
             report::explain(&case, &report, "fix the client engine's standing rules")
         )
@@ -124,6 +129,24 @@ fn broken_client(mode: &str) {
                 r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"2"}}"#,
             );
         }
+        "cancels-after-answer" => {
+            let mut line = String::new();
+            let _ = stdout.read_line(&mut line);
+            send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+            send(
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work","arguments":{},"_meta":{"progressToken":"p"}}}"#,
+            );
+            loop {
+                line.clear();
+                if stdout.read_line(&mut line).unwrap_or(0) == 0 || line.contains(r#""id":2"#) {
+                    break;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(400));
+            send(
+                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#,
+            );
+        }
         other => panic!("unknown broken mode {other}"),
     }
     std::thread::sleep(Duration::from_millis(300));
@@ -164,11 +187,19 @@ fn main() {
             "cancels-initialize",
             find("client/cancel-initialize-never-sent"),
             "CAN-04",
+            Severity::Fail,
         ),
         broken_trial(
             "string-request-id",
             find("client/client-cancel-after-progress"),
             "CAN-01",
+            Severity::Fail,
+        ),
+        broken_trial(
+            "cancels-after-answer",
+            find("client/client-progress-tolerance"),
+            "CAN-03",
+            Severity::Warn,
         ),
     ];
     trials.extend(cases.iter().cloned().map(reference_trial));
