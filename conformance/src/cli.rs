@@ -91,6 +91,10 @@ struct ServerArgs {
     /// How long to wait for an expected message or an answer.
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration)]
     reply_timeout: Duration,
+    /// How long the target may take to answer `initialize` (interpreters and package
+    /// runners start slowly, more so with cases in parallel).
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = duration)]
+    startup_timeout: Duration,
     /// Warnings (broken SHOULDs) fail the run.
     #[arg(long)]
     strict: bool,
@@ -227,6 +231,7 @@ fn server(args: ServerArgs) -> ExitCode {
         protocol_version: version.clone(),
         case_timeout: args.timeout,
         reply_timeout: args.reply_timeout,
+        startup_timeout: args.startup_timeout,
         fixtures,
     };
     let jobs = args.jobs.unwrap_or_else(|| {

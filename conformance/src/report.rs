@@ -3,7 +3,7 @@
 //! what to do next.
 
 use crate::case::Case;
-use crate::outcome::{Outcome, Severity};
+use crate::outcome::{Finding, Outcome, Severity};
 use crate::pattern::canonical;
 use crate::run::Report;
 use crate::transcript::Direction;
@@ -85,7 +85,22 @@ pub fn explain(case: &Case, report: &Report, next: &str) -> String {
         .filter(|f| f.severity > Severity::Note)
         .collect();
     findings.sort_by_key(|f| (std::cmp::Reverse(f.severity), f.line));
-    for f in &findings {
+    // The same finding many times over (progress after a cancel, say) is listed once.
+    let same = |a: &Finding, b: &Finding| {
+        a.severity == b.severity && a.requirement == b.requirement && a.message == b.message
+    };
+    let mut listed: Vec<&Finding> = vec![];
+    for f in findings {
+        if listed.iter().any(|g| same(g, f)) {
+            continue;
+        }
+        listed.push(f);
+        let times = report.findings.iter().filter(|g| same(g, f)).count();
+        let again = if times > 1 {
+            format!(" ({times} times)")
+        } else {
+            String::new()
+        };
         let severity = match f.severity {
             Severity::Fail => "fail",
             Severity::Warn => "warn",
@@ -98,7 +113,7 @@ pub fn explain(case: &Case, report: &Report, next: &str) -> String {
         };
         let _ = writeln!(
             out,
-            "{}:{}: {severity} [{requirement}] {}",
+            "{}:{}: {severity} [{requirement}] {}{again}",
             case.path, f.line, f.message
         );
     }

@@ -6,7 +6,7 @@
 //! certainly read) before any step looks at it. Steps then wait for the messages they expect,
 //! event-driven: nothing sleeps unless the case asks for a time window.
 
-use crate::case::{Case, Level, Span, Step, StepKind, HANDSHAKE_VERSIONS};
+use crate::case::{Case, Span, Step, StepKind, HANDSHAKE_VERSIONS};
 use crate::outcome::{Finding, Outcome, Severity};
 use crate::pattern::{self, canonical, Captures};
 use crate::profile::{self, Fixtures};
@@ -38,6 +38,9 @@ pub struct Options {
     pub case_timeout: Duration,
     /// How long to wait for an expected message or the answer to a request (`T_prompt`).
     pub reply_timeout: Duration,
+    /// How long the target may take to answer `initialize`: starting an interpreter or a
+    /// package runner can take seconds, especially with cases running in parallel.
+    pub startup_timeout: Duration,
     /// How the target's tools stand in for the fixture profile (from a target file); `None`
     /// when the target implements the profile itself.
     pub fixtures: Option<Fixtures>,
@@ -49,6 +52,7 @@ impl Default for Options {
             protocol_version: "2025-11-25".into(),
             case_timeout: Duration::from_secs(10),
             reply_timeout: Duration::from_secs(2),
+            startup_timeout: Duration::from_secs(15),
             fixtures: None,
         }
     }
@@ -195,7 +199,9 @@ pub async fn run_case(case: &Case, launch: &Launch, options: &Options) -> Result
         stdin_closed: false,
         version: None,
     };
-    let limit = case.timeout.unwrap_or(options.case_timeout);
+    // The case's own limit starts once the target could have started.
+    let case_limit = case.timeout.unwrap_or(options.case_timeout);
+    let limit = case_limit + options.startup_timeout;
     let mut skip = None;
     match tokio::time::timeout(limit, run.play()).await {
         Ok(Ok(())) => {}
@@ -208,7 +214,7 @@ pub async fn run_case(case: &Case, launch: &Launch, options: &Options) -> Result
                 format!(
                     "the case did not finish within its time limit of {}; the target hung (see the \
                      transcript so far), or raise the limit with --timeout",
-                    crate::transcript::millis(limit).trim_start_matches('+')
+                    crate::transcript::millis(case_limit).trim_start_matches('+')
                 ),
             );
         }
@@ -428,28 +434,36 @@ impl Run<'_> {
                 Ok(())
             }
             StepKind::Exit(span) => {
-                let until = Deadline::now() + self.span(span);
-                while !self.exited {
-                    if !self.next(until).await {
-                        break;
-                    }
-                }
-                match self.target.exit_status() {
-                    Some(status) if status.success() => {}
-                    Some(status) => self.finding(
-                        Severity::Note,
-                        "STD-07",
-                        format!("the target exited with {status} after its stdin closed"),
-                    ),
-                    None => self.finding(
+                let window = self.span(span);
+                let closed = Instant::now();
+                let until = Deadline::now() + window;
+                while !self.exited && self.next(until).await {}
+                if !self.exited {
+                    // Say when it did exit, if it does so soon, so "promptly" can be weighed.
+                    let later = Deadline::now() + Duration::from_secs(3);
+                    while !self.exited && self.next(later).await {}
+                    let when = if self.exited {
+                        format!("it exited after {:.1} s", closed.elapsed().as_secs_f64())
+                    } else {
+                        format!(
+                            "it was still running after {:.1} s",
+                            closed.elapsed().as_secs_f64()
+                        )
+                    };
+                    self.finding(
                         self.case_severity(),
                         "STD-07",
                         format!(
-                            "the target was still running {} after its stdin closed; a server \
-                             should exit when its input ends",
-                            crate::transcript::millis(self.span(span)).trim_start_matches('+')
+                            "the target did not exit within {window:?} after its stdin closed ({when}); \
+                             a server should exit promptly when its input ends"
                         ),
-                    ),
+                    );
+                } else if let Some(status) = self.target.exit_status().filter(|s| !s.success()) {
+                    self.finding(
+                        Severity::Note,
+                        "STD-07",
+                        format!("the target exited with {status} after its stdin closed"),
+                    );
                 }
                 Ok(())
             }
@@ -646,7 +660,12 @@ impl Run<'_> {
         let id = message["id"].clone();
         let method = message["method"].as_str().unwrap_or("").to_string();
         self.write(message.to_string(), true).await?;
-        let deadline = Deadline::now() + self.options.reply_timeout;
+        let wait = if method == "initialize" {
+            self.options.startup_timeout
+        } else {
+            self.options.reply_timeout
+        };
+        let deadline = Deadline::now() + wait;
         loop {
             if let Some(found) = self.transcript.iter().rposition(|e| {
                 e.direction == Direction::Received
@@ -666,11 +685,16 @@ impl Run<'_> {
                         "initialize" => "LIF-02",
                         _ => "CAN-11",
                     },
-                    format!(
-                        "no answer to the harness's `{method}` (id {}) within {:?}; the target stopped serving",
-                        canonical(&id),
-                        self.options.reply_timeout
-                    ),
+                    if method == "initialize" {
+                        format!(
+                            "no answer to `initialize` within {wait:?}; the target never started serving (check the command, or raise --startup-timeout for a slow start)"
+                        )
+                    } else {
+                        format!(
+                            "no answer to the harness's `{method}` (id {}) within {wait:?}; the target stopped serving",
+                            canonical(&id)
+                        )
+                    },
                 );
                 return Err(Stop::Hung);
             }
@@ -729,6 +753,7 @@ impl Run<'_> {
             return Ok(());
         }
         let deadline = Instant::now() + self.options.reply_timeout;
+        let mut pause = Duration::from_millis(2);
         loop {
             self.counter += 1;
             let id = format!("witness-{}", self.counter);
@@ -767,8 +792,9 @@ impl Run<'_> {
                 );
                 return Ok(());
             }
-            let pause = Deadline::now() + Duration::from_millis(5);
-            self.pump_until(pause).await?;
+            // Ask again, less and less often: a handler records its cancel soon or never.
+            pause = (pause * 2).min(Duration::from_millis(200));
+            self.pump_until(Deadline::now() + pause).await?;
         }
     }
 
@@ -814,12 +840,12 @@ impl Run<'_> {
                 })
                 .map(|(i, _)| i);
         }
+        // A response pattern is only ever compared with responses, a notification pattern
+        // with messages of its method.
         let method = pattern.get("method");
         entries
             .filter(|(_, e)| unconsumed(e))
-            .find(|(_, e)| {
-                method.is_none() || e.value.as_ref().and_then(|v| v.get("method")) == method
-            })
+            .find(|(_, e)| e.value.as_ref().is_some_and(|v| v.get("method") == method))
             .map(|(i, _)| i)
     }
 
@@ -904,18 +930,12 @@ impl Run<'_> {
                 Ok(())
             }
             None => {
-                let (severity, what) = if is_response {
-                    (
-                        if self.case.level == Level::Info {
-                            Severity::Info
-                        } else {
-                            Severity::Fail
-                        },
-                        "no response",
-                    )
+                let what = if is_response {
+                    "no response"
                 } else {
-                    (self.case_severity(), "no message")
+                    "no message"
                 };
+                let severity = self.case_severity();
                 self.finding(
                     severity,
                     "case",
