@@ -117,6 +117,8 @@ struct Request {
     line: usize,
     internal: bool,
     endless: bool,
+    /// An `initialize`: its answer may take as long as a start.
+    starts: bool,
     /// When the call could have ended on its own at the earliest, if the harness knows.
     natural_end: Option<Duration>,
     /// The call went to a target's own tool standing in for a profile role: its result's
@@ -440,7 +442,7 @@ impl Run<'_> {
                 while !self.exited && self.next(until).await {}
                 if !self.exited {
                     // Say when it did exit, if it does so soon, so "promptly" can be weighed.
-                    let later = Deadline::now() + Duration::from_secs(3);
+                    let later = Deadline::now() + Duration::from_secs(4);
                     while !self.exited && self.next(later).await {}
                     let when = if self.exited {
                         format!("it exited after {:.1} s", closed.elapsed().as_secs_f64())
@@ -545,6 +547,7 @@ impl Run<'_> {
                             line: self.line,
                             internal,
                             endless,
+                            starts: method == "initialize",
                             natural_end,
                             mapped: role.is_some(),
                             answers: 0,
@@ -849,17 +852,31 @@ impl Run<'_> {
             .map(|(i, _)| i)
     }
 
+    /// How long a message matching `pattern` may take: an answer to `initialize` as long as a
+    /// start, anything else `--reply-timeout`.
+    fn wait_for(&self, pattern: &Value) -> Duration {
+        let request = pattern
+            .get("id")
+            .and_then(|id| self.requests.get(&id_key(id)));
+        if request.is_some_and(|r| r.starts) {
+            self.options.startup_timeout
+        } else {
+            self.options.reply_timeout
+        }
+    }
+
     async fn expect(&mut self, line: usize, text: &str) -> Result<(), Stop> {
         let mut pattern = self.fill_pattern(line, text)?;
-        let mapped = pattern
+        let request = pattern
             .get("id")
-            .and_then(|id| self.requests.get(&id_key(id)))
-            .is_some_and(|r| r.mapped);
+            .and_then(|id| self.requests.get(&id_key(id)));
+        let mapped = request.is_some_and(|r| r.mapped);
+        let wait = self.wait_for(&pattern);
         if mapped && pattern.get("result").is_some() {
             pattern["result"] = json!("{object}");
         }
         self.expected.push(format!("< {}", canonical(&pattern)));
-        let deadline = Deadline::now() + self.options.reply_timeout;
+        let deadline = Deadline::now() + wait;
         loop {
             for index in 0..self.transcript.len() {
                 let entry = &self.transcript[index];
@@ -941,7 +958,7 @@ impl Run<'_> {
                     "case",
                     format!(
                         "{what} matching line {line} within {:?}: {}",
-                        self.options.reply_timeout,
+                        self.wait_for(pattern),
                         canonical(pattern)
                     ),
                 );
