@@ -1,7 +1,7 @@
 //! The `conformance` command: parses arguments and hands over to [`cli`].
 
 mod cli;
-mod client_cli;
+mod finish;
 
 use clap::Parser;
 use std::process::ExitCode;
