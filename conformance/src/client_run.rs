@@ -12,6 +12,7 @@
 //! contract is described in the README ("Testing a client").
 
 use crate::case::{Case, Span, Step, StepKind, HANDSHAKE_VERSIONS};
+use crate::envelope::{self, short};
 use crate::outcome::{Finding, Outcome, Severity};
 use crate::pattern::{self, canonical, Captures};
 use crate::relay::{STDIN_CLOSED, TERMINATED};
@@ -121,15 +122,6 @@ fn id_key(id: &Value) -> String {
             format!("{}", f as i64)
         }
         _ => canonical(id),
-    }
-}
-
-fn short(value: &Value) -> String {
-    let text = canonical(value);
-    if text.len() > 300 {
-        format!("{}…", text.chars().take(300).collect::<String>())
-    } else {
-        text
     }
 }
 
@@ -749,43 +741,19 @@ impl Run<'_> {
     async fn receive(&mut self, at: Duration, bytes: Vec<u8>) {
         let text = String::from_utf8_lossy(&bytes).into_owned();
         if text.trim().is_empty() {
-            self.finding(
-                Severity::Warn,
-                "STD-04",
-                "the client wrote a blank line to its server; every line should be one message"
-                    .into(),
-            );
+            let p = envelope::blank(&envelope::CLIENT);
+            self.finding(p.severity, p.requirement, p.message);
             return;
         }
         let value: Option<Value> = serde_json::from_slice(&bytes).ok();
         let index = self.record(at, text.clone(), value.clone());
-        let Some(value) = value else {
-            let shown: String = text.chars().take(200).collect();
-            self.finding(
-                Severity::Fail,
-                "STD-04",
-                format!("the client wrote a line to its server that is not JSON: `{shown}`"),
-            );
-            return;
-        };
-        let Some(msg) = value.as_object() else {
-            self.finding(
-                Severity::Fail,
-                "RPC-01",
-                format!(
-                    "the client wrote `{}`, which is not a JSON-RPC message object",
-                    short(&value)
-                ),
-            );
-            return;
-        };
-        if msg.get("jsonrpc") != Some(&json!("2.0")) {
-            self.finding(
-                Severity::Fail,
-                "RPC-01",
-                format!("message without `\"jsonrpc\": \"2.0\"`: {}", short(&value)),
-            );
+        for p in envelope::check(&envelope::CLIENT, &text, value.as_ref()) {
+            self.finding(p.severity, p.requirement, p.message);
         }
+        let Some(msg) = value.as_ref().and_then(Value::as_object) else {
+            return;
+        };
+        let value = value.clone().unwrap_or_default();
         let method = msg
             .get("method")
             .and_then(Value::as_str)

@@ -18,6 +18,7 @@
 pub mod baseline;
 pub mod case;
 pub mod client_run;
+pub mod envelope;
 pub mod json_report;
 pub mod junit;
 pub mod outcome;

@@ -19,7 +19,7 @@ use tokio::time::Instant as Deadline;
 
 mod rules;
 
-use rules::short;
+use crate::envelope::short;
 
 /// Tool names of the fixture profile whose calls never end on their own: any response to one
 /// that follows its cancel was caused by the cancel, so the barrier does not excuse it.

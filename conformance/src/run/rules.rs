@@ -4,6 +4,7 @@
 //! progress only for live tokens and increasing, and nothing deliberate after a cancel.
 
 use super::{id_key, Run};
+use crate::envelope::{self, short};
 use crate::outcome::Severity;
 use crate::pattern::canonical;
 use crate::transcript::{Direction, Entry};
@@ -27,35 +28,20 @@ impl Run<'_> {
     /// Applies the standing protocol rules to one line the target wrote.
     pub(super) async fn receive(&mut self, at: Duration, bytes: Vec<u8>) {
         let text = String::from_utf8_lossy(&bytes).into_owned();
+        if text.trim().is_empty() {
+            let p = envelope::blank(&envelope::SERVER);
+            self.finding(p.severity, p.requirement, p.message);
+            return;
+        }
         let value: Option<Value> = serde_json::from_slice(&bytes).ok();
         let index = self.record(at, text.clone(), value.clone());
-        let Some(value) = value else {
-            let shown: String = text.chars().take(200).collect();
-            self.finding(
-                Severity::Fail,
-                "STD-03",
-                format!("the target wrote a line to stdout that is not JSON: `{shown}`; stdout carries only MCP messages, logs go to stderr"),
-            );
-            return;
-        };
-        let Some(msg) = value.as_object() else {
-            self.finding(
-                Severity::Fail,
-                "RPC-01",
-                format!(
-                    "the target wrote `{}`, which is not a JSON-RPC message object",
-                    short(&value)
-                ),
-            );
-            return;
-        };
-        if msg.get("jsonrpc") != Some(&json!("2.0")) {
-            self.finding(
-                Severity::Fail,
-                "RPC-01",
-                format!("message without `\"jsonrpc\": \"2.0\"`: {}", short(&value)),
-            );
+        for p in envelope::check(&envelope::SERVER, &text, value.as_ref()) {
+            self.finding(p.severity, p.requirement, p.message);
         }
+        let Some(msg) = value.as_ref().and_then(Value::as_object) else {
+            return;
+        };
+        let value = value.clone().unwrap_or_default();
         match (msg.get("method").and_then(Value::as_str), msg.get("id")) {
             (Some(method), Some(id)) => {
                 // The target's own request: answer it so it is not left waiting.
@@ -279,15 +265,5 @@ impl Run<'_> {
                 format!("a response the case does not expect: {message}"),
             );
         }
-    }
-}
-
-pub(super) fn short(value: &Value) -> String {
-    let text = canonical(value);
-    if text.len() > 300 {
-        let cut: String = text.chars().take(300).collect();
-        format!("{cut}…")
-    } else {
-        text
     }
 }
