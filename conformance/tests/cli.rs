@@ -218,3 +218,124 @@ fn a_server_that_cannot_start_is_a_usage_error() {
         .code(2)
         .stdout(predicate::str::contains("cannot start target"));
 }
+
+#[test]
+fn baselines_reports_and_target_files_gate_a_run() {
+    let dir = TempDir::new("gate");
+    dir.case("wrong-echo", WRONG_ECHO);
+    let cases = dir.path().display().to_string();
+    let file = |name: &str| dir.path().join(name).display().to_string();
+
+    // Today's failure is recorded; the run that records it exits 0.
+    conformance()
+        .args([
+            "server",
+            "--cases",
+            &cases,
+            "--write-baseline",
+            &file("baseline.txt"),
+        ])
+        .assert()
+        .success();
+    let baseline = std::fs::read_to_string(file("baseline.txt")).expect("baseline written");
+    assert!(
+        baseline.lines().any(|l| l == "server/wrong-echo"),
+        "{baseline}"
+    );
+
+    // With the baseline the known failure passes the gate, and both reports say why.
+    conformance()
+        .args([
+            "server",
+            "--cases",
+            &cases,
+            "--baseline",
+            &file("baseline.txt"),
+        ])
+        .args([
+            "--json",
+            &file("report.json"),
+            "--junit",
+            &file("junit.xml"),
+        ])
+        .assert()
+        .success();
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file("report.json")).expect("json"))
+            .expect("the JSON report parses");
+    let case = &report["cases"][0];
+    assert_eq!(case["id"], "server/wrong-echo");
+    assert_eq!(case["outcome"], "fail");
+    assert_eq!(case["level"], "must");
+    assert_eq!(case["baseline"], "expected-failure");
+    assert_eq!(case["requirements"][0], "TOOL-01");
+    assert!(case["duration_ms"].is_u64());
+    assert_eq!(report["summary"]["fail"], 1);
+    assert_eq!(report["protocolVersion"], "2025-11-25");
+    let junit = std::fs::read_to_string(file("junit.xml")).expect("junit written");
+    assert!(
+        junit.contains("<testcase name=\"wrong-echo\" classname=\"server\""),
+        "{junit}"
+    );
+    assert!(
+        junit.contains("<skipped message=\"expected failure (baseline)"),
+        "{junit}"
+    );
+
+    // Without the baseline the JUnit failure carries the diff.
+    conformance()
+        .args(["server", "--cases", &cases, "--junit", &file("junit.xml")])
+        .assert()
+        .code(1);
+    let junit = std::fs::read_to_string(file("junit.xml")).expect("junit written");
+    assert!(junit.contains("<failure"), "{junit}");
+    assert!(
+        junit.contains("first difference at /result/content/0/text"),
+        "{junit}"
+    );
+
+    // A baseline entry for a case that passes is stale and fails the run, naming its line.
+    std::fs::write(file("stale.txt"), "# known\nserver/cancel-unknown-id\n").expect("write");
+    conformance()
+        .args([
+            "server",
+            "cancel-unknown-id",
+            "--baseline",
+            &file("stale.txt"),
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "stale.txt:2: stale baseline entry",
+        ));
+
+    // A target file that maps no `sleep` skips the cases that need it, with the reason.
+    let exe = assert_cmd::cargo::cargo_bin("conformance");
+    let target = serde_json::json!({
+        "command": [exe, "reference-server"],
+        "fixtures": {"work": {"tool": "work"}, "echo": {"tool": "echo"}, "sleep": null}
+    });
+    std::fs::write(file("target.json"), target.to_string()).expect("write");
+    conformance()
+        .args([
+            "server",
+            "no-response-after-cancel",
+            "--target",
+            &file("target.json"),
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "skip  [should] server/no-response-after-cancel",
+        ));
+
+    // A target file with a mistake is a usage error naming the field.
+    std::fs::write(file("bad.json"), r#"{"command": "server --stdio"}"#).expect("write");
+    conformance()
+        .args(["server", "--target", &file("bad.json")])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "`command` must be a non-empty array",
+        ));
+}
