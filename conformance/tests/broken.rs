@@ -332,9 +332,6 @@ mod server {
                 .expect("sleep starts");
             pids.push(child.id());
         }
-        if mode == "exits-at-once" {
-            std::process::exit(0);
-        }
         if mode == "floods-stderr" {
             // 100 MiB of log lines while serving correctly: stderr is for logging.
             std::thread::spawn(|| {
@@ -350,6 +347,9 @@ mod server {
         if let Some(file) = std::env::var_os("BROKEN_PID_FILE") {
             let text: Vec<String> = pids.iter().map(u32::to_string).collect();
             std::fs::write(file, text.join("\n")).expect("pid file is writable");
+        }
+        if mode == "exits-at-once" {
+            std::process::exit(0);
         }
         let server = Arc::new(Server {
             mode: mode.to_string(),
@@ -585,10 +585,10 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         // takes it for a crossing and passes the case (run it with --ignored).
         ("answers-after-cancel",        "no-response-after-cancel",    with(Warn, "CAN-05", W)),
         ("answers-after-cancel-slowly", "no-response-after-cancel",    with(Warn, "CAN-05", W)),
-        ("crashes-on-cancel",           "cancel-unknown-id",           fast(with(Fail, "STD-01", F))),
+        ("crashes-on-cancel",           "cancel-unknown-id",           reaped(fast(with(Fail, "STD-01", F)))),
         ("crashes-on-cancel",           "server-alive-after-cancel",   fast(with(Fail, "STD-01", F))),
-        ("never-answers",               "cancel-unknown-id",           fast(with(Fail, "LIF-02", F))),
-        ("non-json-stdout",             "stdio-framing",               with(Fail, "STD-03", F)),
+        ("never-answers",               "cancel-unknown-id",           reaped(fast(with(Fail, "LIF-02", F)))),
+        ("non-json-stdout",             "stdio-framing",               reaped(with(Fail, "STD-03", F))),
         ("non-json-stdout",             "cancel-unknown-id",           with(Fail, "STD-03", F)),
         ("ignores-cancels",             "no-response-after-cancel",    with(Warn, "CAN-05", W)),
         ("ignores-cancels",             "cancel-by-deadline",          with(Warn, "CAN-05", W)),
@@ -603,9 +603,9 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         ("spawns-child",                "cancel-unknown-id",           reaped(verdict(Pass))),
         // Silence on unreadable input is a SHOULD (AMB-14); the rest of the case still runs.
         ("silent-on-parse-error",       "malformed-input",             with(Warn, "case", W)),
-        ("exits-at-once",               "cancel-unknown-id",           fast(with(Fail, "STD-01", F))),
-        ("floods-stdout-line",          "cancel-unknown-id",           small(fast(with(Fail, "STD-02", F)))),
-        ("floods-stderr",               "cancel-unknown-id",           small(fast(verdict(Pass)))),
+        ("exits-at-once",               "cancel-unknown-id",           reaped(fast(with(Fail, "STD-01", F)))),
+        ("floods-stdout-line",          "cancel-unknown-id",           reaped(small(fast(with(Fail, "STD-02", F))))),
+        ("floods-stderr",               "cancel-unknown-id",           reaped(small(fast(verdict(Pass))))),
         ("spawns-child",                "shutdown-on-stdin-close",     reaped(verdict(Pass))),
     ]);
     rows
