@@ -119,7 +119,7 @@ pub struct Case {
     pub source: String,
     /// The opening comment: one sentence of intent.
     pub intent: String,
-    /// Requirement ids from the requirements catalogue (`CAN-05`, …).
+    /// Requirement ids (`CAN-05`, …), as listed in `cases/REQUIREMENTS.md`.
     pub requirements: Vec<String>,
     /// How a broken expectation weighs.
     pub level: Level,
@@ -544,10 +544,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
         ));
     }
     if case.requirements.is_empty() {
-        return Err(p.error(
-            0,
-            "missing `@requirement` (ids from the requirements catalogue)",
-        ));
+        return Err(p.error(0, "missing `@requirement` (ids from cases/REQUIREMENTS.md)"));
     }
     case.level = level.ok_or_else(|| p.error(0, "missing `@level must|should|info`"))?;
     if top.is_empty() {

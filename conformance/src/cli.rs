@@ -35,7 +35,7 @@ enum Command {
     /// given).
     #[command(after_help = EXIT_CODES)]
     Server(ServerArgs),
-    /// List the cases with their level, versions and requirements.
+    /// List the cases with their level, requirements and intent.
     List {
         /// Read cases from this folder instead of the embedded copy.
         #[arg(long, value_name = "DIR")]
@@ -334,6 +334,10 @@ fn client(args: ClientArgs) -> ExitCode {
     let args = args.run;
     if args.argv.is_empty() {
         eprintln!("error: give the client adapter's command after `--`, e.g. `conformance client -- node adapter.mjs` (README: Testing a client)");
+        return ExitCode::from(2);
+    }
+    if args.bless || std::env::var_os("CONFORMANCE_BLESS").is_some_and(|v| v == "1") {
+        eprintln!("error: client cases cannot be blessed yet; edit their `>` lines by hand, guided by --dump DIR");
         return ExitCode::from(2);
     }
     let prepared = match prepare(&args, Role::Client) {

@@ -14,7 +14,7 @@
 use crate::case::{Case, Span, Step, StepKind, HANDSHAKE_VERSIONS};
 use crate::envelope::{self, short};
 use crate::outcome::{Finding, Outcome, Severity};
-use crate::pattern::{self, canonical, Captures};
+use crate::pattern::{self, canonical, id_key, Captures};
 use crate::relay::{STDIN_CLOSED, TERMINATED};
 use crate::run::{Options, Report};
 use crate::target::{display_argv, read_lines, Event, Launch, Target, MAX_LINE};
@@ -113,16 +113,6 @@ struct Run<'a> {
     scripted: HashSet<String>,
     outcomes: BTreeMap<usize, Value>,
     version: Option<String>,
-}
-
-/// The key of a request id or progress token: the exact JSON value, type included.
-fn id_key(id: &Value) -> String {
-    match id.as_f64() {
-        Some(f) if !id.is_i64() && !id.is_u64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
-            format!("{}", f as i64)
-        }
-        _ => canonical(id),
-    }
 }
 
 /// Methods the case's `>` lines expect: the harness leaves those to the case and answers

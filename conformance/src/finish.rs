@@ -168,8 +168,9 @@ pub fn finish(run: &Run, wishes: &Wishes) -> ExitCode {
         }
     }
     println!(
-        "conformance: {} cases against {} (protocol {}) in {:.2}s{}",
+        "conformance: {} case{} against {} (protocol {}) in {:.2}s{}",
         run.cases.len(),
+        if run.cases.len() == 1 { "" } else { "s" },
         run.target,
         run.version,
         run.started.elapsed().as_secs_f64(),

@@ -273,6 +273,17 @@ pub fn normalize(pattern: &Value, actual: &Value, captures: &Captures) -> Value 
     }
 }
 
+/// The key of a request id or progress token: the exact JSON value, type included (`7` and
+/// `"7"` differ), with numbers compared by value (`7` and `7.0` are the same number).
+pub fn id_key(id: &Value) -> String {
+    match id.as_f64() {
+        Some(f) if !id.is_i64() && !id.is_u64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
+            format!("{}", f as i64)
+        }
+        _ => canonical(id),
+    }
+}
+
 /// Compact JSON with object keys sorted at every depth, so that rendering never depends on
 /// the order a target chose or on serde_json's map features.
 pub fn canonical(value: &Value) -> String {

@@ -8,7 +8,7 @@
 
 use crate::case::{Case, Span, Step, StepKind, HANDSHAKE_VERSIONS};
 use crate::outcome::{Finding, Outcome, Severity};
-use crate::pattern::{self, canonical, Captures};
+use crate::pattern::{self, canonical, id_key, Captures};
 use crate::profile::{self, Fixtures};
 use crate::target::{display_argv, Event, Launch, Target};
 use crate::transcript::{Direction, Entry};
@@ -202,24 +202,9 @@ pub async fn run_case(case: &Case, launch: &Launch, options: &Options) -> Result
         version: None,
     };
     // The case's own limit starts once the target could have started.
-    let case_limit = case.timeout.unwrap_or(options.case_timeout);
-    let limit = case_limit + options.startup_timeout;
     let mut skip = None;
-    match tokio::time::timeout(limit, run.play()).await {
-        Ok(Ok(())) => {}
-        Ok(Err(Stop::Skip(reason))) => skip = Some(reason),
-        Ok(Err(Stop::Gone | Stop::Hung)) => {}
-        Err(_) => {
-            run.finding(
-                Severity::Fail,
-                "CAN-11",
-                format!(
-                    "the case did not finish within its time limit of {}; the target hung (see the \
-                     transcript so far), or raise the limit with --timeout",
-                    crate::transcript::millis(case_limit).trim_start_matches('+')
-                ),
-            );
-        }
+    if let Err(Stop::Skip(reason)) = run.play().await {
+        skip = Some(reason);
     }
     run.target.shutdown(Duration::from_millis(250)).await;
     let stderr = std::mem::take(&mut *run.target.stderr.lock().unwrap_or_else(|e| e.into_inner()));
@@ -240,17 +225,6 @@ pub async fn run_case(case: &Case, launch: &Launch, options: &Options) -> Result
         duration: started.elapsed(),
         target: display_argv(&launch.argv),
     })
-}
-
-/// The key of a request id or progress token: the exact JSON value, type included (`7` and
-/// `"7"` differ), with numbers compared by value (`7` and `7.0` are the same number).
-fn id_key(id: &Value) -> String {
-    match id.as_f64() {
-        Some(f) if !id.is_i64() && !id.is_u64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
-            format!("{}", f as i64)
-        }
-        _ => canonical(id),
-    }
 }
 
 impl Run<'_> {
@@ -279,6 +253,26 @@ impl Run<'_> {
             self.captures
                 .insert("version".into(), json!(self.options.protocol_version));
         }
+        // The case's own clock starts once the target has started.
+        let limit = self.case.timeout.unwrap_or(self.options.case_timeout);
+        match tokio::time::timeout(limit, self.body()).await {
+            Ok(done) => done,
+            Err(_) => {
+                self.finding(
+                    Severity::Fail,
+                    "CAN-11",
+                    format!(
+                        "the case did not finish within its time limit of {limit:?}; the target hung \
+                         (see the transcript so far), or raise the limit with --timeout (or the \
+                         case's @timeout)"
+                    ),
+                );
+                Err(Stop::Hung)
+            }
+        }
+    }
+
+    async fn body(&mut self) -> Result<(), Stop> {
         let steps = self.case.steps.clone();
         self.steps(&steps).await?;
         if !self.stdin_closed && !self.exited {
@@ -775,9 +769,15 @@ impl Run<'_> {
                 );
                 return Ok(());
             };
+            // A request answered before its cancel was read had nothing left to stop.
             let missing: Vec<&Value> = ids
                 .iter()
                 .filter(|id| !listed.iter().any(|l| pattern::json_equal(l, id)))
+                .filter(|id| {
+                    self.requests
+                        .get(&id_key(id))
+                        .is_none_or(|r| r.answers == 0)
+                })
                 .collect();
             if missing.is_empty() {
                 return Ok(());

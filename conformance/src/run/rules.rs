@@ -3,10 +3,10 @@
 //! at it: JSON only, JSON-RPC 2.0, one response per request with its id echoed exactly,
 //! progress only for live tokens and increasing, and nothing deliberate after a cancel.
 
-use super::{id_key, Run};
+use super::Run;
 use crate::envelope::{self, short};
 use crate::outcome::Severity;
-use crate::pattern::canonical;
+use crate::pattern::{canonical, id_key};
 use crate::transcript::{Direction, Entry};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -180,13 +180,14 @@ impl Run<'_> {
         };
         request.answers += 1;
         self.transcript[index].internal = request.internal;
-        let (answers, cancel, endless, line, late, natural_end) = (
+        let (answers, cancel, endless, line, late, natural_end, starts) = (
             request.answers,
             request.cancel,
             request.endless,
             request.line,
             request.answered_before_cancel,
             request.natural_end,
+            request.starts,
         );
         let at = self.transcript[index].at;
         if answers > 1 {
@@ -199,15 +200,11 @@ impl Run<'_> {
             return;
         }
         if let Some((_, read)) = cancel {
-            if late {
+            // A cancel after the answer, or one for `initialize` (which a client must never
+            // send; whatever the server does with it short of a crash is its business).
+            if late || starts {
                 return;
             }
-            let version_2607 = self.version.as_deref() == Some("2026-07-28");
-            let severity = if version_2607 {
-                Severity::Fail
-            } else {
-                Severity::Warn
-            };
             // Only a response that could have crossed the cancel is excused: not one from a
             // tool that never ends, nor one that came before the tool could have finished,
             // nor an error saying it was cancelled (-32800, as several SDKs send).
@@ -226,7 +223,7 @@ impl Run<'_> {
             };
             if let Some(why) = cause {
                 self.finding(
-                    severity,
+                    Severity::Warn,
                     "CAN-05",
                     format!("request {key} was answered after it was cancelled ({why}); a cancelled request should get no response"),
                 );
