@@ -183,6 +183,10 @@ mod server {
                 }
                 "ping" => self.result(id, json!({}), false),
                 "tools/call" => self.tool(id, &params),
+                // A common slip: a generic "internal error" for every unknown method.
+                _ if self.is("unknown-method-internal-error") => {
+                    self.error(id, -32603, "Internal error")
+                }
                 _ => self.error(id, -32601, "Method not found"),
             }
         }
@@ -572,7 +576,7 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         "malformed-input", "no-progress-without-token", "no-response-after-cancel",
         "notifications-never-answered", "ping-during-long-call", "progress-after-completion",
         "progress-monotonic", "progress-token-echoed", "server-alive-after-cancel",
-        "shutdown-on-stdin-close", "stdio-framing",
+        "shutdown-on-stdin-close", "stdio-framing", "unknown-method",
     ] {
         rows.push(("correct", case, verdict(Pass)));
     }
@@ -603,6 +607,7 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         ("spawns-child",                "cancel-unknown-id",           reaped(verdict(Pass))),
         // Silence on unreadable input is a SHOULD (AMB-14); the rest of the case still runs.
         ("silent-on-parse-error",       "malformed-input",             with(Warn, "case", W)),
+        ("unknown-method-internal-error", "unknown-method",            with(Fail, "case", F)),
         ("exits-at-once",               "cancel-unknown-id",           reaped(fast(with(Fail, "STD-01", F)))),
         ("floods-stdout-line",          "cancel-unknown-id",           reaped(small(fast(with(Fail, "STD-02", F))))),
         ("floods-stderr",               "cancel-unknown-id",           reaped(small(fast(verdict(Pass))))),
