@@ -41,6 +41,9 @@ pub struct Mapping {
     pub tool: String,
     /// Argument template; `None` passes the case's arguments unchanged.
     pub arguments: Option<Value>,
+    /// Whether the tool reports progress when asked (`"progress": false` in the file: sending
+    /// progress is optional, PRG-08, so cases that wait for it are skipped).
+    pub progress: bool,
 }
 
 /// How a target's tools stand in for the fixture profile.
@@ -60,6 +63,24 @@ impl Fixtures {
     /// Whether the target has something playing `role`.
     pub fn has(&self, role: &str) -> bool {
         self.mapping(role).is_some()
+    }
+
+    /// Why a case that needs `needs` (a role, or `role:progress` for a role that must report
+    /// progress) cannot run against this target, if it cannot.
+    pub fn lacks(&self, needs: &str) -> Option<String> {
+        let (role, progress) = match needs.split_once(':') {
+            Some((role, "progress")) => (role, true),
+            _ => (needs, false),
+        };
+        match self.mapping(role) {
+            None if role == "cancellations" => None,
+            None => Some(format!("the target file gives no tool for fixture {role}")),
+            Some(m) if progress && !m.progress => Some(format!(
+                "the target file says `{}` (fixture {role}) sends no progress, which is allowed (PRG-08)",
+                m.tool
+            )),
+            Some(_) => None,
+        }
     }
 }
 
@@ -162,9 +183,17 @@ fn parse_fixtures(map: &Map<String, Value>) -> Result<Fixtures, String> {
                 if arguments.as_ref().is_some_and(|a| !a.is_object()) {
                     return Err(format!("`fixtures.{role}.arguments` must be an object"));
                 }
+                let progress = match o.get("progress") {
+                    None => true,
+                    Some(Value::Bool(b)) => *b,
+                    Some(_) => {
+                        return Err(format!("`fixtures.{role}.progress` must be true or false"))
+                    }
+                };
                 Some(Mapping {
                     tool: tool.to_string(),
                     arguments,
+                    progress,
                 })
             }
             _ => {
@@ -266,6 +295,32 @@ mod tests {
     }
 
     #[test]
+    fn lacks_names_absent_roles_and_tools_without_progress() {
+        let file = parse(&json!({
+            "command": ["srv"],
+            "fixtures": {"work": {"tool": "long", "progress": false}, "echo": {"tool": "say"}}
+        }))
+        .unwrap();
+        let fixtures = file.fixtures.unwrap();
+        assert_eq!(fixtures.lacks("echo"), None);
+        assert_eq!(fixtures.lacks("work"), None);
+        assert!(fixtures
+            .lacks("work:progress")
+            .unwrap()
+            .contains("sends no progress"));
+        assert!(fixtures
+            .lacks("ticker")
+            .unwrap()
+            .contains("no tool for fixture ticker"));
+        assert_eq!(fixtures.lacks("cancellations"), None);
+        assert!(parse(
+            &json!({"command": ["x"], "fixtures": {"work": {"tool": "w", "progress": "no"}}})
+        )
+        .unwrap_err()
+        .contains("progress"));
+    }
+
+    #[test]
     fn errors_name_the_field() {
         assert!(parse(&json!({"command": []}))
             .unwrap_err()
@@ -286,6 +341,7 @@ mod tests {
             Some(Mapping {
                 tool: "longRun".into(),
                 arguments: Some(json!({"duration": "{ms/1000}", "steps": 1})),
+                progress: true,
             }),
         );
         let mut call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":500}}});

@@ -158,18 +158,14 @@ struct Run<'a> {
 pub async fn run_case(case: &Case, launch: &Launch, options: &Options) -> Result<Report, String> {
     let started = Instant::now();
     if let Some(fixtures) = &options.fixtures {
-        let absent: Vec<&str> = case
+        let lacking: Vec<String> = case
             .fixtures
             .iter()
-            .map(String::as_str)
-            .filter(|f| *f != "cancellations" && !fixtures.has(f))
+            .filter_map(|f| fixtures.lacks(f))
             .collect();
-        if !absent.is_empty() {
+        if !lacking.is_empty() {
             return Ok(Report::skipped(
-                format!(
-                    "the target file gives no tool for fixture {}",
-                    absent.join(", ")
-                ),
+                lacking.join("; "),
                 display_argv(&launch.argv),
             ));
         }
