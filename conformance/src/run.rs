@@ -249,8 +249,12 @@ impl Run<'_> {
             self.captures
                 .insert("version".into(), json!(self.options.protocol_version));
         }
-        // The case's own clock starts once the target has started.
-        let limit = self.case.timeout.unwrap_or(self.options.case_timeout);
+        // The case's own clock starts once the target has started; a case that performs the
+        // handshake itself also gets the start's allowance.
+        let mut limit = self.case.timeout.unwrap_or(self.options.case_timeout);
+        if !self.case.handshake {
+            limit += self.options.startup_timeout;
+        }
         match tokio::time::timeout(limit, self.body()).await {
             Ok(done) => done,
             Err(_) => {
