@@ -93,6 +93,9 @@ pub enum StepKind {
     /// `! witness ID…`: ask the `cancellations` fixture which requests saw their cancellation;
     /// every listed id must be there.
     Witness(Vec<String>),
+    /// `! arrives FROM..TO`: the next expected message must arrive between FROM and TO after
+    /// the message the previous expectation matched (a deadline, give or take).
+    Arrives(Arrival),
     /// `! close-stdin`: close the target's standard input.
     CloseStdin,
     /// `! exit D`: the target must exit within D.
@@ -106,6 +109,32 @@ pub enum StepKind {
         values: Vec<u64>,
         steps: Vec<Step>,
     },
+}
+
+/// When a message may arrive, relative to the one matched before it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Arrival {
+    /// The earliest.
+    pub from: Duration,
+    /// The latest.
+    pub to: Duration,
+    /// The case line that set it.
+    pub line: usize,
+}
+
+impl Arrival {
+    /// A complaint when a message came `gap` after the one before it, outside the window.
+    pub fn judge(&self, gap: Duration) -> Option<String> {
+        (gap < self.from || gap > self.to).then(|| {
+            format!(
+                "the message arrived {:.0} ms after the one before it; line {} allows {:.0} to {:.0} ms",
+                gap.as_secs_f64() * 1000.0,
+                self.line,
+                self.from.as_secs_f64() * 1000.0,
+                self.to.as_secs_f64() * 1000.0
+            )
+        })
+    }
 }
 
 /// A parsed case.
@@ -288,6 +317,16 @@ impl Parser<'_> {
                 StepKind::Witness(ids.iter().map(|s| s.to_string()).collect())
             }
             ["close-stdin"] => StepKind::CloseStdin,
+            ["arrives", range] => {
+                let bad = || self.error(line, "write `! arrives 50ms..550ms`");
+                let (from, to) = range.split_once("..").ok_or_else(bad)?;
+                let from = parse_duration(from).ok_or_else(bad)?;
+                let to = parse_duration(to).ok_or_else(bad)?;
+                if from > to {
+                    return Err(bad());
+                }
+                StepKind::Arrives(Arrival { from, to, line })
+            }
             ["exit", within] => StepKind::Exit(span(Some(within), "exit")?),
             ["repeat", n] => {
                 let count = n
@@ -325,7 +364,7 @@ impl Parser<'_> {
                     line,
                     format!(
                         "unknown control `! {text}`; known: barrier, after, wait, silent, witness, \
-                         close-stdin, exit, repeat, sweep, end (see cases/README.md)"
+                         arrives, close-stdin, exit, repeat, sweep, end (see cases/README.md)"
                     ),
                 ))
             }
@@ -716,6 +755,31 @@ mod tests {
                 .message
                 .contains("for client cases")
         );
+    }
+
+    #[test]
+    fn arrival_windows() {
+        let case = parse(
+            "client/x",
+            "x",
+            "# i\n@requirement A\n@level must\n! arrives 50ms..550ms\n",
+        )
+        .unwrap();
+        let StepKind::Arrives(arrival) = case.steps[0].kind else {
+            panic!("{:?}", case.steps[0])
+        };
+        assert_eq!(arrival.judge(Duration::from_millis(300)), None);
+        assert!(arrival
+            .judge(Duration::from_millis(10))
+            .unwrap()
+            .contains("allows 50 to 550 ms"));
+        assert!(arrival.judge(Duration::from_millis(600)).is_some());
+        let bad = parse(
+            "client/x",
+            "x",
+            "# i\n@requirement A\n@level must\n! arrives 9ms..1ms\n",
+        );
+        assert_eq!(bad.unwrap_err().line, 4);
     }
 
     #[test]

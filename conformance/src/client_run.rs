@@ -11,7 +11,7 @@
 //! never for `initialize`, unique progress tokens) before any step looks at it. The adapter
 //! contract is described in the README ("Testing a client").
 
-use crate::case::{Case, Span, Step, StepKind, HANDSHAKE_VERSIONS};
+use crate::case::{Arrival, Case, Span, Step, StepKind, HANDSHAKE_VERSIONS};
 use crate::envelope::{self, short};
 use crate::outcome::{Finding, Outcome, Severity};
 use crate::pattern::{self, canonical, id_key, Captures};
@@ -113,6 +113,10 @@ struct Run<'a> {
     scripted: HashSet<String>,
     outcomes: BTreeMap<usize, Value>,
     version: Option<String>,
+    /// A `! arrives` window for the next expected message.
+    arrival: Option<Arrival>,
+    /// When the last expected message arrived.
+    last_arrival: Option<Duration>,
 }
 
 /// Methods the case's `>` lines expect: the harness leaves those to the case and answers
@@ -196,6 +200,8 @@ pub async fn run_client_case(
         scripted,
         outcomes: BTreeMap::new(),
         version: None,
+        arrival: None,
+        last_arrival: None,
     };
     let limit = case.timeout.unwrap_or(options.case_timeout);
     let mut skip = None;
@@ -429,6 +435,10 @@ impl Run<'_> {
                 }
                 self.captures.remove("i");
                 self.captures.remove(var);
+                Ok(())
+            }
+            StepKind::Arrives(arrival) => {
+                self.arrival = Some(*arrival);
                 Ok(())
             }
             StepKind::Silent { .. } | StepKind::Witness(_) | StepKind::CloseStdin => {
@@ -1045,6 +1055,17 @@ impl Run<'_> {
         })
     }
 
+    /// Notes when an expected message arrived, and judges it against a pending `! arrives`.
+    fn arrived(&mut self, line: usize, at: Duration) {
+        if let (Some(arrival), Some(previous)) = (self.arrival.take(), self.last_arrival) {
+            if let Some(complaint) = arrival.judge(at.saturating_sub(previous)) {
+                self.line = line;
+                self.finding(self.case_severity(), "case", complaint);
+            }
+        }
+        self.last_arrival = Some(at);
+    }
+
     async fn expect(&mut self, line: usize, text: &str) -> Result<(), Stop> {
         let pattern = self.fill_pattern(line, text)?;
         self.expected.push(format!("> {}", canonical(&pattern)));
@@ -1066,6 +1087,8 @@ impl Run<'_> {
                     let entry = &mut self.transcript[index];
                     entry.consumed_by = Some(line);
                     entry.shown = Some(shown);
+                    let at = entry.at;
+                    self.arrived(line, at);
                     return Ok(());
                 }
             }

@@ -6,7 +6,7 @@
 //! certainly read) before any step looks at it. Steps then wait for the messages they expect,
 //! event-driven: nothing sleeps unless the case asks for a time window.
 
-use crate::case::{Case, Span, Step, StepKind, HANDSHAKE_VERSIONS};
+use crate::case::{Arrival, Case, Span, Step, StepKind, HANDSHAKE_VERSIONS};
 use crate::outcome::{Finding, Outcome, Severity};
 use crate::pattern::{self, canonical, id_key, Captures};
 use crate::profile::{self, Fixtures};
@@ -151,6 +151,10 @@ struct Run<'a> {
     stdout_closed: bool,
     stdin_closed: bool,
     version: Option<String>,
+    /// A `! arrives` window for the next expected message.
+    arrival: Option<Arrival>,
+    /// When the last expected message arrived.
+    last_arrival: Option<Duration>,
 }
 
 /// Runs one case against a fresh target process. Never panics on target behaviour; always
@@ -196,6 +200,8 @@ pub async fn run_case(case: &Case, launch: &Launch, options: &Options) -> Result
         stdout_closed: false,
         stdin_closed: false,
         version: None,
+        arrival: None,
+        last_arrival: None,
     };
     // The case's own limit starts once the target could have started.
     let mut skip = None;
@@ -423,6 +429,10 @@ impl Run<'_> {
                     .map(|id| self.fill_id(id))
                     .collect::<Result<Vec<_>, _>>()?;
                 self.witness(&ids).await
+            }
+            StepKind::Arrives(arrival) => {
+                self.arrival = Some(*arrival);
+                Ok(())
             }
             StepKind::CloseStdin => {
                 self.target.close_stdin();
@@ -852,6 +862,17 @@ impl Run<'_> {
             .map(|(i, _)| i)
     }
 
+    /// Notes when an expected message arrived, and judges it against a pending `! arrives`.
+    fn arrived(&mut self, line: usize, at: Duration) {
+        if let (Some(arrival), Some(previous)) = (self.arrival.take(), self.last_arrival) {
+            if let Some(complaint) = arrival.judge(at.saturating_sub(previous)) {
+                self.line = line;
+                self.finding(self.case_severity(), "case", complaint);
+            }
+        }
+        self.last_arrival = Some(at);
+    }
+
     /// How long a message matching `pattern` may take: an answer to `initialize` as long as a
     /// start, anything else `--reply-timeout`.
     fn wait_for(&self, pattern: &Value) -> Duration {
@@ -894,6 +915,8 @@ impl Run<'_> {
                     let entry = &mut self.transcript[index];
                     entry.consumed_by = Some(line);
                     entry.shown = Some(shown);
+                    let at = entry.at;
+                    self.arrived(line, at);
                     return Ok(());
                 }
             }

@@ -60,12 +60,23 @@ fn reference_trial(case: Case) -> Trial {
     .with_kind(kind)
 }
 
-/// A broken client must get a finding on `requirement` of at least `severity` in `case`.
+/// A broken client must get a finding on `requirement` of `severity` in `case`.
 fn broken_trial(
     mode: &'static str,
     case: Case,
     requirement: &'static str,
     severity: Severity,
+) -> Trial {
+    broken_trial_saying(mode, case, requirement, severity, "")
+}
+
+/// The same, with a finding whose message contains `saying`.
+fn broken_trial_saying(
+    mode: &'static str,
+    case: Case,
+    requirement: &'static str,
+    severity: Severity,
+    saying: &'static str,
 ) -> Trial {
     Trial::test(format!("broken/{mode}"), move || {
         let me = std::env::current_exe()?;
@@ -75,10 +86,9 @@ fn broken_trial(
             cwd: None,
         };
         let report = run(&case, &launch)?;
-        let caught = report
-            .findings
-            .iter()
-            .any(|f| f.severity == severity && f.requirement == requirement);
+        let caught = report.findings.iter().any(|f| {
+            f.severity == severity && f.requirement == requirement && f.message.contains(saying)
+        });
         if report.outcome != Outcome::Pass && caught {
             return Ok(());
         }
@@ -127,6 +137,18 @@ fn broken_client(mode: &str) {
             );
             send(
                 r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"2"}}"#,
+            );
+        }
+        "cancels-at-once" => {
+            // A deadline of 300 ms, cancelled after none.
+            let mut line = String::new();
+            let _ = stdout.read_line(&mut line);
+            send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+            send(
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work","arguments":{}}}"#,
+            );
+            send(
+                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#,
             );
         }
         "cancels-after-answer" => {
@@ -194,6 +216,13 @@ fn main() {
             find("client/client-cancel-after-progress"),
             "CAN-01",
             Severity::Fail,
+        ),
+        broken_trial_saying(
+            "cancels-at-once",
+            find("client/client-cancel-on-deadline"),
+            "case",
+            Severity::Warn,
+            "allows 50 to 550 ms",
         ),
         broken_trial(
             "cancels-after-answer",
