@@ -760,7 +760,7 @@ mod tests {
     #[test]
     fn arrival_windows() {
         let case = parse(
-            "client/x",
+            "server/x",
             "x",
             "# i\n@requirement A\n@level must\n! arrives 50ms..550ms\n",
         )
@@ -775,7 +775,7 @@ mod tests {
             .contains("allows 50 to 550 ms"));
         assert!(arrival.judge(Duration::from_millis(600)).is_some());
         let bad = parse(
-            "client/x",
+            "server/x",
             "x",
             "# i\n@requirement A\n@level must\n! arrives 9ms..1ms\n",
         );
