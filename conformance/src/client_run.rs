@@ -18,7 +18,7 @@ use crate::pattern::{self, canonical, id_key, Captures};
 use crate::relay::{STDIN_CLOSED, TERMINATED};
 use crate::run::{Options, Report};
 use crate::target::{display_argv, read_lines, Event, Launch, Target, MAX_LINE};
-use crate::transcript::{Direction, Entry};
+use crate::transcript::{self, Direction, Entry};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -1071,26 +1071,11 @@ impl Run<'_> {
         self.expected.push(format!("> {}", canonical(&pattern)));
         let deadline = Deadline::now() + self.options.reply_timeout;
         loop {
-            for index in 0..self.transcript.len() {
-                let entry = &self.transcript[index];
-                if entry.direction != Direction::Received
-                    || entry.consumed_by.is_some()
-                    || entry.internal
-                {
-                    continue;
-                }
-                let Some(value) = entry.value.clone() else {
-                    continue;
-                };
-                if pattern::matches(&pattern, &value, &mut self.captures) {
-                    let shown = canonical(&pattern::normalize(&pattern, &value, &self.captures));
-                    let entry = &mut self.transcript[index];
-                    entry.consumed_by = Some(line);
-                    entry.shown = Some(shown);
-                    let at = entry.at;
-                    self.arrived(line, at);
-                    return Ok(());
-                }
+            if let Some(at) =
+                transcript::take_match(&mut self.transcript, &pattern, &mut self.captures, line)
+            {
+                self.arrived(line, at);
+                return Ok(());
             }
             if !self.next(deadline).await {
                 return self.mismatch(line, &pattern);

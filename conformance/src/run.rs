@@ -11,7 +11,7 @@ use crate::outcome::{Finding, Outcome, Severity};
 use crate::pattern::{self, canonical, id_key, Captures};
 use crate::profile::{self, Fixtures};
 use crate::target::{display_argv, Event, Launch, Target};
-use crate::transcript::{Direction, Entry};
+use crate::transcript::{self, Direction, Entry};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -899,26 +899,11 @@ impl Run<'_> {
         self.expected.push(format!("< {}", canonical(&pattern)));
         let deadline = Deadline::now() + wait;
         loop {
-            for index in 0..self.transcript.len() {
-                let entry = &self.transcript[index];
-                if entry.direction != Direction::Received
-                    || entry.consumed_by.is_some()
-                    || entry.internal
-                {
-                    continue;
-                }
-                let Some(value) = entry.value.clone() else {
-                    continue;
-                };
-                if pattern::matches(&pattern, &value, &mut self.captures) {
-                    let shown = canonical(&pattern::normalize(&pattern, &value, &self.captures));
-                    let entry = &mut self.transcript[index];
-                    entry.consumed_by = Some(line);
-                    entry.shown = Some(shown);
-                    let at = entry.at;
-                    self.arrived(line, at);
-                    return Ok(());
-                }
+            if let Some(at) =
+                transcript::take_match(&mut self.transcript, &pattern, &mut self.captures, line)
+            {
+                self.arrived(line, at);
+                return Ok(());
             }
             // A response for the expected id that does not match will not be followed by another.
             if let Some(index) = self.candidate_for(&pattern) {

@@ -3,6 +3,7 @@
 //! It is kept for every run, rendered in the case format (so a dump reads like a case and can
 //! seed a new one), and is the "actual" side of every diff.
 
+use crate::pattern::{self, canonical, Captures};
 use crate::target::StderrLog;
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -75,4 +76,27 @@ pub fn render(entries: &[Entry], stderr: &StderrLog, target_is_server: bool) -> 
 /// `+12.3ms`
 pub fn millis(d: Duration) -> String {
     format!("+{:.1}ms", d.as_secs_f64() * 1000.0)
+}
+
+/// Finds the first message the target wrote that no step has taken yet and that matches
+/// `pattern`, marks it as taken by case line `line` (normalised toward the pattern for the
+/// diff), and returns when it arrived.
+pub fn take_match(
+    entries: &mut [Entry],
+    pattern: &serde_json::Value,
+    captures: &mut Captures,
+    line: usize,
+) -> Option<Duration> {
+    let entry = entries.iter_mut().find(|e| {
+        e.direction == Direction::Received
+            && e.consumed_by.is_none()
+            && !e.internal
+            && e.value
+                .as_ref()
+                .is_some_and(|v| pattern::matches(pattern, v, captures))
+    })?;
+    let value = entry.value.as_ref()?;
+    entry.shown = Some(canonical(&pattern::normalize(pattern, value, captures)));
+    entry.consumed_by = Some(line);
+    Some(entry.at)
 }
