@@ -59,9 +59,48 @@ pub enum Span {
     Var(String),
 }
 
-/// Where a step came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Line(pub usize);
+impl Span {
+    /// The duration, with a loop variable's value read from `captures`.
+    pub fn resolve(&self, captures: &crate::pattern::Captures) -> Duration {
+        match self {
+            Span::Fixed(d) => *d,
+            Span::Var(name) => {
+                Duration::from_millis(captures.get(name).and_then(Value::as_u64).unwrap_or(0))
+            }
+        }
+    }
+}
+
+/// The loop variables one round of a `! repeat` or `! sweep` binds: name and value.
+pub type Bindings = Vec<(String, Value)>;
+
+impl StepKind {
+    /// For `! repeat` and `! sweep`: the inner steps and, per round, the loop variables to bind.
+    pub fn rounds(&self) -> Option<(&[Step], Vec<Bindings>)> {
+        match self {
+            StepKind::Repeat { count, steps } => Some((
+                steps,
+                (0..*count)
+                    .map(|i| vec![("i".to_string(), Value::from(i))])
+                    .collect(),
+            )),
+            StepKind::Sweep { var, values, steps } => Some((
+                steps,
+                values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        vec![
+                            ("i".to_string(), Value::from(i)),
+                            (var.clone(), Value::from(*v)),
+                        ]
+                    })
+                    .collect(),
+            )),
+            _ => None,
+        }
+    }
+}
 
 /// One line of a case that does something.
 #[derive(Debug, Clone, PartialEq)]

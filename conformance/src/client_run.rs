@@ -370,12 +370,7 @@ impl Run<'_> {
     }
 
     fn span(&self, span: &Span) -> Duration {
-        match span {
-            Span::Fixed(d) => *d,
-            Span::Var(name) => {
-                Duration::from_millis(self.captures.get(name).and_then(Value::as_u64).unwrap_or(0))
-            }
-        }
+        span.resolve(&self.captures)
     }
 
     /// A reference to a capture that an earlier, already reported mismatch never made ends
@@ -419,22 +414,15 @@ impl Run<'_> {
                 self.judge_exit(self.span(span));
                 Ok(())
             }
-            StepKind::Repeat { count, steps } => {
-                for i in 0..*count {
-                    self.captures.insert("i".into(), json!(i));
-                    self.steps(steps).await?;
+            StepKind::Repeat { .. } | StepKind::Sweep { .. } => {
+                let (inner, rounds) = step.kind.rounds().expect("a loop has rounds");
+                for bindings in &rounds {
+                    self.captures.extend(bindings.iter().cloned());
+                    self.steps(inner).await?;
                 }
-                self.captures.remove("i");
-                Ok(())
-            }
-            StepKind::Sweep { var, values, steps } => {
-                for (i, value) in values.iter().enumerate() {
-                    self.captures.insert("i".into(), json!(i));
-                    self.captures.insert(var.clone(), json!(value));
-                    self.steps(steps).await?;
+                for (name, _) in rounds.first().into_iter().flatten() {
+                    self.captures.remove(name);
                 }
-                self.captures.remove("i");
-                self.captures.remove(var);
                 Ok(())
             }
             StepKind::Arrives(arrival) => {
@@ -1035,14 +1023,7 @@ impl Run<'_> {
     }
 
     fn fill_pattern(&mut self, line: usize, text: &str) -> Result<Value, Stop> {
-        let mut bound = Captures::new();
-        for (name, value) in &self.captures {
-            if !text.contains(&format!("\"{{${name}}}\"")) {
-                bound.insert(name.clone(), value.clone());
-            }
-        }
-        let filled = pattern::substitute(text, &bound).unwrap_or_else(|_| text.to_string());
-        serde_json::from_str(&filled).map_err(|e| {
+        pattern::fill_pattern(text, &self.captures).map_err(|e| {
             self.line = line;
             self.finding(
                 Severity::Fail,

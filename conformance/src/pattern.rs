@@ -363,6 +363,18 @@ pub fn substitute(line: &str, captures: &Captures) -> Result<String, String> {
     Ok(out)
 }
 
+/// Parses an expected line after filling in the captures it uses inside longer strings
+/// (`"sleep-{$i}"`); a whole-string `"{$name}"` stays a capture token for the matcher.
+pub fn fill_pattern(text: &str, captures: &Captures) -> Result<Value, serde_json::Error> {
+    let bound: Captures = captures
+        .iter()
+        .filter(|(name, _)| !text.contains(&format!("\"{{${name}}}\"")))
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    let filled = substitute(text, &bound).unwrap_or_else(|_| text.to_string());
+    serde_json::from_str(&filled)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
