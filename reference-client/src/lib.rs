@@ -11,8 +11,8 @@ mod process;
 
 use process::ServerProcess;
 use reference_wire::{
-    error_response, notification, request, response, LineError, LineReader, Message, RequestId,
-    RpcError, METHOD_NOT_FOUND,
+    error_response, notification, request, response, write_lines, LineError, LineReader, Message,
+    Outgoing as Out, RequestId, RpcError, METHOD_NOT_FOUND,
 };
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -123,13 +123,6 @@ struct Tables {
     /// Progress routes, by token.
     progress: HashMap<RequestId, mpsc::UnboundedSender<Progress>>,
     closed: bool,
-}
-
-/// An item for the writer task.
-enum Out {
-    Line(String),
-    /// Flush and close the server's stdin.
-    Close,
 }
 
 struct Shared {
@@ -384,7 +377,7 @@ impl Client {
     /// Closes the session: closes the server's stdin, waits, then SIGTERM,
     /// waits, then SIGKILL, and reaps it. Returns its exit status.
     pub async fn close(mut self) -> io::Result<Option<ExitStatus>> {
-        let _ = self.shared.out.send(Out::Close);
+        let _ = self.shared.out.send(Out::End);
         let mut tasks = std::mem::take(&mut self.tasks).into_iter();
         if let Some(writer) = tasks.next() {
             let _ = writer.await;
@@ -465,35 +458,11 @@ fn finish(reply: Result<Reply, oneshot::error::RecvError>) -> Result<Value, Call
 }
 
 async fn write_loop<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::UnboundedReceiver<Out>) {
-    let mut buf = Vec::new();
-    let mut close = false;
-    while let Some(first) = rx.recv().await {
-        let mut next = Some(first);
-        while let Some(item) = next {
-            match item {
-                Out::Line(line) => {
-                    buf.extend_from_slice(line.as_bytes());
-                    buf.push(b'\n');
-                }
-                Out::Close => close = true,
-            }
-            next = if close { None } else { rx.try_recv().ok() };
-        }
-        let written = async {
-            writer.write_all(&buf).await?;
-            writer.flush().await
-        }
-        .await;
-        buf.clear();
-        if let Err(e) = written {
-            eprintln!("reference-client: cannot write to the server: {e}; it has probably exited");
-            return;
-        }
-        if close {
-            break;
-        }
+    if let Err(e) = write_lines(&mut writer, &mut rx).await {
+        eprintln!("reference-client: cannot write to the server: {e}; it has probably exited");
+        return;
     }
-    // Dropping the writer closes the server's stdin.
+    // Closing the writer closes the server's stdin.
     let _ = writer.shutdown().await;
 }
 

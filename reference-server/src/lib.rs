@@ -13,14 +13,14 @@ mod tools;
 pub mod version;
 
 use reference_wire::{
-    LineError, LineReader, RpcError, INVALID_REQUEST, MAX_LINE_BYTES, PARSE_ERROR,
+    write_lines, LineError, LineReader, RpcError, INVALID_REQUEST, MAX_LINE_BYTES, PARSE_ERROR,
 };
 use registry::{Out, Registry};
 use session::Session;
 use std::io;
 use std::process::ExitCode;
 use std::sync::Arc;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -102,40 +102,18 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     mut rx: mpsc::UnboundedReceiver<Out>,
     shutdown: &CancellationToken,
 ) -> io::Result<()> {
-    let mut buf = Vec::with_capacity(8 * 1024);
-    let mut stop = false;
-    while !stop {
-        let Some(first) = rx.recv().await else {
-            break;
-        };
-        let mut next = Some(first);
-        while let Some(item) = next {
-            match item {
-                Out::Line(line) => {
-                    buf.extend_from_slice(line.as_bytes());
-                    buf.push(b'\n');
-                }
-                Out::Stop => stop = true,
-            }
-            next = if stop { None } else { rx.try_recv().ok() };
-        }
-        let written = async {
-            writer.write_all(&buf).await?;
-            writer.flush().await
-        }
-        .await;
-        buf.clear();
-        if let Err(e) = written {
+    match write_lines(&mut writer, &mut rx).await {
+        Err(e) => {
             // Nobody can read our output any more: end the session.
             shutdown.cancel();
-            return if e.kind() == io::ErrorKind::BrokenPipe {
+            if e.kind() == io::ErrorKind::BrokenPipe {
                 Ok(())
             } else {
                 Err(e)
-            };
+            }
         }
+        ok => ok,
     }
-    Ok(())
 }
 
 /// The whole server program: serves stdin/stdout until EOF or SIGTERM.

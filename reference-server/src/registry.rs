@@ -16,10 +16,7 @@ use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
 
 /// An item for the writer: a line to write, or the end of output.
-pub(crate) enum Out {
-    Line(String),
-    Stop,
-}
+pub(crate) use reference_wire::Outgoing as Out;
 
 pub(crate) struct Registry {
     inner: Mutex<Inner>,
@@ -63,7 +60,7 @@ impl Registry {
 
     /// Marks the end of output; everything queued before it is still written.
     pub(crate) fn stop(&self) {
-        let _ = self.out.send(Out::Stop);
+        let _ = self.out.send(Out::End);
     }
 
     pub(crate) fn is_in_flight(&self, id: &RequestId) -> bool {

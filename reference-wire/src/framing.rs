@@ -8,7 +8,8 @@
 //! a server must keep reading.
 
 use std::io;
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
 use tokio_util::bytes::BytesMut;
 use tokio_util::codec::{Decoder, LinesCodec, LinesCodecError};
 
@@ -20,6 +21,45 @@ const READ_CHUNK: usize = 8 * 1024;
 /// A line codec bounded by [`MAX_LINE_BYTES`]; strips a trailing `\r`.
 pub fn line_codec() -> LinesCodec {
     LinesCodec::new_with_max_length(MAX_LINE_BYTES)
+}
+
+/// What the single writer task of a peer is given: a line to write, or the end of output.
+pub enum Outgoing {
+    /// One message, without its newline.
+    Line(String),
+    /// Flush what came before and stop.
+    End,
+}
+
+/// Writes the lines queued on `rx` until [`Outgoing::End`] or until every sender is gone.
+/// Whatever is queued at once goes out in one write and one flush, so a burst of messages
+/// costs one system call, not one each. A failed write ends it with that error.
+pub async fn write_lines<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    rx: &mut mpsc::UnboundedReceiver<Outgoing>,
+) -> io::Result<()> {
+    let mut buf = Vec::with_capacity(READ_CHUNK);
+    let mut end = false;
+    while !end {
+        let Some(first) = rx.recv().await else {
+            break;
+        };
+        let mut next = Some(first);
+        while let Some(item) = next {
+            match item {
+                Outgoing::Line(line) => {
+                    buf.extend_from_slice(line.as_bytes());
+                    buf.push(b'\n');
+                }
+                Outgoing::End => end = true,
+            }
+            next = if end { None } else { rx.try_recv().ok() };
+        }
+        writer.write_all(&buf).await?;
+        writer.flush().await?;
+        buf.clear();
+    }
+    Ok(())
 }
 
 /// A line that could not be delivered; reading may continue after it.
