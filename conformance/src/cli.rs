@@ -1,15 +1,15 @@
 //! What the command line offers and how results become output and an exit code.
 
-use crate::finish::{finish, Run, Wishes};
+use crate::finish::{finish, Finished, Wishes};
 use clap::{Parser, Subcommand};
 use conformance::baseline::Baseline;
 use conformance::case::{parse_duration, Case, CaseError, Role};
-use conformance::client_run::run_client_case;
-use conformance::profile::{self, Fixtures};
-use conformance::run::Options;
-use conformance::runner::{self, CaseResult};
-use conformance::suite;
-use conformance::target::Launch;
+use conformance::engine::client::run_client_case;
+use conformance::engine::Options;
+use conformance::fixtures::Fixtures;
+use conformance::report::gate::CaseResult;
+use conformance::transport::process::{display_argv, Launch};
+use conformance::{harness, runner, suite, target_file};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,9 +43,14 @@ enum Command {
         /// Only cases whose id contains this text.
         filter: Option<String>,
     },
-    /// Serve MCP on stdin/stdout as the bundled reference server.
+    /// Serve MCP as the bundled reference server (its own arguments follow).
+    #[cfg(feature = "bundled-reference")]
     #[command(hide = true)]
-    ReferenceServer,
+    ReferenceServer {
+        /// The reference server's own arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Run the client cases against a client adapter: the harness plays the server (README:
     /// Testing a client).
     #[command(after_help = EXIT_CODES)]
@@ -138,10 +143,8 @@ fn duration(text: &str) -> Result<Duration, String> {
 /// Runs the command.
 pub fn main(args: Args) -> ExitCode {
     match args.command {
-        Command::ReferenceServer => reference_server::run(reference_server::ServeOptions {
-            verbose: std::env::var_os("REFERENCE_SERVER_VERBOSE").is_some_and(|v| v == "1"),
-            ..Default::default()
-        }),
+        #[cfg(feature = "bundled-reference")]
+        Command::ReferenceServer { .. } => reference_server::main_entry(),
         Command::List { cases, filter } => {
             match load(cases.as_ref(), filter.as_deref().unwrap_or("")) {
                 Ok(cases) => {
@@ -162,7 +165,7 @@ pub fn main(args: Args) -> ExitCode {
         Command::Server(args) => server(args),
         Command::Client(args) => client(args),
         Command::Relay { addr } => {
-            ExitCode::from(u8::try_from(conformance::relay::run(&addr)).unwrap_or(1))
+            ExitCode::from(u8::try_from(conformance::transport::relay::run(&addr)).unwrap_or(1))
         }
     }
 }
@@ -209,7 +212,13 @@ struct Prepared {
 
 /// Checks the options, loads the role's cases and the baseline.
 fn prepare(args: &RunArgs, role: Role) -> Result<Prepared, ExitCode> {
-    let bless = args.bless || std::env::var_os("CONFORMANCE_BLESS").is_some_and(|v| v == "1");
+    let bless = match harness::bless_requested() {
+        Ok(from_env) => args.bless || from_env,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Err(ExitCode::from(2));
+        }
+    };
     if bless && std::env::var_os("CI").is_some() {
         eprintln!("error: blessing is refused when CI is set: it would accept whatever the target did; bless locally and commit the diff");
         return Err(ExitCode::from(2));
@@ -319,8 +328,8 @@ fn server(args: ServerArgs) -> ExitCode {
     } else {
         "read the diff and the transcript (--dump DIR keeps it); fix the target, rerun this case alone by giving its id as the filter, or record known failures with --write-baseline FILE"
     };
-    let target = conformance::target::display_argv(&launch.argv);
-    let run = Run {
+    let target = display_argv(&launch.argv);
+    let run = Finished {
         cases: &prepared.cases,
         results: &results,
         target: &target,
@@ -336,7 +345,7 @@ fn client(args: ClientArgs) -> ExitCode {
         eprintln!("error: give the client adapter's command after `--`, e.g. `conformance client -- node adapter.mjs` (README: Testing a client)");
         return ExitCode::from(2);
     }
-    if args.bless || std::env::var_os("CONFORMANCE_BLESS").is_some_and(|v| v == "1") {
+    if args.bless || harness::bless_requested().unwrap_or(true) {
         eprintln!("error: client cases cannot be blessed yet; edit their `>` lines by hand, guided by --dump DIR");
         return ExitCode::from(2);
     }
@@ -373,8 +382,8 @@ fn client(args: ClientArgs) -> ExitCode {
         runtime.block_on(run_client_case(case, &launch, &relay, &options))
     });
     let next = "read the diff and the transcript (--dump DIR keeps it, with the adapter's outcome lines); fix the client or its adapter, or rerun one case with its id as the filter";
-    let target = conformance::target::display_argv(&launch.argv);
-    let run = Run {
+    let target = display_argv(&launch.argv);
+    let run = Finished {
         cases: &prepared.cases,
         results: &results,
         target: &target,
@@ -390,7 +399,7 @@ fn target(args: &ServerArgs) -> Result<(Launch, Option<Fixtures>, Option<String>
         if !args.run.argv.is_empty() {
             return Err("give the server either with --target FILE or after `--`, not both".into());
         }
-        let file = profile::load(path)?;
+        let file = target_file::load(path)?;
         return Ok((file.launch, file.fixtures, file.protocol_version));
     }
     if !args.run.argv.is_empty() {
@@ -404,17 +413,20 @@ fn target(args: &ServerArgs) -> Result<(Launch, Option<Fixtures>, Option<String>
             None,
         ));
     }
+    bundled_reference()
+}
+
+/// The bundled reference server: this executable's hidden `reference-server` subcommand.
+#[cfg(feature = "bundled-reference")]
+fn bundled_reference() -> Result<(Launch, Option<Fixtures>, Option<String>), String> {
     let exe = std::env::current_exe().map_err(|e| {
         format!("cannot find this executable to run the bundled reference server: {e}; give a server after `--`")
     })?;
     let argv = vec![exe.display().to_string(), "reference-server".into()];
-    Ok((
-        Launch {
-            argv,
-            env: vec![],
-            cwd: None,
-        },
-        None,
-        None,
-    ))
+    Ok((Launch::argv(argv), None, None))
+}
+
+#[cfg(not(feature = "bundled-reference"))]
+fn bundled_reference() -> Result<(Launch, Option<Fixtures>, Option<String>), String> {
+    Err("no server given, and this build has no bundled reference server (feature `bundled-reference`); give the server's command after `--` or a target file with --target".into())
 }

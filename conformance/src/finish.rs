@@ -1,13 +1,13 @@
 //! After a run, for either role: dumps, blessing, baselines, the JSON and JUnit reports, the
-//! failure explanations, the summary line and the exit code. One place, so a server run and a
-//! client run are read, gated and reported the same way.
+//! failure explanations, the summary line and the exit code. The decisions are the library's
+//! ([`conformance::report::gate`]); this prints them and writes the files.
 
 use conformance::baseline::{self, Baseline};
 use conformance::case::Case;
-use conformance::outcome::{Outcome, Severity};
-use conformance::run::Report;
-use conformance::runner::{self, CaseResult, Summary, Verdict};
-use conformance::{json_report, junit, report, suite};
+use conformance::outcome::Outcome;
+use conformance::report::gate::{self, BaselineState, CaseResult, Gate, Summary};
+use conformance::report::{dump, json, junit};
+use conformance::suite;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -24,8 +24,8 @@ pub struct Wishes<'a> {
     pub next: &'a str,
 }
 
-/// How the run went, for the summary line and the reports.
-pub struct Run<'a> {
+/// What a finished run holds, for the summary line and the reports.
+pub struct Finished<'a> {
     pub cases: &'a [Case],
     pub results: &'a [CaseResult],
     /// The target as shown to people.
@@ -36,37 +36,25 @@ pub struct Run<'a> {
 }
 
 /// Writes everything the wishes name and returns the exit code (0, 1 or 2; see `--help`).
-pub fn finish(run: &Run, wishes: &Wishes) -> ExitCode {
+pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
     let mut trouble = false;
     let mut blessed = 0;
     let mut verdicts = vec![];
+    let gate = Gate {
+        strict: wishes.strict,
+        bless: wishes.bless,
+        baseline: wishes.baseline,
+    };
     println!();
     for (case, result) in run.cases.iter().zip(run.results) {
-        let mut verdict = Verdict {
-            id: case.id.clone(),
-            outcome: Outcome::Fail,
-            level: case.level.as_str(),
-            requirements: case.requirements.clone(),
-            message: String::new(),
-            details: String::new(),
-            duration_ms: 0,
-            baseline: None,
+        let mut verdict = gate::verdict(case, result, &gate, wishes.next);
+        let Ok(report) = result else {
+            println!("error: {}: {}", case.id, verdict.message);
+            verdicts.push(verdict);
+            continue;
         };
-        let report = match result {
-            Ok(report) => report,
-            Err(e) => {
-                trouble = true;
-                println!("error: {}: {e}", case.id);
-                verdict.message = e.clone();
-                verdicts.push(verdict);
-                continue;
-            }
-        };
-        verdict.outcome = report.outcome;
-        verdict.duration_ms = report.duration.as_millis() as u64;
-        verdict.message = headline(report);
         if let Some(dir) = wishes.dump {
-            if let Err(e) = runner::dump(dir, case, report) {
+            if let Err(e) = dump::dump(dir, case, report) {
                 eprintln!(
                     "error: cannot write the dump of {} into {}: {e}",
                     case.id,
@@ -75,7 +63,7 @@ pub fn finish(run: &Run, wishes: &Wishes) -> ExitCode {
                 trouble = true;
             }
         }
-        if wishes.bless && !report.bless.is_empty() && only_mismatches(report) {
+        if verdict.bless {
             match suite::bless(case, &report.bless) {
                 Ok(()) => {
                     blessed += 1;
@@ -88,32 +76,26 @@ pub fn finish(run: &Run, wishes: &Wishes) -> ExitCode {
                     verdicts.push(verdict);
                     continue;
                 }
-                Err(e) => eprintln!("error: cannot rewrite {}: {e}", case.path),
-            }
-        }
-        let failing = failing(report.outcome, wishes.strict);
-        if let Some(b) = wishes.baseline {
-            if let Some(line) = b.line_of(&case.id) {
-                if failing {
-                    verdict.baseline = Some("expected-failure");
-                } else if report.outcome != Outcome::Skip {
-                    verdict.baseline = Some("stale");
-                    verdict.message = format!(
-                        "{}:{line}: stale baseline entry: {} passes now; delete that line",
-                        b.path, case.id
-                    );
-                    println!(
-                        "---- {} STALE BASELINE ENTRY ----\n{}\n",
-                        case.id, verdict.message
-                    );
+                Err(e) => {
+                    eprintln!("error: cannot rewrite {}: {e}", case.path);
+                    let unblessed = Gate {
+                        bless: false,
+                        ..gate
+                    };
+                    verdict = gate::verdict(case, result, &unblessed, wishes.next);
                 }
             }
         }
-        if !matches!(report.outcome, Outcome::Pass | Outcome::Info) {
-            verdict.details = report::explain(case, report, wishes.next);
+        if verdict.baseline == Some(BaselineState::Stale) {
+            println!(
+                "---- {} STALE BASELINE ENTRY ----\n{}\n",
+                case.id, verdict.message
+            );
         }
-        let show = match (report.outcome, verdict.baseline) {
-            (_, Some("expected-failure")) => "FAILED (expected: listed in the baseline)",
+        let show = match (verdict.outcome, verdict.baseline) {
+            (_, Some(BaselineState::ExpectedFailure)) => {
+                "FAILED (expected: listed in the baseline)"
+            }
             (Outcome::Fail, _) => "FAILED",
             (Outcome::Warn, _) if wishes.strict => "FAILED (strict)",
             (Outcome::Warn, _) => "WARNING (does not fail the run without --strict)",
@@ -127,17 +109,10 @@ pub fn finish(run: &Run, wishes: &Wishes) -> ExitCode {
         verdicts.push(verdict);
     }
     let summary = Summary::of(run.results);
-    let unexpected = verdicts
-        .iter()
-        .filter(|v| {
-            (failing(v.outcome, wishes.strict) && v.baseline.is_none())
-                || v.baseline == Some("stale")
-        })
-        .count();
     if let Some(path) = wishes.write_baseline {
         let ids: Vec<&str> = verdicts
             .iter()
-            .filter(|v| failing(v.outcome, wishes.strict))
+            .filter(|v| gate::failing(v.outcome, wishes.strict))
             .map(|v| v.id.as_str())
             .collect();
         match std::fs::write(path, baseline::render(&ids, run.target)) {
@@ -149,7 +124,7 @@ pub fn finish(run: &Run, wishes: &Wishes) -> ExitCode {
         }
     }
     if let Some(path) = wishes.json {
-        let doc = json_report::render(run.target, run.version, &verdicts, &summary);
+        let doc = json::render(run.target, run.version, &verdicts, &summary);
         if let Err(e) = std::fs::write(path, format!("{doc:#}\n")) {
             eprintln!(
                 "error: cannot write the JSON report {}: {e}",
@@ -181,39 +156,10 @@ pub fn finish(run: &Run, wishes: &Wishes) -> ExitCode {
         }
     );
     println!("{summary}");
-    if trouble {
-        ExitCode::from(2)
-    } else if unexpected > 0 && wishes.write_baseline.is_none() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
-fn failing(outcome: Outcome, strict: bool) -> bool {
-    outcome == Outcome::Fail || (strict && outcome == Outcome::Warn)
-}
-
-/// The one line that says why a case did not pass.
-fn headline(report: &Report) -> String {
-    if let Some(reason) = &report.skip_reason {
-        return reason.clone();
-    }
-    report
-        .findings
-        .iter()
-        .max_by_key(|f| f.severity)
-        .filter(|f| f.severity > Severity::Note)
-        .map(|f| format!("line {}: [{}] {}", f.line, f.requirement, f.message))
-        .or_else(|| report.findings.first().map(|f| f.message.clone()))
-        .unwrap_or_default()
-}
-
-/// Blessing only rewrites what differed; hangs, exits and broken rules are never blessed.
-fn only_mismatches(report: &Report) -> bool {
-    report
-        .findings
-        .iter()
-        .filter(|f| f.severity > Severity::Note)
-        .all(|f| f.requirement == "case" && f.message.starts_with("the message differs"))
+    ExitCode::from(gate::exit_code(
+        &verdicts,
+        wishes.strict,
+        trouble,
+        wishes.write_baseline.is_some(),
+    ))
 }

@@ -2,32 +2,35 @@
 //! does, with a transcript and a diff when it does not do what the spec asks.
 //!
 //! Architecture invariant: this library shares no protocol types with the implementations it
-//! tests. It reads and writes `serde_json::Value` over its own framing, so a bug in a shared
-//! type cannot hide on both sides of a comparison. (The `conformance` binary bundles the
-//! reference server as a default target; the library never calls it.)
+//! tests, and does not depend on them (the `conformance` binary bundles the reference server
+//! as a default target behind its `bundled-reference` feature; the library never calls it).
+//! It reads and writes `serde_json::Value` over its own framing, so a bug in a shared type
+//! cannot hide on both sides of a comparison.
 //!
-//! - [`case`]: the case format and its strict parser.
-//! - [`pattern`]: JSON patterns for expected messages.
-//! - [`target`]: starting, feeding and always reaping the process under test.
-//! - [`run`]: playing one case and applying the protocol's standing rules.
-//! - [`outcome`], [`report`], [`transcript`]: verdicts and how they are explained.
-//! - [`suite`]: finding cases on disk or in the binary; blessing.
-//! - [`client_run`], [`relay`]: playing a case against a client; the harness is its server.
-//! - [`runner`]: running a suite in parallel and summing up, for the CLI.
+//! - [`case`]: the case format and its strict parser; [`pattern`]: JSON patterns.
+//! - [`engine`]: plays one case, for either role ([`engine::server`], [`engine::client`]);
+//!   [`rules`]: the standing rules every message is judged by.
+//! - [`transport`]: how messages reach a target (stdio, the relay for clients) and process
+//!   hygiene.
+//! - [`era`]: what differs between protocol versions.
+//! - [`fixtures`], [`target_file`]: the fixture profile and how third-party servers map it.
+//! - [`outcome`], [`transcript`], [`report`]: verdicts, what was exchanged, and how both are
+//!   explained and gated.
+//! - [`suite`], [`baseline`], [`runner`], [`harness`]: finding cases, known failures, running
+//!   many at once, and the glue for test binaries.
 
 pub mod baseline;
 pub mod case;
-pub mod client_run;
-pub mod envelope;
-pub mod json_report;
-pub mod junit;
+pub mod engine;
+pub mod era;
+pub mod fixtures;
+pub mod harness;
 pub mod outcome;
 pub mod pattern;
-pub mod profile;
-pub mod relay;
 pub mod report;
-pub mod run;
+pub mod rules;
 pub mod runner;
 pub mod suite;
-pub mod target;
+pub mod target_file;
 pub mod transcript;
+pub mod transport;

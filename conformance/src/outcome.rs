@@ -32,6 +32,47 @@ impl Severity {
     }
 }
 
+/// What a finding is about: the decisions after a run (blessing, the report's wording) read
+/// this, never the message text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FindingKind {
+    /// A protocol rule, with the requirement id it rests on (`CAN-05`, …).
+    Rule(&'static str),
+    /// A received message differs from the case's expected one: the only kind blessing may
+    /// rewrite.
+    Mismatch,
+    /// Something the case expects did not happen (no matching message, a message outside
+    /// its `! arrives` window, a response the case does not expect).
+    Unmet,
+    /// The case itself is wrong (a variable used before it was captured, …).
+    CaseBug,
+    /// A client adapter broke its contract (README: Testing a client).
+    Adapter,
+    /// The target went past a limit of the harness (it flooded its output).
+    Limit,
+}
+
+impl FindingKind {
+    /// The requirement id, or the word reports use for findings without one: `case`,
+    /// `adapter`, `limit`.
+    pub fn label(self) -> &'static str {
+        match self {
+            FindingKind::Rule(requirement) => requirement,
+            FindingKind::Mismatch | FindingKind::Unmet | FindingKind::CaseBug => "case",
+            FindingKind::Adapter => "adapter",
+            FindingKind::Limit => "limit",
+        }
+    }
+
+    /// Whether the finding is about the case's own expectations, which it cites as a whole.
+    pub fn is_expectation(self) -> bool {
+        matches!(
+            self,
+            FindingKind::Mismatch | FindingKind::Unmet | FindingKind::CaseBug
+        )
+    }
+}
+
 /// One thing the harness noticed.
 #[derive(Debug, Clone)]
 pub struct Finding {
@@ -39,10 +80,17 @@ pub struct Finding {
     pub severity: Severity,
     /// The case line being carried out when it was noticed.
     pub line: usize,
-    /// The requirement id it rests on (`CAN-05`, …).
-    pub requirement: &'static str,
+    /// What it is about.
+    pub kind: FindingKind,
     /// What happened, in one sentence.
     pub message: String,
+}
+
+impl Finding {
+    /// The requirement id it rests on, or `case`, `adapter`, `limit` (see [`FindingKind::label`]).
+    pub fn requirement(&self) -> &'static str {
+        self.kind.label()
+    }
 }
 
 /// The verdict on one case.

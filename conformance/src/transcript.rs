@@ -4,7 +4,8 @@
 //! seed a new one), and is the "actual" side of every diff.
 
 use crate::pattern::{self, canonical, Captures};
-use crate::target::StderrLog;
+use crate::transport::process::TargetLog;
+use crate::transport::Channel;
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -35,9 +36,49 @@ pub struct Entry {
     pub consumed_by: Option<usize>,
     /// The message as the diff shows it: normalised toward the pattern it was compared with.
     pub shown: Option<String>,
+    /// Where it travelled.
+    pub channel: Channel,
 }
 
 impl Entry {
+    /// A message the harness wrote, `at` after the target started.
+    pub fn sent(
+        at: Duration,
+        text: String,
+        value: Option<serde_json::Value>,
+        internal: bool,
+    ) -> Entry {
+        Entry {
+            at,
+            direction: Direction::Sent,
+            text,
+            value,
+            internal,
+            consumed_by: None,
+            shown: None,
+            channel: Channel::Stdio,
+        }
+    }
+
+    /// A message the target wrote, `at` after it started.
+    pub fn received(
+        at: Duration,
+        channel: Channel,
+        text: String,
+        value: Option<serde_json::Value>,
+    ) -> Entry {
+        Entry {
+            at,
+            direction: Direction::Received,
+            text,
+            value,
+            internal: false,
+            consumed_by: None,
+            shown: None,
+            channel,
+        }
+    }
+
     /// The arrow of this entry in case format: `>` client to server, `<` server to client.
     pub fn arrow(&self, target_is_server: bool) -> char {
         match (self.direction, target_is_server) {
@@ -48,7 +89,7 @@ impl Entry {
 }
 
 /// Renders a transcript in case format, with times and stderr as comments.
-pub fn render(entries: &[Entry], stderr: &StderrLog, target_is_server: bool) -> String {
+pub fn render(entries: &[Entry], stderr: &TargetLog, target_is_server: bool) -> String {
     let mut out = String::new();
     let mut err = stderr.lines.iter().peekable();
     for entry in entries {

@@ -7,12 +7,12 @@
 //! is the fixture profile done right and must pass, so every other verdict is caused by the
 //! fault the mode adds.
 
-use conformance::case::Case;
+use conformance::case::{Case, Role};
+use conformance::engine::server::run_server_case;
+use conformance::engine::{Options, Report};
 use conformance::outcome::{Outcome, Severity};
-use conformance::report;
-use conformance::run::{run_case, Options, Report};
-use conformance::suite;
-use conformance::target::Launch;
+use conformance::transport::process::Launch;
+use conformance::{harness, report};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -475,7 +475,7 @@ fn play(case: &Case, mode: &str, pids: &Path) -> Result<Report, Failed> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    Ok(runtime.block_on(run_case(case, &launch, &options()))?)
+    Ok(runtime.block_on(run_server_case(case, &launch, &options()))?)
 }
 
 fn check(case: &Case, mode: &str, want: Verdict) -> Result<(), Failed> {
@@ -495,7 +495,10 @@ fn check(case: &Case, mode: &str, want: Verdict) -> Result<(), Failed> {
             .map(|f| {
                 format!(
                     "  {:?} [{}] line {}: {}",
-                    f.severity, f.requirement, f.line, f.message
+                    f.severity,
+                    f.requirement(),
+                    f.line,
+                    f.message
                 )
             })
             .collect();
@@ -515,7 +518,7 @@ fn check(case: &Case, mode: &str, want: Verdict) -> Result<(), Failed> {
         let found = report
             .findings
             .iter()
-            .any(|f| f.requirement == requirement && f.severity == severity);
+            .any(|f| f.requirement() == requirement && f.severity == severity);
         if !found {
             return Err(format!(
                 "expected a {severity:?} finding on {requirement}\n{}",
@@ -621,16 +624,8 @@ fn main() {
         server::serve(&mode);
     }
     let args = Arguments::from_args();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
-    let cases = match suite::from_dir(&dir) {
-        Ok(cases) => cases,
-        Err(errors) => {
-            for e in errors {
-                eprintln!("error: bug in case: {e}");
-            }
-            std::process::exit(2);
-        }
-    };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+    let cases = harness::cases(&dir, Role::Server);
     let trials = table()
         .into_iter()
         .map(|(mode, name, want)| {

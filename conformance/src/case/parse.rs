@@ -1,292 +1,7 @@
-//! Case files: the data a person reads and reviews, parsed strictly into steps.
-//!
-//! A case is a line-oriented transcript. Every line keeps its number so that every error, every
-//! failure and every blessed rewrite can point at `path:line`. Anything the parser does not
-//! understand is an error, never skipped. The format is described in `cases/README.md`.
+//! The strict parser: every line is understood or is an error at `path:line`.
 
-use serde_json::Value;
-use std::fmt;
-use std::time::Duration;
-
-/// Every protocol version of the handshake era, oldest first.
-pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-/// Every protocol version a case may name.
-pub const KNOWN_VERSIONS: [&str; 5] = [
-    "2024-11-05",
-    "2025-03-26",
-    "2025-06-18",
-    "2025-11-25",
-    "2026-07-28",
-];
-
-/// How much a broken expectation of this case weighs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
-    /// A MUST of the spec: a broken expectation is a failure.
-    Must,
-    /// A SHOULD: a broken expectation is a warning, a failure only with `--strict`.
-    Should,
-    /// Recorded, not judged.
-    Info,
-}
-
-impl Level {
-    /// The word used in case files and reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Must => "must",
-            Level::Should => "should",
-            Level::Info => "info",
-        }
-    }
-}
-
-/// Which side of the protocol the harness plays; the target plays the other one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// The target is a server; the harness is its client.
-    Server,
-    /// The target is a client; the harness is its server.
-    Client,
-}
-
-/// A duration that is either written in the case or taken from a loop variable (milliseconds).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Span {
-    /// A fixed duration such as `100ms`.
-    Fixed(Duration),
-    /// `{$name}`: the loop variable's value, in milliseconds.
-    Var(String),
-}
-
-impl Span {
-    /// The duration, with a loop variable's value read from `captures`.
-    pub fn resolve(&self, captures: &crate::pattern::Captures) -> Duration {
-        match self {
-            Span::Fixed(d) => *d,
-            Span::Var(name) => {
-                Duration::from_millis(captures.get(name).and_then(Value::as_u64).unwrap_or(0))
-            }
-        }
-    }
-}
-
-/// The loop variables one round of a `! repeat` or `! sweep` binds: name and value.
-pub type Bindings = Vec<(String, Value)>;
-
-impl StepKind {
-    /// For `! repeat` and `! sweep`: the inner steps and, per round, the loop variables to bind.
-    pub fn rounds(&self) -> Option<(&[Step], Vec<Bindings>)> {
-        match self {
-            StepKind::Repeat { count, steps } => Some((
-                steps,
-                (0..*count)
-                    .map(|i| vec![("i".to_string(), Value::from(i))])
-                    .collect(),
-            )),
-            StepKind::Sweep { var, values, steps } => Some((
-                steps,
-                values
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| {
-                        vec![
-                            ("i".to_string(), Value::from(i)),
-                            (var.clone(), Value::from(*v)),
-                        ]
-                    })
-                    .collect(),
-            )),
-            _ => None,
-        }
-    }
-}
-
-/// One line of a case that does something.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Step {
-    /// 1-based line number in the case file.
-    pub line: usize,
-    /// What the line asks for.
-    pub kind: StepKind,
-}
-
-/// The things a step can ask the harness to do.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StepKind {
-    /// A message the harness writes, verbatim but for `{$name}` references, as one line
-    /// (`>` when the target is a server, `<` when it is a client).
-    Send(String),
-    /// A message the harness waits for, as a pattern (raw text; loop variables are filled in
-    /// before it is parsed): `<` when the target is a server, `>` when it is a client.
-    Expect(String),
-    /// `! barrier`: a ping whose answer proves the target has read everything sent before it.
-    Barrier,
-    /// `! after D`: wait until D has passed since the last `>` line was sent.
-    After(Span),
-    /// `! wait D`: watch the target for a time window.
-    Wait(Span),
-    /// `! silent ID D`: watch for D, then judge every message about request ID since the last
-    /// barrier (the request must have been cancelled or answered).
-    Silent { id: String, window: Span },
-    /// `! witness ID…`: ask the `cancellations` fixture which requests saw their cancellation;
-    /// every listed id must be there.
-    Witness(Vec<String>),
-    /// `! arrives FROM..TO`: the next expected message must arrive between FROM and TO after
-    /// the message the previous expectation matched (a deadline, give or take).
-    Arrives(Arrival),
-    /// `! close-stdin`: close the target's standard input.
-    CloseStdin,
-    /// `! exit D`: the target must exit within D.
-    Exit(Span),
-    /// `! repeat N` … `! end`: the inner steps N times, with `{$i}` = 0, 1, …
-    Repeat { count: usize, steps: Vec<Step> },
-    /// `! sweep NAME FROM..TO step BY` … `! end`: the inner steps once per value (milliseconds),
-    /// with `{$NAME}` the value and `{$i}` the iteration.
-    Sweep {
-        var: String,
-        values: Vec<u64>,
-        steps: Vec<Step>,
-    },
-}
-
-/// When a message may arrive, relative to the one matched before it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Arrival {
-    /// The earliest.
-    pub from: Duration,
-    /// The latest.
-    pub to: Duration,
-    /// The case line that set it.
-    pub line: usize,
-}
-
-impl Arrival {
-    /// A complaint when a message came `gap` after the one before it, outside the window.
-    pub fn judge(&self, gap: Duration) -> Option<String> {
-        (gap < self.from || gap > self.to).then(|| {
-            format!(
-                "the message arrived {:.0} ms after the one before it; line {} allows {:.0} to {:.0} ms",
-                gap.as_secs_f64() * 1000.0,
-                self.line,
-                self.from.as_secs_f64() * 1000.0,
-                self.to.as_secs_f64() * 1000.0
-            )
-        })
-    }
-}
-
-/// A parsed case.
-#[derive(Debug, Clone)]
-pub struct Case {
-    /// The id: the path below the cases folder, without `.mcpt` (e.g. `server/cancel-unknown-id`).
-    pub id: String,
-    /// The path shown in messages.
-    pub path: String,
-    /// The full text, kept so blessing can rewrite single lines losslessly.
-    pub source: String,
-    /// The opening comment: one sentence of intent.
-    pub intent: String,
-    /// Requirement ids (`CAN-05`, …), as listed in `cases/REQUIREMENTS.md`.
-    pub requirements: Vec<String>,
-    /// How a broken expectation weighs.
-    pub level: Level,
-    /// Protocol versions the case applies to.
-    pub versions: Vec<String>,
-    /// Fixture tools the case needs.
-    pub fixtures: Vec<String>,
-    /// Whether the harness performs the `initialize` handshake before the steps.
-    pub handshake: bool,
-    /// The case's own time limit, if it sets one.
-    pub timeout: Option<Duration>,
-    /// Which side the harness plays.
-    pub role: Role,
-    /// The steps, in order.
-    pub steps: Vec<Step>,
-    /// Client cases: what the adapter is told to do (`@actions`), one JSON object per action.
-    pub actions: Vec<Value>,
-    /// Client cases: the outcome each action may end with (`@outcomes`), one set per action.
-    pub outcomes: Vec<Vec<String>>,
-}
-
-/// The words an adapter reports an action's end with.
-pub const OUTCOME_WORDS: [&str; 4] = ["result", "error", "cancelled", "timeout"];
-
-/// The verbs an action may use; each action object has exactly one of them.
-pub const ACTION_VERBS: [&str; 5] = ["connect", "call", "ping", "sleep_ms", "exit"];
-
-/// Checks `@actions`: a JSON array of objects, each with exactly one known verb.
-fn parse_actions(value: &str) -> Result<Vec<Value>, String> {
-    let parsed: Value =
-        serde_json::from_str(value).map_err(|e| format!("`@actions` is not JSON: {e}"))?;
-    let Value::Array(actions) = parsed else {
-        return Err("`@actions` is a JSON array of action objects".into());
-    };
-    for (i, action) in actions.iter().enumerate() {
-        let Some(object) = action.as_object() else {
-            return Err(format!("action {i} is not a JSON object"));
-        };
-        let verbs: Vec<&str> = ACTION_VERBS
-            .iter()
-            .copied()
-            .filter(|v| object.contains_key(*v))
-            .collect();
-        if verbs.len() != 1 {
-            return Err(format!(
-                "action {i} needs exactly one of {}",
-                ACTION_VERBS.join(", ")
-            ));
-        }
-    }
-    if actions.is_empty() {
-        return Err("`@actions` names no action".into());
-    }
-    Ok(actions)
-}
-
-/// Checks `@outcomes`: one word per action, alternatives joined by `|`, `*` for any.
-fn parse_outcomes(value: &str) -> Result<Vec<Vec<String>>, String> {
-    value
-        .split_whitespace()
-        .map(|word| {
-            let set: Vec<String> = word.split('|').map(str::to_string).collect();
-            match set
-                .iter()
-                .find(|w| *w != "*" && !OUTCOME_WORDS.contains(&w.as_str()))
-            {
-                Some(bad) => Err(format!(
-                    "unknown outcome `{bad}`; known: {}, or `*` for any",
-                    OUTCOME_WORDS.join(", ")
-                )),
-                None => Ok(set),
-            }
-        })
-        .collect()
-}
-
-/// A mistake in a case file. It is reported as `path:line: message` and ends the run with
-/// exit code 2: a broken case is never skipped.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CaseError {
-    /// The case file.
-    pub path: String,
-    /// 1-based line, or 0 for the file as a whole.
-    pub line: usize,
-    /// What is wrong and what to do.
-    pub message: String,
-}
-
-impl fmt::Display for CaseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: {}", self.path, self.message)
-        } else {
-            write!(f, "{}:{}: {}", self.path, self.line, self.message)
-        }
-    }
-}
-
-impl std::error::Error for CaseError {}
+use super::client::{parse_actions, parse_outcomes};
+use super::*;
 
 /// Parses a duration such as `250ms`, `2s` or `1.5s`.
 pub fn parse_duration(text: &str) -> Option<Duration> {
@@ -356,6 +71,21 @@ impl Parser<'_> {
                 StepKind::Witness(ids.iter().map(|s| s.to_string()).collect())
             }
             ["close-stdin"] => StepKind::CloseStdin,
+            ["cancel", id, ..] => {
+                self.check_id(line, id)?;
+                let reason = text
+                    .trim_start()
+                    .strip_prefix("cancel")
+                    .map(str::trim_start)
+                    .and_then(|rest| rest.strip_prefix(*id))
+                    .map(str::trim)
+                    .filter(|r| !r.is_empty())
+                    .map(str::to_string);
+                StepKind::Cancel {
+                    id: id.to_string(),
+                    reason,
+                }
+            }
             ["arrives", range] => {
                 let bad = || self.error(line, "write `! arrives 50ms..550ms`");
                 let (from, to) = range.split_once("..").ok_or_else(bad)?;
@@ -402,8 +132,9 @@ impl Parser<'_> {
                 return Err(self.error(
                     line,
                     format!(
-                        "unknown control `! {text}`; known: barrier, after, wait, silent, witness, \
-                         arrives, close-stdin, exit, repeat, sweep, end (see cases/README.md)"
+                        "unknown control `! {text}`; known: barrier, cancel, after, wait, silent, \
+                         witness, arrives, close-stdin, exit, repeat, sweep, end (see \
+                         cases/README.md)"
                     ),
                 ))
             }
@@ -456,6 +187,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
         steps: vec![],
         actions: vec![],
         outcomes: vec![],
+        outcomes_line: 0,
     };
     let mut level = None;
     let mut in_intent = true;
@@ -534,7 +266,8 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                 }
                 "actions" => case.actions = parse_actions(value).map_err(|e| p.error(line, e))?,
                 "outcomes" => {
-                    case.outcomes = parse_outcomes(value).map_err(|e| p.error(line, e))?
+                    case.outcomes = parse_outcomes(value).map_err(|e| p.error(line, e))?;
+                    case.outcomes_line = line;
                 }
                 "role" => {
                     case.role = match value {
@@ -654,30 +387,6 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
     Ok(case)
 }
 
-/// Replaces the text of some lines, keeping every other byte of the file as it was.
-/// `replacements` holds (1-based line, new text without the newline).
-pub fn rewrite_lines(source: &str, replacements: &[(usize, String)]) -> String {
-    let mut out = String::with_capacity(source.len());
-    for (index, raw) in source.split_inclusive('\n').enumerate() {
-        match replacements
-            .iter()
-            .rev()
-            .find(|(line, _)| *line == index + 1)
-        {
-            Some((_, text)) => {
-                out.push_str(text);
-                if raw.ends_with("\r\n") {
-                    out.push_str("\r\n");
-                } else if raw.ends_with('\n') {
-                    out.push('\n');
-                }
-            }
-            None => out.push_str(raw),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -731,6 +440,34 @@ mod tests {
     }
 
     #[test]
+    fn cancel_steps() {
+        let case = parse(
+            "server/x",
+            "x",
+            "# i\n@requirement A\n@level must\n! cancel 1\n! cancel \"a\" too  late\n! cancel \"{$id}\" x\n",
+        )
+        .unwrap();
+        let kinds: Vec<_> = case.steps.iter().map(|s| s.kind.clone()).collect();
+        assert_eq!(
+            kinds,
+            [
+                StepKind::Cancel {
+                    id: "1".into(),
+                    reason: None
+                },
+                StepKind::Cancel {
+                    id: "\"a\"".into(),
+                    reason: Some("too  late".into())
+                },
+                StepKind::Cancel {
+                    id: "\"{$id}\"".into(),
+                    reason: Some("x".into())
+                },
+            ]
+        );
+    }
+
+    #[test]
     fn sweeps_expand_values() {
         let case = parse(
             "server/x",
@@ -746,16 +483,6 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn rewrite_is_lossless() {
-        let text = "# a\r\n< {\"x\":1}\n\n< {}";
-        assert_eq!(rewrite_lines(text, &[]), text);
-        assert_eq!(
-            rewrite_lines(text, &[(2, "< {\"x\":2}".into()), (4, "< []".into())]),
-            "# a\r\n< {\"x\":2}\n\n< []"
-        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `--json PATH`: one document a CI step or a dashboard can read.
 
-use crate::runner::{Summary, Verdict};
+use super::gate::{Summary, Verdict};
 use serde_json::{json, Value};
 
 /// The JSON report of a run.
@@ -21,7 +21,7 @@ pub fn render(
             "requirements": v.requirements,
             "message": v.message,
             "duration_ms": v.duration_ms,
-            "baseline": v.baseline,
+            "baseline": v.baseline.map(|b| b.as_str()),
         })).collect::<Vec<_>>(),
         "summary": {
             "pass": summary.pass,

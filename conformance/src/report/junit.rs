@@ -1,8 +1,8 @@
 //! `--junit PATH`: JUnit XML, the format GitHub, GitLab and Jenkins all read. One testcase per
 //! case; failures carry the diff, skips are skipped, warnings are failures only with `--strict`.
 
+use super::gate::{failing, BaselineState, Verdict};
 use crate::outcome::Outcome;
-use crate::runner::Verdict;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use std::time::Duration;
 
@@ -10,8 +10,8 @@ use std::time::Duration;
 pub fn render(target: &str, verdicts: &[Verdict], strict: bool) -> String {
     let mut suite = TestSuite::new(format!("conformance ({target})"));
     for v in verdicts {
-        let failing = v.outcome == Outcome::Fail || (strict && v.outcome == Outcome::Warn);
-        let mut status = if v.baseline == Some("stale") {
+        let failing = failing(v.outcome, strict);
+        let mut status = if v.baseline == Some(BaselineState::Stale) {
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
             s.set_message(v.message.clone());
             s
@@ -28,7 +28,7 @@ pub fn render(target: &str, verdicts: &[Verdict], strict: bool) -> String {
         } else {
             TestCaseStatus::success()
         };
-        if v.baseline == Some("expected-failure") {
+        if v.baseline == Some(BaselineState::ExpectedFailure) {
             status = TestCaseStatus::skipped();
             status.set_message(format!("expected failure (baseline): {}", v.message));
         }

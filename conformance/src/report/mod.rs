@@ -1,11 +1,20 @@
 //! Failure text for a person reading a red CI run: where, which requirement, what differed
 //! (a unified diff of the expected and the actual transcript), what the target logged, and
 //! what to do next.
+//!
+//! - [`gate`]: what a run's results mean for CI (pass, fail, baseline, blessing, exit code);
+//! - [`json`], [`junit`]: the machine-readable reports;
+//! - [`dump`]: transcripts as files.
+
+pub mod dump;
+pub mod gate;
+pub mod json;
+pub mod junit;
 
 use crate::case::Case;
+use crate::engine::Report;
 use crate::outcome::{Finding, Outcome, Severity};
 use crate::pattern::canonical;
-use crate::run::Report;
 use crate::transcript::Direction;
 use similar::TextDiff;
 use std::fmt::Write as _;
@@ -87,7 +96,7 @@ pub fn explain(case: &Case, report: &Report, next: &str) -> String {
     findings.sort_by_key(|f| (std::cmp::Reverse(f.severity), f.line));
     // The same finding many times over (progress after a cancel, say) is listed once.
     let same = |a: &Finding, b: &Finding| {
-        a.severity == b.severity && a.requirement == b.requirement && a.message == b.message
+        a.severity == b.severity && a.kind == b.kind && a.message == b.message
     };
     let mut listed: Vec<&Finding> = vec![];
     for f in findings {
@@ -106,10 +115,10 @@ pub fn explain(case: &Case, report: &Report, next: &str) -> String {
             Severity::Warn => "warn",
             _ => "info",
         };
-        let requirement = if f.requirement == "case" {
+        let requirement = if f.kind.is_expectation() {
             case.requirements.join(" ")
         } else {
-            f.requirement.to_string()
+            f.requirement().to_string()
         };
         let _ = writeln!(
             out,
@@ -136,7 +145,7 @@ pub fn explain(case: &Case, report: &Report, next: &str) -> String {
     if !diff.is_empty() {
         out.push_str(&diff);
     }
-    let tail = report.stderr.tail(STDERR_TAIL);
+    let tail = report.log.tail(STDERR_TAIL);
     if tail.is_empty() {
         let _ = writeln!(out, "stderr of {}: empty", report.target);
     } else {
@@ -145,7 +154,7 @@ pub fn explain(case: &Case, report: &Report, next: &str) -> String {
             "stderr of {} (last {} of {} lines):",
             report.target,
             tail.len(),
-            report.stderr.total
+            report.log.total
         );
         for line in tail {
             let _ = writeln!(out, "  | {line}");

@@ -1,0 +1,244 @@
+//! Case files: the data a person reads and reviews, parsed strictly into steps.
+//!
+//! A case is a line-oriented transcript. Every line keeps its number so that every error, every
+//! failure and every blessed rewrite can point at `path:line`. Anything the parser does not
+//! understand is an error, never skipped. The format is described in `cases/README.md`.
+//!
+//! - [`parse`](parse()) reads a case file into a [`Case`];
+//! - `client` holds the vocabulary of client cases (`@actions`, `@outcomes`);
+//! - [`rewrite_lines`] replaces single lines losslessly, for blessing.
+
+mod client;
+mod parse;
+mod rewrite;
+
+pub use client::{ACTION_VERBS, OUTCOME_WORDS};
+pub use parse::{parse, parse_duration};
+pub use rewrite::rewrite_lines;
+
+use serde_json::Value;
+use std::fmt;
+use std::time::Duration;
+
+pub use crate::era::{HANDSHAKE_VERSIONS, KNOWN_VERSIONS};
+
+/// How much a broken expectation of this case weighs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// A MUST of the spec: a broken expectation is a failure.
+    Must,
+    /// A SHOULD: a broken expectation is a warning, a failure only with `--strict`.
+    Should,
+    /// Recorded, not judged.
+    Info,
+}
+
+impl Level {
+    /// The word used in case files and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Must => "must",
+            Level::Should => "should",
+            Level::Info => "info",
+        }
+    }
+}
+
+/// Which side of the protocol the harness plays; the target plays the other one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The target is a server; the harness is its client.
+    Server,
+    /// The target is a client; the harness is its server.
+    Client,
+}
+
+/// A duration that is either written in the case or taken from a loop variable (milliseconds).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Span {
+    /// A fixed duration such as `100ms`.
+    Fixed(Duration),
+    /// `{$name}`: the loop variable's value, in milliseconds.
+    Var(String),
+}
+
+impl Span {
+    /// The duration, with a loop variable's value read from `captures`.
+    pub fn resolve(&self, captures: &crate::pattern::Captures) -> Duration {
+        match self {
+            Span::Fixed(d) => *d,
+            Span::Var(name) => {
+                Duration::from_millis(captures.get(name).and_then(Value::as_u64).unwrap_or(0))
+            }
+        }
+    }
+}
+
+/// The loop variables one round of a `! repeat` or `! sweep` binds: name and value.
+pub type Bindings = Vec<(String, Value)>;
+
+impl StepKind {
+    /// For `! repeat` and `! sweep`: the inner steps and, per round, the loop variables to bind.
+    pub fn rounds(&self) -> Option<(&[Step], Vec<Bindings>)> {
+        match self {
+            StepKind::Repeat { count, steps } => Some((
+                steps,
+                (0..*count)
+                    .map(|i| vec![("i".to_string(), Value::from(i))])
+                    .collect(),
+            )),
+            StepKind::Sweep { var, values, steps } => Some((
+                steps,
+                values
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        vec![
+                            ("i".to_string(), Value::from(i)),
+                            (var.clone(), Value::from(*v)),
+                        ]
+                    })
+                    .collect(),
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// One line of a case that does something.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// 1-based line number in the case file.
+    pub line: usize,
+    /// What the line asks for.
+    pub kind: StepKind,
+}
+
+/// The things a step can ask the harness to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepKind {
+    /// A message the harness writes, verbatim but for `{$name}` references, as one line
+    /// (`>` when the target is a server, `<` when it is a client).
+    Send(String),
+    /// A message the harness waits for, as a pattern (raw text; loop variables are filled in
+    /// before it is parsed): `<` when the target is a server, `>` when it is a client.
+    Expect(String),
+    /// `! barrier`: a ping whose answer proves the target has read everything sent before it.
+    Barrier,
+    /// `! cancel ID [reason]`: cancel the harness's request ID the way the protocol version
+    /// and the transport call for (`notifications/cancelled`, or closing the request's
+    /// stream on 2026-07-28 HTTP).
+    Cancel { id: String, reason: Option<String> },
+    /// `! after D`: wait until D has passed since the last `>` line was sent.
+    After(Span),
+    /// `! wait D`: watch the target for a time window.
+    Wait(Span),
+    /// `! silent ID D`: watch for D, then judge every message about request ID since the last
+    /// barrier (the request must have been cancelled or answered).
+    Silent { id: String, window: Span },
+    /// `! witness ID…`: ask the `cancellations` fixture which requests saw their cancellation;
+    /// every listed id must be there.
+    Witness(Vec<String>),
+    /// `! arrives FROM..TO`: the next expected message must arrive between FROM and TO after
+    /// the message the previous expectation matched (a deadline, give or take).
+    Arrives(Arrival),
+    /// `! close-stdin`: close the target's standard input.
+    CloseStdin,
+    /// `! exit D`: the target must exit within D.
+    Exit(Span),
+    /// `! repeat N` … `! end`: the inner steps N times, with `{$i}` = 0, 1, …
+    Repeat { count: usize, steps: Vec<Step> },
+    /// `! sweep NAME FROM..TO step BY` … `! end`: the inner steps once per value (milliseconds),
+    /// with `{$NAME}` the value and `{$i}` the iteration.
+    Sweep {
+        var: String,
+        values: Vec<u64>,
+        steps: Vec<Step>,
+    },
+}
+
+/// When a message may arrive, relative to the one matched before it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Arrival {
+    /// The earliest.
+    pub from: Duration,
+    /// The latest.
+    pub to: Duration,
+    /// The case line that set it.
+    pub line: usize,
+}
+
+impl Arrival {
+    /// A complaint when a message came `gap` after the one before it, outside the window.
+    pub fn judge(&self, gap: Duration) -> Option<String> {
+        (gap < self.from || gap > self.to).then(|| {
+            format!(
+                "the message arrived {:.0} ms after the one before it; line {} allows {:.0} to {:.0} ms",
+                gap.as_secs_f64() * 1000.0,
+                self.line,
+                self.from.as_secs_f64() * 1000.0,
+                self.to.as_secs_f64() * 1000.0
+            )
+        })
+    }
+}
+
+/// A parsed case.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// The id: the path below the cases folder, without `.mcpt` (e.g. `server/cancel-unknown-id`).
+    pub id: String,
+    /// The path shown in messages.
+    pub path: String,
+    /// The full text, kept so blessing can rewrite single lines losslessly.
+    pub source: String,
+    /// The opening comment: one sentence of intent.
+    pub intent: String,
+    /// Requirement ids (`CAN-05`, …), as listed in `cases/REQUIREMENTS.md`.
+    pub requirements: Vec<String>,
+    /// How a broken expectation weighs.
+    pub level: Level,
+    /// Protocol versions the case applies to.
+    pub versions: Vec<String>,
+    /// Fixture tools the case needs.
+    pub fixtures: Vec<String>,
+    /// Whether the harness performs the `initialize` handshake before the steps.
+    pub handshake: bool,
+    /// The case's own time limit, if it sets one.
+    pub timeout: Option<Duration>,
+    /// Which side the harness plays.
+    pub role: Role,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+    /// Client cases: what the adapter is told to do (`@actions`), one JSON object per action.
+    pub actions: Vec<Value>,
+    /// Client cases: the outcome each action may end with (`@outcomes`), one set per action.
+    pub outcomes: Vec<Vec<String>>,
+    /// The line of the `@outcomes` header (0 when there is none), where findings about the
+    /// adapter's outcomes point.
+    pub outcomes_line: usize,
+}
+
+/// A mistake in a case file. It is reported as `path:line: message` and ends the run with
+/// exit code 2: a broken case is never skipped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseError {
+    /// The case file.
+    pub path: String,
+    /// 1-based line, or 0 for the file as a whole.
+    pub line: usize,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+impl fmt::Display for CaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.path, self.message)
+        } else {
+            write!(f, "{}:{}: {}", self.path, self.line, self.message)
+        }
+    }
+}
+
+impl std::error::Error for CaseError {}

@@ -1,0 +1,179 @@
+//! Expected messages: waiting for the first message that matches a case's pattern, and, when
+//! none does, showing the closest one in a diff.
+
+use super::{Engine, Side, Stop};
+use crate::outcome::{FindingKind, Severity};
+use crate::pattern::{self, canonical};
+use crate::transcript::{self, Direction, Entry};
+use crate::transport::Transport;
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio::time::Instant as Deadline;
+
+impl<T: Transport, S: Side> Engine<'_, T, S> {
+    /// An expected line's pattern, with loop variables filled in.
+    fn fill_pattern(&mut self, line: usize, text: &str) -> Result<Value, Stop> {
+        pattern::fill_pattern(text, &self.captures).map_err(|e| {
+            self.line = line;
+            self.finding(
+                Severity::Fail,
+                FindingKind::CaseBug,
+                format!(
+                    "bug in case: the expected message is not JSON after filling in variables: {e}"
+                ),
+            );
+            Stop::Hung
+        })
+    }
+
+    /// The id a pattern names for certain: a literal, or a variable already captured.
+    fn concrete_id(&self, pattern: &Value) -> Option<Value> {
+        let id = pattern.get("id")?;
+        match id.as_str() {
+            Some(text) if text.starts_with('{') && text.ends_with('}') => text
+                .strip_prefix("{$")
+                .and_then(|t| t.strip_suffix('}'))
+                .and_then(|name| self.captures.get(name))
+                .cloned(),
+            _ => Some(id.clone()),
+        }
+    }
+
+    /// The unmatched message a pattern is closest to: the one with its id, or else the first
+    /// of its method (a response pattern is only ever compared with responses).
+    fn candidate_for(&self, pattern: &Value) -> Option<usize> {
+        let unconsumed = |e: &Entry| {
+            e.direction == Direction::Received && e.consumed_by.is_none() && !e.internal
+        };
+        let entries = self.transcript.iter().enumerate();
+        if let Some(id) = self.concrete_id(pattern) {
+            return entries
+                .filter(|(_, e)| unconsumed(e))
+                .find(|(_, e)| {
+                    e.value
+                        .as_ref()
+                        .and_then(|v| v.get("id"))
+                        .is_some_and(|v| pattern::json_equal(v, &id))
+                })
+                .map(|(i, _)| i);
+        }
+        let method = pattern.get("method");
+        entries
+            .filter(|(_, e)| unconsumed(e))
+            .find(|(_, e)| {
+                e.value.as_ref().is_some_and(|v| {
+                    v.get("method") == method && (method.is_some() || v.get("id").is_some())
+                })
+            })
+            .map(|(i, _)| i)
+    }
+
+    /// How long a message matching `pattern` may take: an answer to `initialize` as long as a
+    /// start, anything else `--reply-timeout`.
+    fn wait_for(&self, pattern: &Value) -> Duration {
+        let request = self
+            .concrete_id(pattern)
+            .and_then(|id| self.ledger.sent(&id));
+        if request.is_some_and(|r| r.starts) {
+            self.options.startup_timeout
+        } else {
+            self.options.reply_timeout
+        }
+    }
+
+    /// An expected line: waits for the first unmatched message that matches.
+    pub(crate) async fn expect(&mut self, line: usize, text: &str) -> Result<(), Stop> {
+        let mut pattern = self.fill_pattern(line, text)?;
+        let id = self.concrete_id(&pattern);
+        let mapped = id
+            .as_ref()
+            .and_then(|id| self.ledger.sent(id))
+            .is_some_and(|r| r.mapped);
+        if mapped && pattern.get("result").is_some() {
+            // A target's own tool stands in for the role: its result is its business.
+            pattern["result"] = json!("{object}");
+        }
+        let wait = self.wait_for(&pattern);
+        self.expected
+            .push(format!("{} {}", S::EXPECTS, canonical(&pattern)));
+        let deadline = Deadline::now() + wait;
+        loop {
+            if let Some(at) =
+                transcript::take_match(&mut self.transcript, &pattern, &mut self.captures, line)
+            {
+                self.arrived(line, at);
+                return Ok(());
+            }
+            // A response for the expected id that does not match will not be followed by another.
+            if id.is_some() {
+                if let Some(index) = self.candidate_for(&pattern) {
+                    if self.transcript[index]
+                        .value
+                        .as_ref()
+                        .is_some_and(|v| v.get("id").is_some())
+                    {
+                        return self.mismatch(line, &pattern, Some(index), wait);
+                    }
+                }
+            }
+            if !self.next(deadline).await {
+                if let Some(stop) = S::ended(self) {
+                    return Err(stop);
+                }
+                let candidate = self.candidate_for(&pattern);
+                return self.mismatch(line, &pattern, candidate, wait);
+            }
+        }
+    }
+
+    /// Reports an expectation that did not hold: the closest message in a diff (and as a
+    /// replacement for blessing), or that nothing came. A missing message at the must level
+    /// stops the case; anything else lets it go on.
+    fn mismatch(
+        &mut self,
+        line: usize,
+        pattern: &Value,
+        candidate: Option<usize>,
+        wait: Duration,
+    ) -> Result<(), Stop> {
+        self.line = line;
+        let severity = self.case_severity();
+        let Some(index) = candidate else {
+            let is_response = pattern.get("result").is_some() || pattern.get("error").is_some();
+            let what = if is_response {
+                "no response"
+            } else {
+                "no message"
+            };
+            let why = S::absence(self);
+            self.finding(
+                severity,
+                FindingKind::Unmet,
+                format!(
+                    "{what} matching line {line} within {wait:?}{why}: {}",
+                    canonical(pattern)
+                ),
+            );
+            return if severity == Severity::Fail {
+                Err(Stop::Hung)
+            } else {
+                Ok(())
+            };
+        };
+        let value = self.value(index);
+        let diff = pattern::first_difference(pattern, &value, &self.captures)
+            .map(|d| d.to_string())
+            .unwrap_or_default();
+        let shown = canonical(&pattern::normalize(pattern, &value, &self.captures));
+        let entry = &mut self.transcript[index];
+        entry.consumed_by = Some(line);
+        entry.shown = Some(shown.clone());
+        self.bless.push((line, format!("{} {shown}", S::EXPECTS)));
+        self.finding(
+            severity,
+            FindingKind::Mismatch,
+            format!("the message differs from the expected one; {diff}"),
+        );
+        Ok(())
+    }
+}

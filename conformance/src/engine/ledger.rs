@@ -1,0 +1,117 @@
+//! The request ledger: every request either side sent in one case, and what became of it.
+//!
+//! The standing rules need it (one response per request, progress only for live tokens, a
+//! cancel only for one's own live request) and so do the steps (waiting for an answer). Ids
+//! are keyed by their canonical JSON text, so `7` and `"7"` are different requests.
+
+use crate::pattern::id_key;
+use crate::transport::Channel;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// Where the harness's cancel of one of its requests stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CancelMark {
+    /// The transcript index of the cancel.
+    pub at: usize,
+    /// Whether something since proved the target had read it (an answered barrier).
+    pub read: bool,
+}
+
+/// A request the harness sent.
+#[derive(Debug, Clone)]
+pub struct SentRequest {
+    /// The case line that sent it (0 for the harness's own).
+    pub line: usize,
+    /// Its method.
+    pub method: String,
+    /// The harness's own request (handshake, barrier, witness), not a case's.
+    pub internal: bool,
+    /// A call of a role that never ends on its own: an answer after its cancel was caused by it.
+    pub endless: bool,
+    /// An `initialize`: its answer may take as long as a start.
+    pub starts: bool,
+    /// When (since the target started) the call could have ended on its own at the earliest.
+    pub natural_end: Option<Duration>,
+    /// A call that went to a target's own tool standing in for a role: only the shape of its
+    /// result is judged.
+    pub mapped: bool,
+    /// The channel it travelled on.
+    pub channel: Channel,
+    /// How many responses came for it.
+    pub answers: u32,
+    /// The transcript index of its first response.
+    pub answer: Option<usize>,
+    /// The harness's cancel of it, if any.
+    pub cancel: Option<CancelMark>,
+    /// Whether it had been answered when it was cancelled.
+    pub answered_before_cancel: bool,
+    /// The last progress value seen for it.
+    pub last_progress: Option<f64>,
+}
+
+/// A request the target sent.
+#[derive(Debug, Clone)]
+pub struct ReceivedRequest {
+    /// Its method.
+    pub method: String,
+    /// When the harness answered it.
+    pub answered: Option<Instant>,
+    /// Whether the target cancelled it.
+    pub cancelled: bool,
+    /// Its progress token, as an id key.
+    pub token: Option<String>,
+    /// The channel it arrived on.
+    pub channel: Channel,
+}
+
+impl ReceivedRequest {
+    /// Neither answered nor cancelled.
+    pub fn outstanding(&self) -> bool {
+        self.answered.is_none() && !self.cancelled
+    }
+}
+
+/// Every request of one case, both ways.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    /// Requests the harness sent, by id key.
+    pub sent: HashMap<String, SentRequest>,
+    /// Progress tokens of the harness's requests → the request's id key.
+    pub tokens: HashMap<String, String>,
+    /// Requests the target sent, by id key.
+    pub received: HashMap<String, ReceivedRequest>,
+}
+
+impl Ledger {
+    /// Records the harness's cancel of request `id`, sent at transcript index `at`. The first
+    /// cancel counts.
+    pub fn cancel_sent(&mut self, id: &Value, at: usize) {
+        if let Some(request) = self.sent.get_mut(&id_key(id)) {
+            request.answered_before_cancel = request.answers > 0;
+            request.cancel.get_or_insert(CancelMark { at, read: false });
+        }
+    }
+
+    /// Marks every cancel sent before transcript index `before` as read by the target.
+    pub fn prove_read(&mut self, before: usize) {
+        for request in self.sent.values_mut() {
+            if let Some(mark) = request.cancel.as_mut() {
+                if mark.at < before {
+                    mark.read = true;
+                }
+            }
+        }
+    }
+
+    /// The harness's request with this id.
+    pub fn sent(&self, id: &Value) -> Option<&SentRequest> {
+        self.sent.get(&id_key(id))
+    }
+
+    /// The first response to the harness's request `id`, as a transcript index.
+    pub fn answer_of(&self, id: &Value) -> Option<usize> {
+        self.sent(id).and_then(|r| r.answer)
+    }
+}

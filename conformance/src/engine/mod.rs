@@ -1,0 +1,414 @@
+//! The one engine: plays a case's steps against a target, whichever side the harness plays.
+//!
+//! An [`Engine`] holds what one run of a case knows: the transcript, the findings, the
+//! captured variables and the request ledger. It talks to the target only through a
+//! [`Transport`], and leaves what depends on the role to a [`Side`]: how the session opens,
+//! which standing rules judge the target's messages, what the harness answers on its own, and
+//! how the run ends. [`server::ServerTarget`] is the harness as a client testing a server;
+//! [`client::ClientTarget`] is the harness as a server testing a client.
+//!
+//! Every message the target writes is recorded and judged by the side's standing rules before
+//! any step looks at it. Steps then wait for what they expect, event-driven: nothing sleeps
+//! unless the case asks for a time window.
+
+mod adapter;
+pub mod client;
+mod expect;
+mod io;
+pub mod ledger;
+mod proof;
+pub mod server;
+
+use crate::case::{Arrival, Case, Span, Step, StepKind};
+use crate::era::ProtocolVersion;
+use crate::fixtures::Fixtures;
+use crate::outcome::{Finding, FindingKind, Outcome, Severity};
+use crate::pattern::{self, Captures};
+use crate::rules::envelope::Writer;
+use crate::transcript::Entry;
+use crate::transport::process::TargetLog;
+use crate::transport::{Event, SendError, Transport};
+use ledger::Ledger;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use tokio::time::Instant as Deadline;
+
+/// What one case keeps of what a target writes; a target that floods past it fails, and the
+/// harness's memory stays bounded.
+pub(crate) const MAX_RECEIVED_BYTES: usize = 64 << 20;
+
+/// How a run is carried out.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The protocol version requested at `initialize` (server cases) or played (client cases).
+    pub protocol_version: String,
+    /// The time limit for a whole case, unless the case sets its own.
+    pub case_timeout: Duration,
+    /// How long to wait for an expected message or the answer to a request (`T_prompt`).
+    pub reply_timeout: Duration,
+    /// How long the target may take to answer `initialize`: starting an interpreter or a
+    /// package runner can take seconds, especially with cases running in parallel.
+    pub startup_timeout: Duration,
+    /// How the target's tools stand in for the fixture profile (from a target file); `None`
+    /// when the target implements the profile itself.
+    pub fixtures: Option<Fixtures>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            protocol_version: "2025-11-25".into(),
+            case_timeout: Duration::from_secs(10),
+            reply_timeout: Duration::from_secs(2),
+            startup_timeout: Duration::from_secs(15),
+            fixtures: None,
+        }
+    }
+}
+
+/// Everything a run of one case produced.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The verdict.
+    pub outcome: Outcome,
+    /// Why, finding by finding, in the order noticed.
+    pub findings: Vec<Finding>,
+    /// Why the case was skipped, when it was.
+    pub skip_reason: Option<String>,
+    /// What was exchanged.
+    pub transcript: Vec<Entry>,
+    /// The target's stderr and the harness's notes about it, bounded.
+    pub log: TargetLog,
+    /// The expected side of the diff: the case's lines as carried out.
+    pub expected: Vec<String>,
+    /// Replacements for expected lines that did not match, for blessing: (line, new text).
+    pub bless: Vec<(usize, String)>,
+    /// The protocol version the run used.
+    pub version: Option<String>,
+    /// Wall time of the run.
+    pub duration: Duration,
+    /// How the target was started, for reports.
+    pub target: String,
+}
+
+impl Report {
+    /// The report of a case that was not run.
+    pub fn skipped(reason: String, target: String) -> Report {
+        Report {
+            outcome: Outcome::Skip,
+            findings: vec![],
+            skip_reason: Some(reason),
+            transcript: vec![],
+            log: TargetLog::default(),
+            expected: vec![],
+            bless: vec![],
+            version: None,
+            duration: Duration::ZERO,
+            target,
+        }
+    }
+}
+
+/// Why the steps stopped early.
+#[derive(Debug)]
+pub enum Stop {
+    /// A client ended its session after finishing its actions; the rest of the steps have
+    /// nobody to talk to, which is no fault.
+    Done,
+    /// The target went away while the case still needed it.
+    Gone,
+    /// A wait the case cannot go on without timed out, or the case cannot go on.
+    Hung,
+    /// The case does not apply.
+    Skip(String),
+}
+
+/// What differs between the two roles. The engine calls these at fixed points; everything
+/// else is common.
+#[allow(async_fn_in_trait)]
+pub trait Side: Sized {
+    /// Who writes the target's lines, for the envelope rules' wording.
+    const WRITER: &'static Writer;
+    /// The arrow of lines the harness sends, as case files and diffs show them.
+    const SENDS: char;
+    /// The arrow of lines the harness expects.
+    const EXPECTS: char;
+
+    /// Plays the whole case: opens the session and plays the steps within the time limits.
+    async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop>;
+
+    /// After [`Side::play`], however it ended: what the role still has to judge. Returns the
+    /// reason when the case turned out not to apply.
+    async fn finish<T: Transport>(
+        e: &mut Engine<'_, T, Self>,
+        played: Result<(), Stop>,
+    ) -> Option<String>;
+
+    /// The standing rules for one message the target wrote (transcript index `index`, parsed
+    /// as a JSON object that passed the envelope check).
+    async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize);
+
+    /// Events other than messages that only this role knows what to make of.
+    fn observe<T: Transport>(e: &mut Engine<'_, T, Self>, at: Duration, event: Event);
+
+    /// Steps only this role carries out (`! silent`, `! witness`, `! close-stdin`, `! exit`).
+    async fn role_step<T: Transport>(e: &mut Engine<'_, T, Self>, step: &Step) -> Result<(), Stop>;
+
+    /// Prepares a message the harness is about to send (a target file's tool mapping).
+    /// Returns the fixture role the message calls, when it calls one.
+    fn prepare<T: Transport>(_e: &Engine<'_, T, Self>, _message: &mut Value) -> Option<String> {
+        None
+    }
+
+    /// What to do when a message could not be sent: report why the target is gone, and say
+    /// how the steps stop.
+    async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, error: SendError) -> Stop;
+
+    /// Reports that the target went away while the case still needed it.
+    fn gone<T: Transport>(e: &mut Engine<'_, T, Self>);
+
+    /// A wait for an expected message ran out: how the steps stop when that is because the
+    /// target is gone, or `None` to report the missing message.
+    fn ended<T: Transport>(e: &mut Engine<'_, T, Self>) -> Option<Stop>;
+
+    /// What to add to a "no message matching" finding about the target's state.
+    fn absence<T: Transport>(_e: &Engine<'_, T, Self>) -> String {
+        String::new()
+    }
+}
+
+/// One run of one case.
+pub struct Engine<'a, T, S> {
+    pub(crate) case: &'a Case,
+    pub(crate) options: &'a Options,
+    pub(crate) io: T,
+    pub(crate) side: S,
+    pub(crate) transcript: Vec<Entry>,
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) captures: Captures,
+    pub(crate) ledger: Ledger,
+    pub(crate) expected: Vec<String>,
+    pub(crate) bless: Vec<(usize, String)>,
+    /// The case line being carried out.
+    pub(crate) line: usize,
+    pub(crate) last_send: Instant,
+    /// Numbers the harness's own request ids.
+    pub(crate) counter: u32,
+    /// The target process exited.
+    pub(crate) exited: bool,
+    /// The target's output ended (a server's stdout, a client's relay connection).
+    pub(crate) output_closed: bool,
+    received_bytes: usize,
+    flooded: bool,
+    /// The protocol version agreed (or played).
+    pub(crate) version: Option<String>,
+    /// A `! arrives` window for the next expected message.
+    arrival: Option<Arrival>,
+    /// When the last expected message arrived.
+    last_arrival: Option<Duration>,
+}
+
+impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
+    /// A run of `case` against the target behind `io`.
+    pub fn new(case: &'a Case, options: &'a Options, io: T, side: S) -> Self {
+        Engine {
+            case,
+            options,
+            io,
+            side,
+            transcript: vec![],
+            findings: vec![],
+            captures: Captures::new(),
+            ledger: Ledger::default(),
+            expected: vec![],
+            bless: vec![],
+            line: 0,
+            last_send: Instant::now(),
+            counter: 0,
+            exited: false,
+            output_closed: false,
+            received_bytes: 0,
+            flooded: false,
+            version: None,
+            arrival: None,
+            last_arrival: None,
+        }
+    }
+
+    /// Plays the case to its end and shuts the target down. Never panics on target
+    /// behaviour; the target and everything it started are gone when this returns.
+    pub async fn run(mut self, target: String) -> Report {
+        let started = Instant::now();
+        let played = S::play(&mut self).await;
+        let skip = S::finish(&mut self, played).await;
+        let log = self.io.shutdown(Duration::from_millis(250)).await;
+        let outcome = if skip.is_some() {
+            Outcome::Skip
+        } else {
+            Outcome::from_findings(self.case.level, &self.findings)
+        };
+        Report {
+            outcome,
+            findings: self.findings,
+            skip_reason: skip,
+            transcript: self.transcript,
+            log,
+            expected: self.expected,
+            bless: self.bless,
+            version: self.version,
+            duration: started.elapsed(),
+            target,
+        }
+    }
+
+    pub(crate) fn finding(&mut self, severity: Severity, kind: FindingKind, message: String) {
+        self.findings.push(Finding {
+            severity,
+            line: self.line,
+            kind,
+            message,
+        });
+    }
+
+    /// A standing rule's finding.
+    pub(crate) fn rule(&mut self, severity: Severity, requirement: &'static str, message: String) {
+        self.finding(severity, FindingKind::Rule(requirement), message);
+    }
+
+    /// How much a broken expectation of this case weighs.
+    pub(crate) fn case_severity(&self) -> Severity {
+        Severity::of_level(self.case.level)
+    }
+
+    /// The version the run uses, as the harness knows it.
+    pub(crate) fn protocol(&self) -> Option<ProtocolVersion> {
+        ProtocolVersion::parse(
+            self.version
+                .as_deref()
+                .unwrap_or(&self.options.protocol_version),
+        )
+    }
+
+    /// Time since the target started.
+    pub(crate) fn now(&self) -> Duration {
+        self.io.started().elapsed()
+    }
+
+    /// Plays steps in order.
+    pub(crate) fn steps<'s>(
+        &'s mut self,
+        steps: &'s [Step],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Stop>> + 's>> {
+        Box::pin(async move {
+            for step in steps {
+                self.line = step.line;
+                self.step(step).await?;
+            }
+            Ok(())
+        })
+    }
+
+    async fn step(&mut self, step: &Step) -> Result<(), Stop> {
+        match &step.kind {
+            StepKind::Send(text) => {
+                let text = self.fill(text)?;
+                self.write(text, false).await
+            }
+            StepKind::Expect(text) => self.expect(step.line, text).await,
+            StepKind::Barrier => self.barrier().await,
+            StepKind::Cancel { id, reason } => self.cancel(id, reason.as_deref()).await,
+            StepKind::After(span) => {
+                let until = self.last_send + self.span(span);
+                self.pump_until(Deadline::from_std(until)).await;
+                Ok(())
+            }
+            StepKind::Wait(span) => {
+                let until = Deadline::now() + self.span(span);
+                self.pump_until(until).await;
+                Ok(())
+            }
+            StepKind::Arrives(arrival) => {
+                self.arrival = Some(*arrival);
+                Ok(())
+            }
+            StepKind::Repeat { .. } | StepKind::Sweep { .. } => {
+                let (inner, rounds) = step.kind.rounds().expect("a loop has rounds");
+                for bindings in &rounds {
+                    self.captures.extend(bindings.iter().cloned());
+                    self.steps(inner).await?;
+                }
+                for (name, _) in rounds.first().into_iter().flatten() {
+                    self.captures.remove(name);
+                }
+                Ok(())
+            }
+            StepKind::Silent { .. }
+            | StepKind::Witness(_)
+            | StepKind::CloseStdin
+            | StepKind::Exit(_) => S::role_step(self, step).await,
+        }
+    }
+
+    pub(crate) fn span(&self, span: &Span) -> Duration {
+        span.resolve(&self.captures)
+    }
+
+    /// A reference to a variable that an earlier, already reported mismatch never captured
+    /// ends the case quietly; otherwise it is a bug in the case.
+    fn missing_capture(&mut self, name: String) -> Stop {
+        if !self.findings.iter().any(|f| f.severity > Severity::Note) {
+            self.finding(
+                Severity::Fail,
+                FindingKind::CaseBug,
+                format!("bug in case: `{{${name}}}` is used before anything was captured into it"),
+            );
+        }
+        Stop::Hung
+    }
+
+    /// A case line with its variables filled in.
+    pub(crate) fn fill(&mut self, text: &str) -> Result<String, Stop> {
+        pattern::substitute(text, &self.captures).map_err(|name| self.missing_capture(name))
+    }
+
+    /// A request id of a control line, with its variables filled in.
+    pub(crate) fn fill_id(&mut self, text: &str) -> Result<Value, Stop> {
+        let text = self.fill(text)?;
+        serde_json::from_str(&text).map_err(|_| {
+            self.finding(
+                Severity::Fail,
+                FindingKind::CaseBug,
+                format!("bug in case: `{text}` is not a request id"),
+            );
+            Stop::Hung
+        })
+    }
+
+    /// Notes when an expected message arrived, and judges it against a pending `! arrives`.
+    pub(crate) fn arrived(&mut self, line: usize, at: Duration) {
+        if let (Some(arrival), Some(previous)) = (self.arrival.take(), self.last_arrival) {
+            if let Some(complaint) = arrival.judge(at.saturating_sub(previous)) {
+                self.line = line;
+                self.finding(self.case_severity(), FindingKind::Unmet, complaint);
+            }
+        }
+        self.last_arrival = Some(at);
+    }
+
+    /// A message's value as the harness recorded it.
+    pub(crate) fn value(&self, index: usize) -> Value {
+        self.transcript[index].value.clone().unwrap_or(Value::Null)
+    }
+
+    /// Marks a received message as the harness's business (not a case's), so diffs and
+    /// expectations pass over it.
+    pub(crate) fn take_internal(&mut self, index: usize) {
+        self.transcript[index].internal = true;
+        self.transcript[index].consumed_by = Some(0);
+    }
+
+    /// The answer `ping` gets from the harness.
+    pub(crate) fn pong(id: &Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "result": {}})
+    }
+}

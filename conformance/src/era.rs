@@ -1,0 +1,209 @@
+//! Protocol versions and everything that differs between them, in one place.
+//!
+//! MCP has two eras. In the handshake era (2024-11-05 … 2025-11-25) a client opens with
+//! `initialize`, either side may send requests, `ping` proves liveness, and a cancel is always
+//! `notifications/cancelled`. In the stateless era (2026-07-28) there is no handshake and no
+//! `ping`: a client may ask `server/discover`, stamps every request's `_meta` with the
+//! protocol version and its capabilities, servers never send requests, and over Streamable
+//! HTTP a cancel is closing the request's response stream. Every such difference is a named
+//! predicate here, so the engine asks a question instead of comparing version strings.
+
+use serde_json::{json, Value};
+
+/// Every protocol version of the handshake era, oldest first.
+pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// Every protocol version a case may name, oldest first.
+pub const KNOWN_VERSIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
+
+/// The `_meta` key of the protocol version in the stateless era.
+pub const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key of the client's capabilities in the stateless era.
+pub const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key of the client's name and version in the stateless era.
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+
+/// The two ways MCP sessions work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// `initialize` first; either side may send requests (≤2025-11-25).
+    Handshake,
+    /// Every request stands alone, stamped with its version (2026-07-28).
+    Stateless,
+}
+
+/// A protocol version the harness knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ProtocolVersion {
+    V2024_11_05,
+    V2025_03_26,
+    V2025_06_18,
+    V2025_11_25,
+    V2026_07_28,
+}
+
+impl ProtocolVersion {
+    /// Every known version, oldest first.
+    pub const ALL: [ProtocolVersion; 5] = [
+        ProtocolVersion::V2024_11_05,
+        ProtocolVersion::V2025_03_26,
+        ProtocolVersion::V2025_06_18,
+        ProtocolVersion::V2025_11_25,
+        ProtocolVersion::V2026_07_28,
+    ];
+
+    /// The version a string names, if the harness knows it.
+    pub fn parse(text: &str) -> Option<ProtocolVersion> {
+        Self::ALL.into_iter().find(|v| v.as_str() == text)
+    }
+
+    /// The version string used on the wire.
+    pub fn as_str(self) -> &'static str {
+        KNOWN_VERSIONS[self as usize]
+    }
+
+    /// The era the version belongs to.
+    pub fn era(self) -> Era {
+        if self >= ProtocolVersion::V2026_07_28 {
+            Era::Stateless
+        } else {
+            Era::Handshake
+        }
+    }
+
+    /// Whether a session opens with `initialize` and `notifications/initialized`.
+    pub fn has_handshake(self) -> bool {
+        self.era() == Era::Handshake
+    }
+
+    /// Whether `ping` exists (it was removed in 2026-07-28).
+    pub fn has_ping(self) -> bool {
+        self.era() == Era::Handshake
+    }
+
+    /// Whether a server may send requests to its client (RPC-15 forbids it in 2026-07-28).
+    pub fn servers_may_request(self) -> bool {
+        self.era() == Era::Handshake
+    }
+
+    /// Whether requests carry the version and capabilities in `_meta` (LIF-10).
+    pub fn stamps_requests(self) -> bool {
+        self.era() == Era::Stateless
+    }
+
+    /// Whether `notifications/progress` may carry `message` (added in 2025-03-26, PRG-05).
+    pub fn progress_has_message(self) -> bool {
+        self >= ProtocolVersion::V2025_03_26
+    }
+
+    /// The cheap request a client sends to prove that a server read everything before it:
+    /// `ping`, or `server/discover` where `ping` no longer exists.
+    pub fn probe(self, id: &str) -> Value {
+        let mut probe = if self.has_ping() {
+            json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
+        } else {
+            json!({"jsonrpc": "2.0", "id": id, "method": "server/discover", "params": {}})
+        };
+        self.stamp(&mut probe);
+        probe
+    }
+
+    /// Adds the stateless era's `_meta` fields (version, capabilities, client info) to a
+    /// well-formed request that lacks them; returns whether it did. Anything else, and every
+    /// message of the handshake era, is left as it is, so cases can send malformed requests.
+    pub fn stamp(self, message: &mut Value) -> bool {
+        if !self.stamps_requests() {
+            return false;
+        }
+        let Some(object) = message.as_object_mut() else {
+            return false;
+        };
+        let is_request = object.get("method").is_some_and(Value::is_string)
+            && object
+                .get("id")
+                .is_some_and(|id| id.is_string() || id.is_number());
+        if !is_request {
+            return false;
+        }
+        let params = object.entry("params").or_insert_with(|| json!({}));
+        let Some(params) = params.as_object_mut() else {
+            return false;
+        };
+        let meta = params.entry("_meta").or_insert_with(|| json!({}));
+        let Some(meta) = meta.as_object_mut() else {
+            return false;
+        };
+        if meta.contains_key(META_VERSION) {
+            return false;
+        }
+        meta.insert(META_VERSION.into(), json!(self.as_str()));
+        meta.entry(META_CAPABILITIES).or_insert_with(|| json!({}));
+        meta.entry(META_CLIENT_INFO).or_insert_with(
+            || json!({"name": "conformance", "version": env!("CARGO_PKG_VERSION")}),
+        );
+        true
+    }
+
+    /// How a cancel is carried on a transport: `true` when it is closing the request's own
+    /// response channel (2026-07-28 over Streamable HTTP, CAN-12), `false` when it is a
+    /// `notifications/cancelled` message.
+    pub fn cancel_closes_channel(self, transport_has_channels: bool) -> bool {
+        self.era() == Era::Stateless && transport_has_channels
+    }
+}
+
+impl std::fmt::Display for ProtocolVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_and_eras() {
+        for (v, text) in ProtocolVersion::ALL.into_iter().zip(KNOWN_VERSIONS) {
+            assert_eq!(ProtocolVersion::parse(text), Some(v));
+            assert_eq!(v.as_str(), text);
+        }
+        assert_eq!(ProtocolVersion::parse("1900-01-01"), None);
+        assert!(ProtocolVersion::V2025_11_25.has_handshake());
+        assert!(!ProtocolVersion::V2026_07_28.has_ping());
+        assert!(!ProtocolVersion::V2024_11_05.progress_has_message());
+        assert!(ProtocolVersion::V2026_07_28.cancel_closes_channel(true));
+        assert!(!ProtocolVersion::V2026_07_28.cancel_closes_channel(false));
+        assert!(!ProtocolVersion::V2025_11_25.cancel_closes_channel(true));
+    }
+
+    #[test]
+    fn probes_and_stamps() {
+        let ping = ProtocolVersion::V2025_11_25.probe("b");
+        assert_eq!(ping, json!({"jsonrpc": "2.0", "id": "b", "method": "ping"}));
+        let discover = ProtocolVersion::V2026_07_28.probe("b");
+        assert_eq!(discover["method"], "server/discover");
+        assert_eq!(discover["params"]["_meta"][META_VERSION], "2026-07-28");
+
+        let v = ProtocolVersion::V2026_07_28;
+        let mut call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"p"}}});
+        assert!(v.stamp(&mut call));
+        assert_eq!(call["params"]["_meta"]["progressToken"], "p");
+        assert_eq!(call["params"]["_meta"][META_CAPABILITIES], json!({}));
+        assert!(!v.stamp(&mut call), "stamped once");
+        let mut notification =
+            json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}});
+        assert!(!v.stamp(&mut notification));
+        let mut malformed = json!({"jsonrpc":"2.0","id":null,"method":"tools/list"});
+        assert!(!v.stamp(&mut malformed));
+        let mut own = json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{(META_VERSION):"1900-01-01"}}});
+        assert!(!v.stamp(&mut own), "a case's own version stays");
+        assert!(!ProtocolVersion::V2025_11_25
+            .stamp(&mut json!({"jsonrpc":"2.0","id":3,"method":"ping"})));
+    }
+}

@@ -1,0 +1,192 @@
+//! The fixture profile as the harness knows it: the roles cases call (`work`, `ping`, `echo`,
+//! `sleep`, `ticker`, `cancellations`), what each role's behaviour lets a verdict conclude,
+//! and how a target file maps a role onto one of a third-party server's own tools.
+//!
+//! What a role tells the harness: `work` and `ticker` never end on their own, so a response
+//! after their cancel was caused by it; `sleep {ms}` cannot finish before `ms` has passed; the
+//! `cancellations` witness answers with a JSON array of the request ids whose handlers saw
+//! their cancellation.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Every role of the fixture profile.
+pub const ROLES: [&str; 6] = ["work", "ping", "echo", "sleep", "ticker", "cancellations"];
+
+/// Which tool plays a role.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mapping {
+    /// The server's tool name.
+    pub tool: String,
+    /// Argument template; `None` passes the case's arguments unchanged.
+    pub arguments: Option<Value>,
+    /// Whether the tool reports progress when asked (`"progress": false` in the file: sending
+    /// progress is optional, PRG-08, so cases that wait for it are skipped).
+    pub progress: bool,
+}
+
+/// How a target's tools stand in for the fixture profile.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Fixtures {
+    /// Role → its tool, or `None` when the target has nothing that plays it. A role not in
+    /// the map is absent.
+    pub roles: BTreeMap<String, Option<Mapping>>,
+}
+
+impl Fixtures {
+    /// The role's tool, if the target has one.
+    pub fn mapping(&self, role: &str) -> Option<&Mapping> {
+        self.roles.get(role).and_then(Option::as_ref)
+    }
+
+    /// Whether the target has something playing `role`.
+    pub fn has(&self, role: &str) -> bool {
+        self.mapping(role).is_some()
+    }
+
+    /// Why a case that needs `needs` (a role, or `role:progress` for a role that must report
+    /// progress) cannot run against this target, if it cannot.
+    pub fn lacks(&self, needs: &str) -> Option<String> {
+        let (role, progress) = match needs.split_once(':') {
+            Some((role, "progress")) => (role, true),
+            _ => (needs, false),
+        };
+        match self.mapping(role) {
+            None if role == "cancellations" => None,
+            None => Some(format!("the target file gives no tool for fixture {role}")),
+            Some(m) if progress && !m.progress => Some(format!(
+                "the target file says `{}` (fixture {role}) sends no progress, which is allowed (PRG-08)",
+                m.tool
+            )),
+            Some(_) => None,
+        }
+    }
+}
+
+/// Roles whose calls never end on their own: any response to one that follows its cancel was
+/// caused by the cancel, so the barrier does not excuse it.
+pub const ENDLESS_ROLES: [&str; 2] = ["work", "ticker"];
+
+/// Whether a call of `role` never ends on its own.
+pub fn is_endless(role: &str) -> bool {
+    ENDLESS_ROLES.contains(&role)
+}
+
+/// How long after it was sent a `sleep {ms}` call could have ended on its own at the earliest:
+/// `ms` less a margin for timers that fire a little early (a tenth, at least 5 ms).
+pub fn sleep_natural_end(ms: u64) -> Duration {
+    Duration::from_millis(ms - (ms / 10).max(5).min(ms))
+}
+
+/// The ids the `cancellations` witness listed in its answer (a JSON array in the first text
+/// item), or `None` when the answer is not of that shape.
+pub fn witness_list(answer: &Value) -> Option<Vec<Value>> {
+    answer
+        .pointer("/result/content/0/text")
+        .and_then(Value::as_str)
+        .and_then(|t| serde_json::from_str::<Value>(t).ok())
+        .and_then(|v| v.as_array().cloned())
+}
+
+/// Fills an argument template from the case's arguments.
+pub fn fill_arguments(template: &Value, case_arguments: &Value) -> Value {
+    match template {
+        Value::String(s) => {
+            let Some(inner) = s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
+                return template.clone();
+            };
+            let (name, op) = match inner.find(['/', '*']) {
+                Some(at) => (&inner[..at], Some((&inner[at..at + 1], &inner[at + 1..]))),
+                None => (inner, None),
+            };
+            let Some(value) = case_arguments.get(name) else {
+                return template.clone();
+            };
+            match op {
+                None => value.clone(),
+                Some((op, factor)) => match (value.as_f64(), factor.parse::<f64>()) {
+                    (Some(v), Ok(f)) if f != 0.0 => {
+                        let result = if op == "/" { v / f } else { v * f };
+                        if value.is_i64() && result.fract() == 0.0 && result.abs() < 9.0e15 {
+                            Value::from(result as i64)
+                        } else {
+                            serde_json::Number::from_f64(result)
+                                .map(Value::Number)
+                                .unwrap_or(Value::Null)
+                        }
+                    }
+                    _ => template.clone(),
+                },
+            }
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), fill_arguments(v, case_arguments)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| fill_arguments(v, case_arguments))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Rewrites a `tools/call` of a profile role into the target's own tool. Returns the role it
+/// stood for when it rewrote the message.
+pub fn rewrite_call(message: &mut Value, fixtures: &Fixtures) -> Option<String> {
+    if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return None;
+    }
+    let params = message.get_mut("params")?.as_object_mut()?;
+    let role = params.get("name")?.as_str()?.to_string();
+    let mapping = fixtures.mapping(&role)?;
+    params.insert("name".into(), Value::String(mapping.tool.clone()));
+    if let Some(template) = &mapping.arguments {
+        let case_arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+        params.insert(
+            "arguments".into(),
+            fill_arguments(template, &case_arguments),
+        );
+    }
+    Some(role)
+}
+
+#[cfg(test)]
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rewrites_calls_with_templates() {
+        let mut fixtures = Fixtures::default();
+        fixtures.roles.insert(
+            "sleep".into(),
+            Some(Mapping {
+                tool: "longRun".into(),
+                arguments: Some(json!({"duration": "{ms/1000}", "steps": 1})),
+                progress: true,
+            }),
+        );
+        let mut call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":500}}});
+        assert_eq!(rewrite_call(&mut call, &fixtures).as_deref(), Some("sleep"));
+        assert_eq!(
+            call["params"],
+            json!({"name":"longRun","arguments":{"duration":0.5,"steps":1}})
+        );
+        assert_eq!(
+            fill_arguments(&json!("{ms*2}"), &json!({"ms": 30})),
+            json!(60)
+        );
+        assert_eq!(
+            fill_arguments(&json!("{missing}"), &json!({})),
+            json!("{missing}")
+        );
+        let mut other = json!({"jsonrpc":"2.0","id":2,"method":"ping"});
+        assert_eq!(rewrite_call(&mut other, &fixtures), None);
+    }
+}

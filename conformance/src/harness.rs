@@ -1,0 +1,56 @@
+//! Glue for test binaries that run cases as tests (with libtest-mimic or anything else):
+//! loading the cases once, the bless switch, and the verdict a reference implementation must
+//! earn. Every test binary uses these, so they cannot drift apart or from the command line.
+
+use crate::case::{Case, Role};
+use crate::engine::Report;
+use crate::report::{self, gate};
+use crate::suite;
+use std::path::Path;
+
+/// The environment variable that asks for blessing (`CONFORMANCE_BLESS=1`).
+pub const BLESS_ENV: &str = "CONFORMANCE_BLESS";
+
+/// Whether blessing was asked for in the environment; an error when it is refused (CI is
+/// set: blessing there would accept whatever the target did).
+pub fn bless_requested() -> Result<bool, String> {
+    let asked = std::env::var_os(BLESS_ENV).is_some_and(|v| v == "1");
+    if asked && std::env::var_os("CI").is_some() {
+        return Err("blessing is refused when CI is set: it would accept whatever the target did; bless locally and commit the diff".into());
+    }
+    Ok(asked)
+}
+
+/// The cases of `role` in `dir`. A broken case is a bug: it is printed and the process exits
+/// with status 2, as the command line does.
+pub fn cases(dir: &Path, role: Role) -> Vec<Case> {
+    match suite::from_dir(dir) {
+        Ok(cases) => cases.into_iter().filter(|c| c.role == role).collect(),
+        Err(errors) => {
+            for e in errors {
+                eprintln!("error: bug in case: {e}");
+            }
+            std::process::exit(2);
+        }
+    }
+}
+
+/// Judges a report of a reference implementation, which must be clean at every level: `Ok`
+/// when it is (or when `bless` was asked and only expected lines differed, which are then
+/// rewritten), otherwise the explanation. `next` is the advice that ends it.
+pub fn expect_clean(case: &Case, report: &Report, bless: bool, next: &str) -> Result<(), String> {
+    if gate::clean(report) {
+        return Ok(());
+    }
+    if bless && gate::blessable(report) {
+        suite::bless(case, &report.bless)
+            .map_err(|e| format!("cannot rewrite {}: {e}", case.path))?;
+        eprintln!("blessed {} ({} lines)", case.path, report.bless.len());
+        return Ok(());
+    }
+    Err(format!(
+        "{}\n{}",
+        report.outcome,
+        report::explain(case, report, next)
+    ))
+}

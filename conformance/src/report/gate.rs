@@ -1,0 +1,302 @@
+//! What a run's results mean for a CI gate: per case a [`Verdict`] (its outcome, whether a
+//! baseline excuses it or is stale, whether it may be blessed), the [`Summary`] counts, and
+//! the exit code. The command line and the test binaries decide with the same functions, so
+//! `cargo test` can never let pass what the command line would fail.
+
+use crate::baseline::Baseline;
+use crate::case::Case;
+use crate::engine::Report;
+use crate::outcome::{FindingKind, Outcome, Severity};
+
+/// The result of one case: a report, or why the target could not even be started.
+pub type CaseResult = Result<Report, String>;
+
+/// What the user asked of the gate.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Gate<'a> {
+    /// Warnings (broken SHOULDs) fail the run.
+    pub strict: bool,
+    /// Rewrite expected lines that differ (where that is all that went wrong).
+    pub bless: bool,
+    /// Case ids known to fail.
+    pub baseline: Option<&'a Baseline>,
+}
+
+/// How a baseline bears on a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaselineState {
+    /// The case failed, as the baseline expected: the run does not fail for it.
+    ExpectedFailure,
+    /// The baseline lists the case, but it passes now: the entry is stale and fails the run.
+    Stale,
+}
+
+impl BaselineState {
+    /// The word reports use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BaselineState::ExpectedFailure => "expected-failure",
+            BaselineState::Stale => "stale",
+        }
+    }
+}
+
+/// One case's result as the gate and the reports see it.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    /// The case id.
+    pub id: String,
+    /// `pass`, `fail`, `warn`, `info` or `skip`.
+    pub outcome: Outcome,
+    /// The case's level.
+    pub level: &'static str,
+    /// Requirement ids.
+    pub requirements: Vec<String>,
+    /// One line: the main finding, the skip reason, or the start error.
+    pub message: String,
+    /// The full explanation (diff, stderr), empty for a pass.
+    pub details: String,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// What a baseline says about it.
+    pub baseline: Option<BaselineState>,
+    /// The target could not be started: the run cannot be trusted (exit code 2).
+    pub broken: bool,
+    /// Blessing was asked for and may rewrite this case: only expected lines differed.
+    pub bless: bool,
+}
+
+impl Verdict {
+    /// Whether this case fails the run.
+    pub fn fails_run(&self, strict: bool) -> bool {
+        (failing(self.outcome, strict) && self.baseline.is_none())
+            || self.baseline == Some(BaselineState::Stale)
+    }
+}
+
+/// Whether an outcome is a failure (a warning is one with `--strict`).
+pub fn failing(outcome: Outcome, strict: bool) -> bool {
+    outcome == Outcome::Fail || (strict && outcome == Outcome::Warn)
+}
+
+/// Whether a report may be blessed: every finding that counts is an expected line that
+/// differed. Hangs, exits and broken rules are never blessed.
+pub fn blessable(report: &Report) -> bool {
+    !report.bless.is_empty()
+        && report
+            .findings
+            .iter()
+            .filter(|f| f.severity > Severity::Note)
+            .all(|f| f.kind == FindingKind::Mismatch)
+}
+
+/// Whether a report is clean: nothing above a note was found, at any level, and the case ran.
+/// The reference implementations must be clean on every case.
+pub fn clean(report: &Report) -> bool {
+    report.outcome != Outcome::Skip && report.findings.iter().all(|f| f.severity <= Severity::Note)
+}
+
+/// The one line that says why a case did not pass.
+pub fn headline(report: &Report) -> String {
+    if let Some(reason) = &report.skip_reason {
+        return reason.clone();
+    }
+    report
+        .findings
+        .iter()
+        .max_by_key(|f| f.severity)
+        .filter(|f| f.severity > Severity::Note)
+        .map(|f| format!("line {}: [{}] {}", f.line, f.requirement(), f.message))
+        .or_else(|| report.findings.first().map(|f| f.message.clone()))
+        .unwrap_or_default()
+}
+
+/// The gate's verdict on one case. `next` is the advice that ends a failure's explanation.
+pub fn verdict(case: &Case, result: &CaseResult, gate: &Gate, next: &str) -> Verdict {
+    let mut verdict = Verdict {
+        id: case.id.clone(),
+        outcome: Outcome::Fail,
+        level: case.level.as_str(),
+        requirements: case.requirements.clone(),
+        message: String::new(),
+        details: String::new(),
+        duration_ms: 0,
+        baseline: None,
+        broken: false,
+        bless: false,
+    };
+    let report = match result {
+        Ok(report) => report,
+        Err(e) => {
+            verdict.message = e.clone();
+            verdict.broken = true;
+            return verdict;
+        }
+    };
+    verdict.outcome = report.outcome;
+    verdict.duration_ms = report.duration.as_millis() as u64;
+    verdict.message = headline(report);
+    if gate.bless && blessable(report) {
+        verdict.bless = true;
+        return verdict;
+    }
+    if let Some(b) = gate.baseline {
+        if let Some(line) = b.line_of(&case.id) {
+            if failing(report.outcome, gate.strict) {
+                verdict.baseline = Some(BaselineState::ExpectedFailure);
+            } else if report.outcome != Outcome::Skip {
+                verdict.baseline = Some(BaselineState::Stale);
+                verdict.message = format!(
+                    "{}:{line}: stale baseline entry: {} passes now; delete that line",
+                    b.path, case.id
+                );
+            }
+        }
+    }
+    if !matches!(report.outcome, Outcome::Pass | Outcome::Info) {
+        verdict.details = super::explain(case, report, next);
+    }
+    verdict
+}
+
+/// The exit code of a run: 2 when something could not be done (a target that would not
+/// start, a report that could not be written), 1 when a case fails the run (unless a
+/// baseline is being written), else 0.
+pub fn exit_code(verdicts: &[Verdict], strict: bool, trouble: bool, writing_baseline: bool) -> u8 {
+    if trouble || verdicts.iter().any(|v| v.broken) {
+        2
+    } else if verdicts.iter().any(|v| v.fails_run(strict)) && !writing_baseline {
+        1
+    } else {
+        0
+    }
+}
+
+/// Counts of each outcome.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Summary {
+    /// Cases that passed.
+    pub pass: usize,
+    /// Cases that failed (or could not run).
+    pub fail: usize,
+    /// Cases with a broken SHOULD.
+    pub warn: usize,
+    /// Info cases, recorded.
+    pub info: usize,
+    /// Cases that did not apply.
+    pub skip: usize,
+}
+
+impl Summary {
+    /// Adds up a set of results.
+    pub fn of(results: &[CaseResult]) -> Summary {
+        let mut s = Summary::default();
+        for r in results {
+            match r.as_ref().map(|r| r.outcome) {
+                Ok(Outcome::Pass) => s.pass += 1,
+                Ok(Outcome::Warn) => s.warn += 1,
+                Ok(Outcome::Info) => s.info += 1,
+                Ok(Outcome::Skip) => s.skip += 1,
+                Ok(Outcome::Fail) | Err(_) => s.fail += 1,
+            }
+        }
+        s
+    }
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} passed, {} failed, {} warned, {} info, {} skipped",
+            self.pass, self.fail, self.warn, self.info, self.skip
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::Finding;
+
+    fn report(findings: &[(Severity, FindingKind)]) -> Report {
+        let mut report = Report::skipped(String::new(), "t".into());
+        report.skip_reason = None;
+        report.outcome = Outcome::from_findings(crate::case::Level::Must, &[]);
+        report.bless = vec![(3, "< {}".into())];
+        report.findings = findings
+            .iter()
+            .map(|(severity, kind)| Finding {
+                severity: *severity,
+                line: 3,
+                kind: *kind,
+                message: "m".into(),
+            })
+            .collect();
+        report.outcome = Outcome::from_findings(crate::case::Level::Must, &report.findings);
+        report
+    }
+
+    #[test]
+    fn only_differing_lines_are_blessed() {
+        use FindingKind::*;
+        assert!(blessable(&report(&[(Severity::Fail, Mismatch)])));
+        assert!(blessable(&report(&[
+            (Severity::Fail, Mismatch),
+            (Severity::Note, Rule("CAN-08"))
+        ])));
+        // A standing rule broken in the same run: blessing would hide it.
+        assert!(!blessable(&report(&[
+            (Severity::Fail, Mismatch),
+            (Severity::Fail, Rule("RPC-04"))
+        ])));
+        assert!(!blessable(&report(&[(Severity::Fail, Unmet)])));
+        let mut nothing = report(&[(Severity::Fail, Mismatch)]);
+        nothing.bless.clear();
+        assert!(!blessable(&nothing));
+    }
+
+    #[test]
+    fn clean_means_nothing_above_a_note() {
+        assert!(clean(&report(&[(
+            Severity::Note,
+            FindingKind::Rule("CAN-08")
+        )])));
+        assert!(!clean(&report(&[(Severity::Info, FindingKind::Unmet)])));
+        assert!(!clean(&Report::skipped("n/a".into(), "t".into())));
+    }
+
+    #[test]
+    fn exit_codes() {
+        let verdict = |outcome, baseline| Verdict {
+            id: "x".into(),
+            outcome,
+            level: "must",
+            requirements: vec![],
+            message: String::new(),
+            details: String::new(),
+            duration_ms: 0,
+            baseline,
+            broken: false,
+            bless: false,
+        };
+        let pass = verdict(Outcome::Pass, None);
+        let warn = verdict(Outcome::Warn, None);
+        let known = verdict(Outcome::Fail, Some(BaselineState::ExpectedFailure));
+        let stale = verdict(Outcome::Pass, Some(BaselineState::Stale));
+        assert_eq!(
+            exit_code(&[pass.clone(), known.clone()], false, false, false),
+            0
+        );
+        assert_eq!(exit_code(std::slice::from_ref(&warn), false, false, false), 0);
+        assert_eq!(exit_code(&[warn], true, false, false), 1);
+        assert_eq!(exit_code(std::slice::from_ref(&stale), false, false, false), 1);
+        assert_eq!(exit_code(&[stale], false, false, true), 0);
+        assert_eq!(exit_code(std::slice::from_ref(&pass), false, true, false), 2);
+        let broken = Verdict {
+            broken: true,
+            ..pass
+        };
+        assert_eq!(exit_code(&[broken], false, false, false), 2);
+    }
+}

@@ -1,0 +1,94 @@
+//! The standing rules: what every message a target writes must respect, whatever the case
+//! says. The envelope (one JSON-RPC 2.0 object per line) is common to both roles; the rest
+//! depends on who wrote the message.
+//!
+//! - [`envelope`]: JSON-RPC 2.0 on one line, for either role.
+//! - `server`: what a server writes (responses, progress, its own requests).
+//! - `client`: what a client writes (requests, cancels, progress tokens, responses).
+
+mod client;
+pub mod envelope;
+mod server;
+
+use crate::engine::ledger::SentRequest;
+use crate::engine::{Engine, Side};
+use crate::outcome::Severity;
+use crate::pattern::id_key;
+use crate::transport::Transport;
+use envelope::short;
+use serde_json::Value;
+
+impl<T: Transport, S: Side> Engine<'_, T, S> {
+    /// The rules every response obeys, whoever wrote it: exactly one of `result` and `error`
+    /// (RPC-05), a proper error object (RPC-06), and an id the harness used for a request,
+    /// answered once (RPC-04). Returns the request on its first answer.
+    pub(crate) fn settle_response(&mut self, index: usize) -> Option<SentRequest> {
+        let value = self.value(index);
+        let has_result = value.get("result").is_some();
+        let error = value.get("error");
+        if has_result == error.is_some() {
+            self.rule(
+                Severity::Fail,
+                "RPC-05",
+                format!(
+                    "a response must carry exactly one of `result` and `error`: {}",
+                    short(&value)
+                ),
+            );
+        }
+        if let Some(error) = error {
+            let code_ok = error.get("code").is_some_and(|c| c.is_i64());
+            let message_ok = error.get("message").is_some_and(Value::is_string);
+            if !code_ok || !message_ok {
+                self.rule(
+                    Severity::Fail,
+                    "RPC-06",
+                    format!(
+                        "an error needs an integer `code` and a string `message`: {}",
+                        short(&value)
+                    ),
+                );
+            }
+        }
+        let id = value.get("id").cloned().unwrap_or(Value::Null);
+        if id.is_null() {
+            if has_result {
+                self.rule(
+                    Severity::Fail,
+                    "RPC-04",
+                    format!("a result with no request id: {}", short(&value)),
+                );
+            }
+            // An error with id null answers a line that could not be read; the case judges it.
+            return None;
+        }
+        let key = id_key(&id);
+        let who = S::WRITER.who;
+        let Some(request) = self.ledger.sent.get_mut(&key) else {
+            self.transcript[index].consumed_by = Some(0);
+            self.rule(
+                Severity::Fail,
+                "RPC-04",
+                format!("{who} sent a response for id {key}, which the harness never used as a request id (ids must be echoed exactly, type included)"),
+            );
+            return None;
+        };
+        request.answers += 1;
+        request.answer.get_or_insert(index);
+        let request = request.clone();
+        self.transcript[index].internal = request.internal;
+        if request.answers > 1 {
+            self.transcript[index].consumed_by = Some(0);
+            self.rule(
+                Severity::Fail,
+                "RPC-04",
+                format!(
+                    "{who} sent a second response for request {key} (sent at line {}); every request gets exactly one",
+                    request.line
+                ),
+            );
+            return None;
+        }
+        Some(request)
+    }
+}

@@ -1,0 +1,170 @@
+//! What every message a server target writes must respect: one response per request with its
+//! id echoed exactly, a proper error object, progress only for live tokens and increasing, and
+//! nothing deliberate after a cancel the server has certainly read. The server's own requests
+//! are answered so it is not left waiting.
+
+use crate::engine::server::ServerTarget;
+use crate::engine::Engine;
+use crate::outcome::{FindingKind, Severity};
+use crate::pattern::{canonical, id_key};
+use crate::rules::envelope::short;
+use crate::transcript::Direction;
+use crate::transport::Transport;
+use serde_json::{json, Value};
+
+impl<T: Transport> Engine<'_, T, ServerTarget> {
+    /// Applies the standing rules to one message object the server wrote.
+    pub(crate) async fn judge_server_message(&mut self, index: usize) {
+        let value = self.value(index);
+        let method = value.get("method").and_then(Value::as_str);
+        match (method, value.get("id")) {
+            (Some(method), Some(id)) => {
+                // The server's own request: answer it so it is not left waiting.
+                self.transcript[index].internal = true;
+                let answer = if method == "ping" {
+                    Self::pong(id)
+                } else {
+                    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "the conformance harness does not offer this method"}})
+                };
+                self.reply(answer).await;
+            }
+            (Some("notifications/progress"), None) => self.progress(value.get("params")),
+            (Some(_), None) => {}
+            (None, _) => self.response(index, &value),
+        }
+    }
+
+    fn progress(&mut self, params: Option<&Value>) {
+        let token = params.and_then(|p| p.get("progressToken"));
+        let Some(request_key) = token
+            .and_then(|t| self.ledger.tokens.get(&id_key(t)))
+            .cloned()
+        else {
+            let shown = token.map(canonical).unwrap_or_else(|| "none".into());
+            self.rule(
+                Severity::Fail,
+                "PRG-06",
+                format!("progress for token {shown}, which no request in flight carries"),
+            );
+            return;
+        };
+        let value = params
+            .and_then(|p| p.get("progress"))
+            .and_then(Value::as_f64);
+        let ended = self
+            .ledger
+            .sent
+            .get(&request_key)
+            .map(|r| (r.answers > 0, r.cancel));
+        match ended {
+            Some((true, _)) => self.rule(
+                Severity::Fail,
+                "PRG-07",
+                format!("progress for request {request_key} after its response; progress must stop when the operation completes"),
+            ),
+            Some((false, Some(mark))) if mark.read => self.rule(
+                Severity::Warn,
+                "CAN-05",
+                format!("progress for request {request_key} after the target had read its cancel (the barrier proved it)"),
+            ),
+            _ => {}
+        }
+        let Some(value) = value else {
+            self.rule(
+                Severity::Fail,
+                "PRG-02",
+                format!("progress for request {request_key} without a numeric `progress`"),
+            );
+            return;
+        };
+        let request = self
+            .ledger
+            .sent
+            .get_mut(&request_key)
+            .expect("token maps to a request");
+        let last = request.last_progress.replace(value);
+        match last {
+            Some(prev) if value < prev => self.rule(
+                Severity::Fail,
+                "PRG-03",
+                format!("progress for request {request_key} went down from {prev} to {value}; it must increase"),
+            ),
+            Some(prev) if value == prev => self.rule(
+                Severity::Warn,
+                "PRG-03",
+                format!("progress for request {request_key} repeated {value}; it must increase with every notification"),
+            ),
+            _ => {}
+        }
+    }
+
+    fn response(&mut self, index: usize, value: &Value) {
+        let Some(request) = self.settle_response(index) else {
+            return;
+        };
+        let key = id_key(&value["id"]);
+        let at = self.transcript[index].at;
+        let Some(mark) = request.cancel else {
+            return;
+        };
+        // A cancel after the answer, or one for `initialize` (which a client must never send;
+        // whatever the server does with it short of a crash is its business).
+        if request.answered_before_cancel || request.starts {
+            return;
+        }
+        // Only a response that could have crossed the cancel is excused: not one from a tool
+        // that never ends, nor one that came before the tool could have finished, nor an error
+        // saying it was cancelled (-32800, as several SDKs send).
+        let cancelled_error = value.pointer("/error/code").and_then(Value::as_i64) == Some(-32800);
+        let cause = if request.endless {
+            Some("its tool never ends on its own, so the cancel caused it")
+        } else if request.natural_end.is_some_and(|end| at < end) {
+            Some("it came before the tool could have finished on its own, so the cancel caused it")
+        } else if cancelled_error {
+            Some("its error -32800 says the cancel caused it")
+        } else if mark.read {
+            Some("the barrier proved the cancel had been read")
+        } else {
+            None
+        };
+        match cause {
+            Some(why) => self.rule(
+                Severity::Warn,
+                "CAN-05",
+                format!("request {key} was answered after it was cancelled ({why}); a cancelled request should get no response"),
+            ),
+            None => self.rule(
+                Severity::Note,
+                "CAN-08",
+                format!("the response to request {key} crossed its cancel (allowed)"),
+            ),
+        }
+    }
+
+    /// Responses no step expected and no cancel explains.
+    pub(crate) fn unexpected_responses(&mut self) {
+        // A cancelled request may get one response or none; the standing rules judged it.
+        let cancelled = |v: &Value| {
+            v.get("id")
+                .and_then(|id| self.ledger.sent(id))
+                .is_some_and(|r| r.cancel.is_some())
+        };
+        let stray: Vec<String> = self
+            .transcript
+            .iter()
+            .filter(|e| {
+                e.direction == Direction::Received && !e.internal && e.consumed_by.is_none()
+            })
+            .filter_map(|e| e.value.as_ref())
+            .filter(|v| v.get("method").is_none() && v.get("id").is_some() && !cancelled(v))
+            .map(short)
+            .collect();
+        for message in stray {
+            self.finding(
+                self.case_severity(),
+                FindingKind::Unmet,
+                format!("a response the case does not expect: {message}"),
+            );
+        }
+    }
+}

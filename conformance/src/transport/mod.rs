@@ -1,0 +1,133 @@
+//! The seam between the engine and the target: how messages get to it and back.
+//!
+//! The engine plays a case's steps against a [`Transport`] and never touches a process, a pipe
+//! or a socket itself, the way a database test runner talks to a small connection trait and
+//! not to a driver. A transport carries one message at a time and reports everything it sees
+//! as an [`Event`] stamped with when it was seen: messages with the [`Channel`] they travelled
+//! on, and what happened around them (an output closing, a process exiting, an HTTP status).
+//!
+//! - [`stdio::Stdio`]: a server target started as a process, one line per message.
+//! - [`relay::Relay`]: a client target (an adapter program) that starts the harness's relay
+//!   as its stdio server.
+//!
+//! What differs between transports and matters to verdicts is said by the trait: whether the
+//! order messages arrive in proves the order the target read them ([`Transport::ordered`]),
+//! and whether a request can be cancelled by closing its channel ([`Transport::abort`]).
+
+pub mod lines;
+pub mod process;
+pub mod relay;
+pub mod stdio;
+
+use process::TargetLog;
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+use tokio::time::Instant as Deadline;
+
+/// Where a message travelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Channel {
+    /// The one ordered stream each way of a stdio connection.
+    #[default]
+    Stdio,
+    /// The n-th HTTP POST (from 1) and the response stream it opened.
+    Post(u32),
+    /// The n-th HTTP GET stream (from 1).
+    Get(u32),
+}
+
+impl std::fmt::Display for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Channel::Stdio => f.write_str("stdio"),
+            Channel::Post(n) => write!(f, "POST {n}"),
+            Channel::Get(n) => write!(f, "GET {n}"),
+        }
+    }
+}
+
+/// What a client did to the server process it started, as its relay saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerSignal {
+    /// It closed the server's stdin.
+    StdinClosed,
+    /// It sent the server `SIGTERM`.
+    Terminated,
+}
+
+/// Something a transport saw.
+#[derive(Debug)]
+pub enum Event {
+    /// One message: a line on stdio.
+    Message {
+        /// Where it travelled.
+        channel: Channel,
+        /// Its bytes, without framing.
+        bytes: Vec<u8>,
+    },
+    /// A message longer than the harness accepts; its bytes were discarded.
+    Overlong(Channel),
+    /// The target's side of the conversation ended: a server's stdout reached end of file, or
+    /// a client's relay connection closed.
+    OutputClosed,
+    /// A client started its server (the relay connected); the count says how many times.
+    Connected(u32),
+    /// What a client did to its server process.
+    Signal(PeerSignal),
+    /// A line a client adapter wrote to its own stdout (an outcome report).
+    AdapterLine(Vec<u8>),
+    /// An adapter stdout line longer than the harness accepts.
+    AdapterOverlong,
+    /// The target process exited.
+    Exited(ExitStatus),
+}
+
+/// Why a message could not be sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendError {
+    /// The target's input is closed or the target is gone.
+    Gone,
+    /// The target stopped reading: its input stayed full for this long.
+    Stalled(Duration),
+}
+
+/// A connection to one target for one case.
+#[allow(async_fn_in_trait)]
+pub trait Transport {
+    /// Sends one message (the bytes as the case wrote them; the transport adds its framing).
+    /// `reply_to` is the channel of the request this message answers, where the transport
+    /// has one per request. Returns the channel the message travelled on.
+    async fn send(&mut self, bytes: &[u8], reply_to: Option<Channel>)
+        -> Result<Channel, SendError>;
+
+    /// The next event, or `None` once the deadline passed or nothing more can come.
+    async fn next(&mut self, deadline: Deadline) -> Option<(Instant, Event)>;
+
+    /// Whether messages arrive in the order the target wrote them and the target reads what
+    /// it is sent in order: then an answer to a later request proves an earlier message was
+    /// read (true on stdio; false across HTTP POSTs).
+    fn ordered(&self) -> bool;
+
+    /// Closes the channel of one request (the 2026-07-28 cancel on HTTP). False where the
+    /// transport has no channel per request.
+    fn abort(&mut self, channel: Channel) -> bool;
+
+    /// Ends the harness's side of the conversation (closes the target's stdin).
+    fn close_input(&mut self);
+
+    /// Whether the harness's side is still open.
+    fn input_open(&self) -> bool;
+
+    /// When the target was started; transcript times count from here.
+    fn started(&self) -> Instant;
+
+    /// The target process's exit status, once it has exited.
+    fn exit_status(&self) -> Option<ExitStatus>;
+
+    /// Adds a note about the target to its log.
+    fn note(&self, text: String);
+
+    /// Ends the target (closing its input, a grace period, then killing every process it
+    /// started) and returns its log.
+    async fn shutdown(&mut self, grace: Duration) -> TargetLog;
+}
