@@ -9,6 +9,7 @@ use conformance::engine::Options;
 use conformance::fixtures::Fixtures;
 use conformance::report::gate::CaseResult;
 use conformance::transport::process::{display_argv, Launch};
+use conformance::transport::reap;
 use conformance::{harness, runner, suite, target_file};
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -162,8 +163,18 @@ pub fn main(args: Args) -> ExitCode {
                 Err(code) => code,
             }
         }
-        Command::Server(args) => server(args),
-        Command::Client(args) => client(args),
+        Command::Server(args) => {
+            crate::interrupt::guard();
+            let code = server(args);
+            reap::kill_everything();
+            code
+        }
+        Command::Client(args) => {
+            crate::interrupt::guard();
+            let code = client(args);
+            reap::kill_everything();
+            code
+        }
         Command::Relay { addr } => {
             ExitCode::from(u8::try_from(conformance::transport::relay::run(&addr)).unwrap_or(1))
         }

@@ -2,6 +2,7 @@
 
 mod cli;
 mod finish;
+mod interrupt;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -128,7 +128,18 @@ pub fn take_match(
     captures: &mut Captures,
     line: usize,
 ) -> Option<Duration> {
-    let entry = entries.iter_mut().find(|e| {
+    take_match_from(entries, 0, pattern, captures, line)
+}
+
+/// [`take_match`] among the entries from index `from` on.
+pub fn take_match_from(
+    entries: &mut [Entry],
+    from: usize,
+    pattern: &serde_json::Value,
+    captures: &mut Captures,
+    line: usize,
+) -> Option<Duration> {
+    let entry = entries.iter_mut().skip(from).find(|e| {
         e.direction == Direction::Received
             && e.consumed_by.is_none()
             && !e.internal

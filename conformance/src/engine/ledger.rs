@@ -15,8 +15,30 @@ use std::time::{Duration, Instant};
 pub struct CancelMark {
     /// The transcript index of the cancel.
     pub at: usize,
-    /// Whether something since proved the target had read it (an answered barrier).
-    pub read: bool,
+    /// When it was sent, since the target started.
+    pub sent: Duration,
+    /// Whether something since proved the target had read it (an answer to a later request on
+    /// an ordered transport, such as the barrier's), and when that proof arrived.
+    pub read: Option<Duration>,
+}
+
+impl CancelMark {
+    /// Whether the target has certainly read the cancel.
+    pub fn is_read(&self) -> bool {
+        self.read.is_some()
+    }
+}
+
+/// When the answer to a request is due, as far as the harness knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Due {
+    /// At once: a protocol method (`ping`, `initialize`, an unknown method) or a tool that
+    /// answers at once (`echo`, `ping`); once the target has read it, only a grace is left.
+    AtOnce,
+    /// Not before this time since the target started (a `sleep` ends on its own then).
+    By(Duration),
+    /// Unknown (a tool that runs until it is cancelled, or a tool the harness does not know).
+    Unknown,
 }
 
 /// A request the harness sent.
@@ -24,6 +46,10 @@ pub struct CancelMark {
 pub struct SentRequest {
     /// The case line that sent it (0 for the harness's own).
     pub line: usize,
+    /// Its transcript index.
+    pub index: usize,
+    /// When it was sent, since the target started.
+    pub sent: Duration,
     /// Its method.
     pub method: String,
     /// The harness's own request (handshake, barrier, witness), not a case's.
@@ -37,6 +63,8 @@ pub struct SentRequest {
     /// A call that went to a target's own tool standing in for a role: only the shape of its
     /// result is judged.
     pub mapped: bool,
+    /// When its answer is due.
+    pub due: Due,
     /// The channel it travelled on.
     pub channel: Channel,
     /// How many responses came for it.
@@ -49,6 +77,8 @@ pub struct SentRequest {
     pub answered_before_cancel: bool,
     /// The last progress value seen for it.
     pub last_progress: Option<f64>,
+    /// A `! silent` step watched it after its cancel.
+    pub watched: bool,
 }
 
 /// A request the target sent.
@@ -85,21 +115,26 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    /// Records the harness's cancel of request `id`, sent at transcript index `at`. The first
-    /// cancel counts.
-    pub fn cancel_sent(&mut self, id: &Value, at: usize) {
+    /// Records the harness's cancel of request `id`, sent at transcript index `at`, `sent`
+    /// after the target started. The first cancel counts.
+    pub fn cancel_sent(&mut self, id: &Value, at: usize, sent: Duration) {
         if let Some(request) = self.sent.get_mut(&id_key(id)) {
             request.answered_before_cancel = request.answers > 0;
-            request.cancel.get_or_insert(CancelMark { at, read: false });
+            request.cancel.get_or_insert(CancelMark {
+                at,
+                sent,
+                read: None,
+            });
         }
     }
 
-    /// Marks every cancel sent before transcript index `before` as read by the target.
-    pub fn prove_read(&mut self, before: usize) {
+    /// Marks every cancel sent before transcript index `before` as read by the target, as
+    /// proved by something that arrived `now` after the target started.
+    pub fn prove_read(&mut self, before: usize, now: Duration) {
         for request in self.sent.values_mut() {
             if let Some(mark) = request.cancel.as_mut() {
-                if mark.at < before {
-                    mark.read = true;
+                if mark.at < before && mark.read.is_none() {
+                    mark.read = Some(now);
                 }
             }
         }
