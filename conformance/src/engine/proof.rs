@@ -227,7 +227,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// ordered transport, everything sent before it has certainly been read.
     pub(crate) fn proof_arrived(&mut self, index: usize, sent: Duration) {
         let now = self.now();
-        if let Some(rtt) = now.checked_sub(sent) {
+        // A round trip counts only once the target was running: the first answer of a slow
+        // start says how long the start took, not how long a round trip takes.
+        let running = self.heard.is_some_and(|heard| heard <= sent);
+        if let Some(rtt) = now.checked_sub(sent).filter(|_| running) {
             self.rtt = Some(self.rtt.map_or(rtt, |r| r.min(rtt)));
         }
         if !self.io.ordered() || index < self.proven {
