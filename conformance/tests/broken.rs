@@ -5,7 +5,8 @@
 //! (synchronous, one thread per long call) and exits; otherwise it runs the trials, each of
 //! which starts this same executable with a mode and plays one case against it. Mode `correct`
 //! is the fixture profile done right and must pass, so every other verdict is caused by the
-//! fault the mode adds.
+//! fault the mode adds. Every row also runs as `loaded/…` with a busy loop on every core: the
+//! verdict must be the same on a loaded machine.
 
 use conformance::case::{Case, Role};
 use conformance::engine::server::run_server_case;
@@ -551,10 +552,11 @@ fn alive(pid: u32) -> bool {
     }
 }
 
-fn pid_file(mode: &str, case: &str) -> PathBuf {
+fn pid_file(mode: &str, case: &str, loaded: bool) -> PathBuf {
     std::env::temp_dir().join(format!(
-        "conformance-broken-{}-{mode}-{}.pid",
+        "conformance-broken-{}-{}{mode}-{}.pid",
         std::process::id(),
+        if loaded { "loaded-" } else { "" },
         case.replace('/', "-")
     ))
 }
@@ -575,8 +577,8 @@ fn play(case: &Case, mode: &str, pids: &Path, want: &Verdict) -> Result<Report, 
     Ok(runtime.block_on(run_server_case(case, &launch, &options(want)))?)
 }
 
-fn check(case: &Case, mode: &str, want: Verdict) -> Result<(), Failed> {
-    let pids = pid_file(mode, &case.id);
+fn check(case: &Case, mode: &str, want: Verdict, loaded: bool) -> Result<(), Failed> {
+    let pids = pid_file(mode, &case.id, loaded);
     let report = play(case, mode, &pids, &want);
     let started: Vec<u32> = std::fs::read_to_string(&pids)
         .unwrap_or_default()
@@ -737,17 +739,28 @@ fn main() {
     conformance::transport::reap::become_subreaper();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
     let cases = harness::cases(&dir, Role::Server);
-    let trials = table()
-        .into_iter()
-        .map(|(mode, name, want)| {
-            let id = format!("server/{name}");
-            let case = cases
-                .iter()
-                .find(|c| c.id == id)
-                .cloned()
-                .unwrap_or_else(|| panic!("no case {id} in {}", dir.display()));
-            Trial::test(format!("{mode}/{name}"), move || check(&case, mode, want))
-        })
-        .collect();
+    let mut trials = vec![];
+    for (mode, name, want) in table() {
+        let id = format!("server/{name}");
+        let case = cases
+            .iter()
+            .find(|c| c.id == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no case {id} in {}", dir.display()));
+        // The same verdict with a busy loop on every core (how long the run takes under load
+        // is not asserted, only what it concludes).
+        let loaded_case = case.clone();
+        let loaded = Verdict {
+            within: None,
+            ..want
+        };
+        trials.push(Trial::test(format!("{mode}/{name}"), move || {
+            check(&case, mode, want, false)
+        }));
+        trials.push(Trial::test(format!("loaded/{mode}/{name}"), move || {
+            let _load = harness::saturate_cpus();
+            check(&loaded_case, mode, loaded, true)
+        }));
+    }
     libtest_mimic::run(&args, trials).exit();
 }
