@@ -346,11 +346,14 @@ mod server {
     }
 
     /// Leaves a daemon behind the way daemons are made: fork, setsid, fork again, stdio to
-    /// /dev/null. It is in a process group and session of its own.
+    /// /dev/null. It is in a process group and session of its own. Returns once the daemon has
+    /// written its pid to the pid file.
     fn daemonize() {
         // SAFETY: the process is single-threaded here (nothing else has started yet); the
         // children only call async-signal-safe functions before sleeping or exiting.
         unsafe {
+            let mut ready = [0i32; 2];
+            assert_eq!(libc::pipe(ready.as_mut_ptr()), 0, "a pipe");
             match libc::fork() {
                 0 => {
                     libc::setsid();
@@ -361,6 +364,8 @@ mod server {
                                 libc::dup2(null, fd);
                             }
                             append_pid(std::process::id());
+                            libc::write(ready[1], [1u8].as_ptr().cast(), 1);
+                            libc::close(ready[1]);
                             libc::sleep(30);
                             libc::_exit(0);
                         }
@@ -370,6 +375,10 @@ mod server {
                 child if child > 0 => {
                     let mut status = 0;
                     libc::waitpid(child, &mut status, 0);
+                    libc::close(ready[1]);
+                    let mut byte = [0u8; 1];
+                    libc::read(ready[0], byte.as_mut_ptr().cast(), 1);
+                    libc::close(ready[0]);
                 }
                 _ => panic!("fork failed"),
             }
