@@ -113,9 +113,28 @@ async def call(session, index, action):
         report(index, "cancelled", **extra)
 
 
+async def act(session, actions):
+    """Every action after `connect`; returns the index of `exit`, if the case has one."""
+    async with anyio.create_task_group() as group:
+        for index, action in enumerate(actions[1:], start=1):
+            if "exit" in action:
+                return index
+            if "connect" in action:
+                report(index, "error", text="connect is only the first action")
+            elif "sleep_ms" in action:
+                await anyio.sleep(action["sleep_ms"] / 1000)
+                report(index, "result")
+            elif action.get("concurrent"):
+                group.start_soon(call, session, index, action)
+            else:
+                await call(session, index, action)
+    return None
+
+
 async def main():
     url, server, actions, version = environment()
     exit_index = None
+    failed = None  # how connect failed: (outcome, text)
     async with transport(url, server) as (read, write):
         async with ClientSession(read, write) as session:
             connect = actions[0]
@@ -128,30 +147,19 @@ async def main():
                 else:
                     await handshake(session, version)
             except TimeoutError as error:
-                report(0, "timeout", text=repr(error))
-                return
+                failed = ("timeout", repr(error))
             except Exception as error:
-                report(0, "error", text=repr(error))
-                return
-            log(f"connected at {session.protocol_version}")
-            report(0, "result")
-            async with anyio.create_task_group() as group:
-                for index, action in enumerate(actions[1:], start=1):
-                    if "exit" in action:
-                        exit_index = index
-                        break
-                    if "connect" in action:
-                        report(index, "error", text="connect is only the first action")
-                    elif "sleep_ms" in action:
-                        await anyio.sleep(action["sleep_ms"] / 1000)
-                        report(index, "result")
-                    elif action.get("concurrent"):
-                        group.start_soon(call, session, index, action)
-                    else:
-                        await call(session, index, action)
+                failed = ("error", repr(error))
+            if failed is None:
+                log(f"connected at {session.protocol_version}")
+                report(0, "result")
+                exit_index = await act(session, actions)
     # Leaving stdio_client closed the server's stdin and waited for it to exit (then SIGTERM,
-    # then SIGKILL); leaving streamable_http_client sent DELETE for the session.
-    if exit_index is not None:
+    # then SIGKILL); leaving streamable_http_client sent DELETE for the session. A failed
+    # connect is reported only now, once the session is closed.
+    if failed is not None:
+        report(0, failed[0], text=failed[1])
+    elif exit_index is not None:
         report(exit_index, "result")
 
 

@@ -85,7 +85,9 @@ fn environment() -> Result<Environment, String> {
             .map(Server::Stdio)
             .ok_or("set CONFORMANCE_SERVER (a JSON array: the server's argv) or CONFORMANCE_SERVER_URL")?,
     };
-    let version = std::env::var("CONFORMANCE_PROTOCOL_VERSION").ok();
+    let version = std::env::var("CONFORMANCE_PROTOCOL_VERSION")
+        .ok()
+        .filter(|v| !v.is_empty());
     Ok(Environment {
         server,
         actions,

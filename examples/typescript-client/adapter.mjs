@@ -127,13 +127,18 @@ async function main() {
       transport = transportFor(env);
       client = new Client({ name: "conformance-adapter-typescript", version: "0.2.0" });
       const options = action.timeout_ms !== undefined ? { timeout: action.timeout_ms } : {};
+      const closed = new Promise((resolve) => (client.onclose = resolve));
       try {
         await client.connect(transport, options);
         report(index, "result");
       } catch (error) {
-        // A failed connect already closes the transport; close again to wait for it.
-        report(index, classify(error), { text: String(error) });
+        // The session is closed before the outcome is reported. A failed connect starts
+        // closing the transport itself without waiting (stdio: the server's stdin is ended,
+        // then SIGTERM after 2 s and SIGKILL after 2 s more), so the adapter waits for the
+        // transport's close event, at most 5 s.
         await client.close().catch(() => {});
+        await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5000))]);
+        report(index, classify(error), { text: String(error) });
         return;
       }
     } else if (action.sleep_ms !== undefined) {

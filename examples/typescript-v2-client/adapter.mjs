@@ -145,13 +145,19 @@ async function main() {
       transport = transportFor(env);
       client = new Client({ name: "conformance-adapter-typescript-v2", version: "0.1.0" }, clientOptions(env.version));
       const options = action.timeout_ms !== undefined ? { timeout: action.timeout_ms } : {};
+      const closed = new Promise((resolve) => (client.onclose = resolve));
       try {
         await client.connect(transport, options);
         log(`connected: ${client.getProtocolEra()} era, version ${client.getNegotiatedProtocolVersion()}`);
         report(index, "result");
       } catch (error) {
-        report(index, classify(error), { text: String(error) });
+        // The session is closed before the outcome is reported. A failed connect starts
+        // closing the transport itself without waiting (stdio: the server's stdin is ended,
+        // then SIGTERM after 2 s and SIGKILL after 2 s more), so the adapter waits for the
+        // transport's close event, at most 5 s.
         await client.close().catch(() => {});
+        await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5000))]);
+        report(index, classify(error), { text: String(error) });
         return;
       }
     } else if (action.sleep_ms !== undefined) {
