@@ -3,7 +3,9 @@
 //! action ended, one JSON line per action on stdout. The contract is in the README
 //! ("Testing a client"); this file is its model implementation.
 
-use reference_client::{CallError, Client, ClientOptions, Progress};
+use reference_client::{
+    CallError, Client, ClientOptions, ConnectError, Progress, RequestOptions, KNOWN_VERSIONS,
+};
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::io::Write as _;
@@ -79,25 +81,42 @@ pub fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The variable naming the protocol version the harness plays.
+const VERSION_ENV: &str = "CONFORMANCE_PROTOCOL_VERSION";
+
+/// The connection options an action asks for: the harness's version where this client
+/// speaks it, and the action's deadline for the handshake.
+fn connect_options(action: &Value) -> ClientOptions {
+    let mut options = ClientOptions::default();
+    match std::env::var(VERSION_ENV) {
+        Ok(version) if KNOWN_VERSIONS.contains(&version.as_str()) => {
+            options.protocol_version = Some(version)
+        }
+        Ok(version) => eprintln!(
+            "reference-client adapter: {VERSION_ENV}={version:?} is not a version this client speaks; asking for its own"
+        ),
+        Err(_) => {}
+    }
+    if let Some(timeout) = millis(action, "timeout_ms") {
+        options.initialize_timeout = timeout;
+    }
+    options
+}
+
 async fn act(argv: Vec<OsString>, actions: Vec<Value>) {
     let mut client: Option<Arc<Client>> = None;
     let mut pending: Vec<JoinHandle<()>> = vec![];
     for (i, action) in actions.iter().enumerate() {
         if action.get("connect").is_some() {
-            let mut options = ClientOptions::default();
-            if let Some(timeout) = millis(action, "timeout_ms") {
-                options.initialize_timeout = timeout;
-            }
-            match Client::spawn(&argv, options).await {
+            match Client::spawn(&argv, connect_options(action)).await {
                 Ok(c) => {
                     client = Some(Arc::new(c));
                     report(i, "result", None, None);
                 }
                 Err(e) => {
-                    let word = if e.to_string().contains("timed out") {
-                        "timeout"
-                    } else {
-                        "error"
+                    let word = match e {
+                        ConnectError::TimedOut(_) => "timeout",
+                        _ => "error",
                     };
                     report(i, word, Some(e.to_string()), None);
                     return;
@@ -152,7 +171,7 @@ async fn call(client: &Client, index: usize, action: &Value) {
             token.cancel();
         });
     }
-    let timeout = millis(action, "timeout_ms").unwrap_or(Duration::from_secs(60));
+    let timeout = millis(action, "timeout_ms");
     let (method, params) = if action.get("ping").is_some() {
         ("ping", json!({}))
     } else {
@@ -171,11 +190,12 @@ async fn call(client: &Client, index: usize, action: &Value) {
             token.cancel();
         }
     };
-    let progress: Option<reference_client::ProgressFn<'_>> =
-        wants_progress.then_some(&mut handler as reference_client::ProgressFn<'_>);
-    let outcome = client
-        .request(method, params, progress, cancel, timeout)
-        .await;
+    let options = RequestOptions {
+        progress: wants_progress.then_some(&mut handler as reference_client::ProgressFn<'_>),
+        cancel: Some(cancel),
+        timeout,
+    };
+    let outcome = client.request(method, params, options).await;
     let seen = wants_progress.then(|| seen.lock().unwrap_or_else(|e| e.into_inner()).clone());
     match outcome {
         Ok(result) => {

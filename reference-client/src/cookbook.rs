@@ -4,7 +4,7 @@
 //! or at a deadline with `--deadline-ms`), then calls `ping` on the same
 //! server to show that cancelling one request leaves the server running.
 
-use crate::{CallError, Client, ClientOptions, Progress};
+use crate::{CallError, Client, ClientOptions, ConnectError, Progress, RequestOptions};
 use serde_json::json;
 use std::ffi::OsString;
 use std::io::Write;
@@ -124,7 +124,10 @@ fn say(line: &str) {
 async fn run(args: Args) -> Result<(), String> {
     let client = Client::spawn(&args.server, ClientOptions::default())
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| match e {
+            ConnectError::Spawn(e) => e.to_string(),
+            e => format!("cannot connect to {:?}: {e}", args.server[0]),
+        })?;
     let outcome = cookbook(&client, args.deadline).await;
     let closed = client.close().await;
     outcome?;
@@ -147,9 +150,10 @@ async fn cookbook(client: &Client, deadline: Option<Duration>) -> Result<(), Str
                 say(&format!("Client: cancel requested after {message}"));
                 canceller.cancel();
             };
-            client
-                .call_tool("work", json!({}), Some(&mut on_progress), cancellation)
-                .await
+            let options = RequestOptions::default()
+                .progress(&mut on_progress)
+                .cancel(cancellation);
+            client.call_tool("work", json!({}), options).await
         }
         Some(deadline) => {
             let canceller = cancellation.clone();
@@ -157,9 +161,8 @@ async fn cookbook(client: &Client, deadline: Option<Duration>) -> Result<(), Str
                 tokio::time::sleep(deadline).await;
                 canceller.cancel();
             });
-            let call = client
-                .call_tool("work", json!({}), None, cancellation)
-                .await;
+            let options = RequestOptions::default().cancel(cancellation);
+            let call = client.call_tool("work", json!({}), options).await;
             timer.abort();
             call
         }
@@ -174,7 +177,7 @@ async fn cookbook(client: &Client, deadline: Option<Duration>) -> Result<(), Str
         Err(e) => return Err(format!("work failed: {e}")),
     }
     let ping = client
-        .call_tool("ping", json!({}), None, CancellationToken::new())
+        .call_tool("ping", json!({}), RequestOptions::default())
         .await
         .map_err(|e| format!("ping after the cancellation failed: {e}"))?;
     say(&ping.text());

@@ -1,0 +1,439 @@
+//! The client proper: issues requests with unique ids, routes answers and progress back to
+//! their callers, cancels on the wire when a caller gives up, and answers the few requests
+//! a server may send. It sees only messages; a [`Transport`] moves them.
+
+use crate::era::{self, PROTOCOL_VERSION};
+use crate::transport::stdio::StdioTransport;
+use crate::transport::{Outgoing, OutgoingKind, Transport};
+use crate::{CallError, ClientOptions, ConnectError, Progress, RequestOptions, ToolResult};
+use reference_wire::{Message, RequestId, RpcError, METHOD_NOT_FOUND};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io;
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, oneshot};
+
+type Reply = Result<Value, RpcError>;
+
+#[derive(Default)]
+struct Tables {
+    /// Requests awaiting an answer, by exact id.
+    pending: HashMap<RequestId, oneshot::Sender<Reply>>,
+    /// Progress routes, by token.
+    progress: HashMap<RequestId, mpsc::UnboundedSender<Progress>>,
+    closed: bool,
+}
+
+struct Shared {
+    tables: Mutex<Tables>,
+    transport: Arc<dyn Transport>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Tables> {
+        self.tables.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn send(&self, message: Value, kind: OutgoingKind) -> Result<(), CallError> {
+        self.transport
+            .send(Outgoing { message, kind })
+            .map_err(|_| CallError::Closed)
+    }
+}
+
+/// A connection to one MCP server.
+pub struct Client {
+    shared: Arc<Shared>,
+    next_id: AtomicI64,
+    options: ClientOptions,
+    reader: tokio::task::JoinHandle<()>,
+    protocol_version: String,
+}
+
+impl Client {
+    /// Spawns `argv` (no shell) and initializes over its stdio. stderr is inherited.
+    pub async fn spawn(argv: &[OsString], options: ClientOptions) -> Result<Self, ConnectError> {
+        let transport = StdioTransport::spawn(argv).map_err(ConnectError::Spawn)?;
+        Self::connect_transport(transport, options).await
+    }
+
+    /// Initializes over an existing reader/writer pair (stdio framing).
+    pub async fn connect<R, W>(
+        reader: R,
+        writer: W,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        Self::connect_transport(StdioTransport::new(reader, writer), options).await
+    }
+
+    /// Initializes over any transport. On failure the transport is closed.
+    pub async fn connect_transport<T: Transport>(
+        transport: T,
+        options: ClientOptions,
+    ) -> Result<Self, ConnectError> {
+        let transport: Arc<dyn Transport> = Arc::new(transport);
+        let shared = Arc::new(Shared {
+            tables: Mutex::default(),
+            transport: Arc::clone(&transport),
+        });
+        let reader = tokio::spawn(read_loop(Arc::clone(&shared)));
+        let mut client = Self {
+            shared,
+            next_id: AtomicI64::new(0),
+            options,
+            reader,
+            protocol_version: String::new(),
+        };
+        match client.initialize().await {
+            Ok(()) => Ok(client),
+            Err(e) => {
+                let _ = client.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The version the server chose.
+    pub fn protocol_version(&self) -> &str {
+        &self.protocol_version
+    }
+
+    async fn initialize(&mut self) -> Result<(), ConnectError> {
+        let asked = self
+            .options
+            .protocol_version
+            .clone()
+            .unwrap_or_else(|| PROTOCOL_VERSION.to_owned());
+        let params = json!({
+            "protocolVersion": asked,
+            "capabilities": {},
+            "clientInfo": client_info(),
+        });
+        let id = self.fresh_id();
+        let rx = self.send_request(id.clone(), "initialize", params)?;
+        // initialize is never cancelled (LIF-08): on timeout we just give up.
+        let timeout = self.options.initialize_timeout;
+        let reply = match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(_)) => return Err(ConnectError::Closed),
+            Err(_) => {
+                self.shared.lock().pending.remove(&id);
+                return Err(ConnectError::TimedOut(timeout));
+            }
+        };
+        let result = reply.map_err(ConnectError::Rpc)?;
+        let Some(version) = result.get("protocolVersion").and_then(Value::as_str) else {
+            return Err(ConnectError::InvalidResult(
+                "it has no protocolVersion".into(),
+            ));
+        };
+        if !era::is_known(version) {
+            // LIF-06: a version this client does not speak ends the connection.
+            return Err(ConnectError::UnsupportedVersion(version.to_owned()));
+        }
+        self.protocol_version = version.to_owned();
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        self.shared
+            .send(initialized, OutgoingKind::Notification)
+            .map_err(ConnectError::from)
+    }
+
+    fn fresh_id(&self) -> RequestId {
+        // Ids only grow, so none is ever reused, outstanding or not (RPC-03).
+        RequestId::Int(self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    fn send_request(
+        &self,
+        id: RequestId,
+        method: &str,
+        params: Value,
+    ) -> Result<oneshot::Receiver<Reply>, CallError> {
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut tables = self.shared.lock();
+            if tables.closed {
+                return Err(CallError::Closed);
+            }
+            tables.pending.insert(id.clone(), tx);
+        }
+        let message =
+            json!({"jsonrpc": "2.0", "id": id.to_value(), "method": method, "params": params});
+        self.shared.send(message, OutgoingKind::Request(id))?;
+        Ok(rx)
+    }
+
+    /// Calls a tool.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: RequestOptions<'_>,
+    ) -> Result<ToolResult, CallError> {
+        let params = json!({"name": name, "arguments": arguments});
+        let result = self.request("tools/call", params, options).await?;
+        let Some(content) = result.get("content").and_then(Value::as_array) else {
+            return Err(CallError::InvalidResult(
+                "tools/call result has no content array".into(),
+            ));
+        };
+        Ok(ToolResult {
+            is_error: result
+                .get("isError")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            content: content.clone(),
+        })
+    }
+
+    /// JSON-RPC `ping`; succeeds when the server answers.
+    pub async fn ping(&self) -> Result<(), CallError> {
+        self.request("ping", json!({}), RequestOptions::default())
+            .await
+            .map(drop)
+    }
+
+    /// Sends any request. With a `progress` callback a unique progress token is attached.
+    /// When `cancel` fires or the deadline passes before the answer, the request is
+    /// cancelled on the wire (`notifications/cancelled` with the exact id) and any later
+    /// answer is ignored.
+    pub async fn request(
+        &self,
+        method: &str,
+        mut params: Value,
+        options: RequestOptions<'_>,
+    ) -> Result<Value, CallError> {
+        let RequestOptions {
+            mut progress,
+            cancel,
+            timeout,
+        } = options;
+        let cancel = cancel.unwrap_or_default();
+        let timeout = timeout.unwrap_or(self.options.request_timeout);
+        let id = self.fresh_id();
+        let (progress_tx, mut progress_rx) = mpsc::unbounded_channel();
+        let token = progress.is_some().then(|| {
+            // Derived from the id, so unique among this client's requests.
+            let token = RequestId::Str(format!("progress-{id}"));
+            set_meta(&mut params, "progressToken", token.to_value());
+            self.shared
+                .lock()
+                .progress
+                .insert(token.clone(), progress_tx);
+            token
+        });
+        let _route = ProgressRoute {
+            shared: &self.shared,
+            token,
+        };
+        let mut rx = self.send_request(id.clone(), method, params)?;
+        let mut in_flight = InFlight {
+            shared: &self.shared,
+            id,
+            settled: false,
+        };
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        let why = loop {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => break CallError::Cancelled,
+                () = &mut deadline => break CallError::TimedOut(timeout),
+                reply = &mut rx => {
+                    in_flight.settled = true;
+                    // Progress read before the answer is delivered first.
+                    while let Ok(update) = progress_rx.try_recv() {
+                        if let Some(callback) = progress.as_mut() {
+                            callback(&update);
+                        }
+                    }
+                    return finish(reply);
+                }
+                Some(update) = progress_rx.recv() => {
+                    if let Some(callback) = progress.as_mut() {
+                        callback(&update);
+                    }
+                }
+            }
+        };
+        let reason = match &why {
+            CallError::TimedOut(d) => format!("timed out after {} ms", d.as_millis()),
+            _ => "cancelled by the caller".to_owned(),
+        };
+        if in_flight.cancel(&reason) {
+            Err(why)
+        } else {
+            // The answer was already read: deliver it rather than cancel.
+            finish(rx.await)
+        }
+    }
+
+    /// Closes the connection (for stdio: closes the server's stdin, waits, then SIGTERM,
+    /// waits, then SIGKILL, and reaps it). Returns the server's exit status where there is
+    /// a server process.
+    pub async fn close(self) -> io::Result<Option<ExitStatus>> {
+        let grace = self.options.shutdown_grace;
+        let status = self.shared.transport.close(grace).await;
+        self.reader.abort();
+        status
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+/// Sets `params._meta[key]`, making `params` and `_meta` objects where they are not.
+fn set_meta(params: &mut Value, key: &str, value: Value) {
+    if !params.is_object() {
+        *params = json!({});
+    }
+    let meta = &mut params["_meta"];
+    if !meta.is_object() {
+        *meta = json!({});
+    }
+    meta[key] = value;
+}
+
+fn client_info() -> Value {
+    json!({"name": "reference-client", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// A request awaiting its answer. Dropping it unsettled (the caller gave
+/// up on the future) cancels the request on the wire.
+struct InFlight<'a> {
+    shared: &'a Shared,
+    id: RequestId,
+    settled: bool,
+}
+
+impl InFlight<'_> {
+    /// Cancels the request unless the answer was already read; returns whether it did.
+    /// Any later answer is ignored.
+    fn cancel(&mut self, reason: &str) -> bool {
+        self.settled = true;
+        if self.shared.lock().pending.remove(&self.id).is_none() {
+            return false;
+        }
+        let message = json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": self.id.to_value(), "reason": reason},
+        });
+        // If the connection is gone there is nothing left to cancel.
+        let _ = self
+            .shared
+            .send(message, OutgoingKind::Cancel(self.id.clone()));
+        true
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.cancel("abandoned by the caller");
+        }
+    }
+}
+
+/// Removes a progress route when its request ends, however it ends.
+struct ProgressRoute<'a> {
+    shared: &'a Shared,
+    token: Option<RequestId>,
+}
+
+impl Drop for ProgressRoute<'_> {
+    fn drop(&mut self) {
+        if let Some(token) = &self.token {
+            self.shared.lock().progress.remove(token);
+        }
+    }
+}
+
+fn finish(reply: Result<Reply, oneshot::error::RecvError>) -> Result<Value, CallError> {
+    match reply {
+        Ok(Ok(result)) => Ok(result),
+        Ok(Err(error)) => Err(CallError::Rpc(error)),
+        Err(_) => Err(CallError::Closed),
+    }
+}
+
+async fn read_loop(shared: Arc<Shared>) {
+    while let Some(value) = shared.transport.receive().await {
+        match Message::from_value(value) {
+            Ok(Message::Response {
+                id: Some(id),
+                outcome,
+            }) => {
+                let waiter = shared.lock().pending.remove(&id);
+                match waiter {
+                    Some(tx) => {
+                        let _ = tx.send(outcome);
+                    }
+                    None => eprintln!(
+                        "reference-client: ignored response for request {id}: nothing is waiting for it (cancelled, timed out or unknown)"
+                    ),
+                }
+            }
+            Ok(Message::Response { id: None, outcome }) => {
+                eprintln!("reference-client: server reported an error without an id: {outcome:?}")
+            }
+            Ok(Message::Notification { method, params }) if method == "notifications/progress" => {
+                route_progress(&shared, params.as_ref())
+            }
+            Ok(Message::Notification { .. }) => {}
+            Ok(Message::Request { id, method, .. }) => answer(&shared, id, &method),
+            Err(rejected) => eprintln!(
+                "reference-client: ignored an invalid message from the server: {}",
+                rejected.error.message
+            ),
+        }
+    }
+    // The server is gone: every waiter learns it at once.
+    let mut tables = shared.lock();
+    tables.closed = true;
+    tables.pending.clear();
+    tables.progress.clear();
+}
+
+/// Answers a request from the server: `ping`, and "method not found" for anything else.
+fn answer(shared: &Shared, id: RequestId, method: &str) {
+    let message = if method == "ping" {
+        json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}})
+    } else {
+        let text = format!("method not found: {method:?}; this client serves only ping");
+        json!({"jsonrpc": "2.0", "id": id.to_value(), "error": {"code": METHOD_NOT_FOUND, "message": text}})
+    };
+    let _ = shared.send(message, OutgoingKind::Response);
+}
+
+fn route_progress(shared: &Shared, params: Option<&Value>) {
+    let Some(params) = params else { return };
+    let Some(token) = params.get("progressToken").and_then(RequestId::from_value) else {
+        return;
+    };
+    let Some(progress) = params.get("progress").and_then(Value::as_f64) else {
+        return;
+    };
+    let update = Progress {
+        progress,
+        total: params.get("total").and_then(Value::as_f64),
+        message: params
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    };
+    if let Some(route) = shared.lock().progress.get(&token) {
+        let _ = route.send(update);
+    }
+}
