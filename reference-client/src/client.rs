@@ -3,6 +3,7 @@
 //! a server may send. It sees only messages; a [`Transport`] moves them.
 
 use crate::era::{self, PROTOCOL_VERSION};
+use crate::log::Throttle;
 use crate::transport::stdio::StdioTransport;
 use crate::transport::{Outgoing, OutgoingKind, Transport};
 use crate::{CallError, ClientOptions, ConnectError, Progress, RequestOptions, ToolResult};
@@ -31,6 +32,8 @@ struct Tables {
 struct Shared {
     tables: Mutex<Tables>,
     transport: Arc<dyn Transport>,
+    /// Reports of messages that were read but not used (late answers, invalid messages).
+    ignored: Throttle,
 }
 
 impl Shared {
@@ -83,6 +86,7 @@ impl Client {
         let shared = Arc::new(Shared {
             tables: Mutex::default(),
             transport: Arc::clone(&transport),
+            ignored: Throttle::new("ignored messages from the server"),
         });
         let reader = tokio::spawn(read_loop(Arc::clone(&shared)));
         let mut client = Self {
@@ -380,23 +384,25 @@ async fn read_loop(shared: Arc<Shared>) {
                     Some(tx) => {
                         let _ = tx.send(outcome);
                     }
-                    None => eprintln!(
-                        "reference-client: ignored response for request {id}: nothing is waiting for it (cancelled, timed out or unknown)"
-                    ),
+                    None => shared.ignored.report(|| format!(
+                        "ignored response for request {id}: nothing is waiting for it (cancelled, timed out or unknown)"
+                    )),
                 }
             }
-            Ok(Message::Response { id: None, outcome }) => {
-                eprintln!("reference-client: server reported an error without an id: {outcome:?}")
-            }
+            Ok(Message::Response { id: None, outcome }) => shared
+                .ignored
+                .report(|| format!("server reported an error without an id: {outcome:?}")),
             Ok(Message::Notification { method, params }) if method == "notifications/progress" => {
                 route_progress(&shared, params.as_ref())
             }
             Ok(Message::Notification { .. }) => {}
             Ok(Message::Request { id, method, .. }) => answer(&shared, id, &method),
-            Err(rejected) => eprintln!(
-                "reference-client: ignored an invalid message from the server: {}",
-                rejected.error.message
-            ),
+            Err(rejected) => shared.ignored.report(|| {
+                format!(
+                    "ignored an invalid message from the server: {}",
+                    rejected.error.message
+                )
+            }),
         }
     }
     // The server is gone: every waiter learns it at once.

@@ -16,15 +16,28 @@ use tokio_util::sync::CancellationToken;
 /// Hidden flag: run the reference server in this process instead.
 pub const SERVE_FLAG: &str = "--serve";
 
-const USAGE: &str = "usage: reference-client [--deadline-ms N] [-- <server argv...>]";
+const USAGE: &str =
+    "usage: reference-client [--deadline-ms N] [--timeout-ms N] [-- <server argv...>]";
 
 struct Args {
     deadline: Option<Duration>,
+    /// The deadline of each request (the library's `request_timeout`).
+    timeout: Option<Duration>,
     server: Vec<OsString>,
+}
+
+fn millis(name: &str, value: Option<OsString>) -> Result<Duration, String> {
+    let value = value.ok_or_else(|| format!("{name} needs a number of milliseconds"))?;
+    value
+        .to_str()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .ok_or_else(|| format!("{name}: {value:?} is not a whole number of milliseconds"))
 }
 
 fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> {
     let mut deadline = None;
+    let mut timeout = None;
     let mut server = Vec::new();
     while let Some(arg) = args.next() {
         match arg.to_str() {
@@ -34,22 +47,16 @@ fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> 
                     return Err("nothing follows --; give the server's argv after it".into());
                 }
             }
-            Some("--deadline-ms") => {
-                let value = args
-                    .next()
-                    .ok_or("--deadline-ms needs a number of milliseconds")?;
-                let ms = value
-                    .to_str()
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .ok_or_else(|| {
-                        format!("--deadline-ms: {value:?} is not a whole number of milliseconds")
-                    })?;
-                deadline = Some(Duration::from_millis(ms));
-            }
+            Some("--deadline-ms") => deadline = Some(millis("--deadline-ms", args.next())?),
+            Some("--timeout-ms") => timeout = Some(millis("--timeout-ms", args.next())?),
             _ => return Err(format!("unexpected argument {arg:?}")),
         }
     }
-    Ok(Args { deadline, server })
+    Ok(Args {
+        deadline,
+        timeout,
+        server,
+    })
 }
 
 /// The server to start when none is given: the `reference-server` binary
@@ -122,7 +129,11 @@ fn say(line: &str) {
 }
 
 async fn run(args: Args) -> Result<(), String> {
-    let client = Client::spawn(&args.server, ClientOptions::default())
+    let mut options = ClientOptions::default();
+    if let Some(timeout) = args.timeout {
+        options.request_timeout = timeout;
+    }
+    let client = Client::spawn(&args.server, options)
         .await
         .map_err(|e| match e {
             ConnectError::Spawn(e) => e.to_string(),
@@ -174,12 +185,22 @@ async fn cookbook(client: &Client, deadline: Option<Duration>) -> Result<(), Str
                 "work returned instead of being cancelled: {result:?}"
             ))
         }
+        Err(CallError::TimedOut(after)) => {
+            return Err(format!(
+                "the server sent neither progress nor an answer for `work` within {after:?}, so the call was cancelled and the server shut down; it may be hung or stopped (SIGSTOP); --timeout-ms sets how long to wait"
+            ))
+        }
         Err(e) => return Err(format!("work failed: {e}")),
     }
     let ping = client
         .call_tool("ping", json!({}), RequestOptions::default())
         .await
-        .map_err(|e| format!("ping after the cancellation failed: {e}"))?;
+        .map_err(|e| match e {
+            CallError::TimedOut(after) => format!(
+                "the server did not answer `ping` within {after:?} after `work` was cancelled, so the server was shut down; cancelling one request may have hung it; --timeout-ms sets how long to wait"
+            ),
+            e => format!("ping after the cancellation failed: {e}"),
+        })?;
     say(&ping.text());
     Ok(())
 }

@@ -1,9 +1,15 @@
 //! The stdio transport: one JSON-RPC message per line over a pipe pair, usually the stdin
 //! and stdout of a server child process.
+//!
+//! Nothing a server does can hang it: writes are queued, never awaited by callers; closing
+//! waits for queued lines at most the shutdown grace; a server that exits while something
+//! it started still holds its stdout ends the connection anyway; and unreadable lines are
+//! logged through a [`Throttle`].
 
 use super::{BoxFuture, Disconnected, Outgoing, Transport};
+use crate::log::{warn, Throttle};
 use crate::process::ServerProcess;
-use reference_wire::{write_lines, LineError, LineReader, Outgoing as Line};
+use reference_wire::{write_lines, LineError, LineReader, Outgoing as Line, MAX_LINE_BYTES};
 use serde_json::Value;
 use std::ffi::OsString;
 use std::io;
@@ -11,8 +17,13 @@ use std::process::ExitStatus;
 use std::sync::Mutex;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// How long stdout may stay silent after the server exited before the connection counts
+/// as closed although something (a process the server started) still holds stdout open.
+const QUIET_AFTER_EXIT: Duration = Duration::from_millis(500);
 
 type Reader = Box<dyn AsyncRead + Send + Unpin>;
 
@@ -22,14 +33,17 @@ pub struct StdioTransport {
     reader: tokio::sync::Mutex<LineReader<Reader>>,
     writer: Mutex<Option<JoinHandle<()>>>,
     process: tokio::sync::Mutex<Option<ServerProcess>>,
+    exited: Option<watch::Receiver<Option<ExitStatus>>>,
+    unreadable: Throttle,
 }
 
 impl StdioTransport {
     /// Starts `argv[0]` with the remaining arguments (no shell); stderr is inherited.
     pub fn spawn(argv: &[OsString]) -> io::Result<Self> {
         let (process, stdin, stdout) = ServerProcess::spawn(argv)?;
-        let transport = Self::new(stdout, stdin);
-        *transport.process.try_lock().expect("not shared yet") = Some(process);
+        let mut transport = Self::new(stdout, stdin);
+        transport.exited = Some(process.exit_watch());
+        transport.process = tokio::sync::Mutex::new(Some(process));
         Ok(transport)
     }
 
@@ -45,6 +59,8 @@ impl StdioTransport {
             reader: tokio::sync::Mutex::new(LineReader::new(Box::new(reader) as Reader)),
             writer: Mutex::new(Some(tokio::spawn(write_loop(writer, rx)))),
             process: tokio::sync::Mutex::new(None),
+            exited: None,
+            unreadable: Throttle::new("unreadable lines from the server"),
         }
     }
 }
@@ -60,17 +76,42 @@ impl Transport for StdioTransport {
     fn receive(&self) -> BoxFuture<'_, Option<Value>> {
         Box::pin(async move {
             let mut reader = self.reader.lock().await;
-            while let Some(next) = reader.next_line().await {
-                let line = match next {
+            loop {
+                let next = match self.server_exited() {
+                    false => {
+                        tokio::select! {
+                            next = reader.next_line() => next,
+                            () = self.exit() => continue,
+                        }
+                    }
+                    true => {
+                        match tokio::time::timeout(QUIET_AFTER_EXIT, reader.next_line()).await {
+                            Ok(next) => next,
+                            Err(_) => {
+                                warn("the server exited, but something it started still holds its stdout open; the connection is closed");
+                                return None;
+                            }
+                        }
+                    }
+                };
+                let line = match next? {
                     Ok(line) => line,
                     Err(LineError::Io(e)) => {
-                        eprintln!("reference-client: cannot read from the server: {e}");
+                        warn(&format!("cannot read from the server: {e}"));
                         return None;
                     }
-                    Err(e) => {
-                        eprintln!(
-                            "reference-client: skipped an unreadable line from the server ({e:?})"
-                        );
+                    Err(LineError::TooLong) => {
+                        self.unreadable.report(|| {
+                            format!(
+                                "skipped a line from the server longer than {MAX_LINE_BYTES} bytes"
+                            )
+                        });
+                        continue;
+                    }
+                    Err(LineError::NotUtf8) => {
+                        self.unreadable.report(|| {
+                            "skipped a line from the server that is not UTF-8".to_owned()
+                        });
                         continue;
                     }
                 };
@@ -79,27 +120,71 @@ impl Transport for StdioTransport {
                 }
                 match serde_json::from_str(&line) {
                     Ok(value) => return Some(value),
-                    Err(e) => eprintln!(
-                        "reference-client: ignored a line from the server that is not JSON ({e})"
-                    ),
+                    Err(e) => self.unreadable.report(|| {
+                        format!(
+                            "ignored a line from the server that is not JSON ({e}): {}",
+                            excerpt(&line)
+                        )
+                    }),
                 }
             }
-            None
         })
     }
 
     fn close(&self, grace: Duration) -> BoxFuture<'_, io::Result<Option<ExitStatus>>> {
         Box::pin(async move {
+            // Step one of the ladder: flush what is queued and close stdin. A server that
+            // does not read gets the grace, then its stdin is closed under the queue.
+            let deadline = Instant::now() + grace;
             let _ = self.lines.send(Line::End);
             let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
-            if let Some(writer) = writer {
-                let _ = writer.await;
+            if let Some(mut writer) = writer {
+                if tokio::time::timeout_at(deadline, &mut writer)
+                    .await
+                    .is_err()
+                {
+                    warn(&format!(
+                        "the server did not read its stdin for {grace:?}; closing it with messages still queued"
+                    ));
+                    writer.abort();
+                    let _ = writer.await;
+                }
             }
             match self.process.lock().await.take() {
-                Some(process) => Ok(Some(process.shutdown(grace).await?)),
+                Some(process) => Ok(Some(process.shutdown(deadline, grace).await?)),
                 None => Ok(None),
             }
         })
+    }
+}
+
+impl StdioTransport {
+    fn server_exited(&self) -> bool {
+        self.exited
+            .as_ref()
+            .is_some_and(|exited| exited.borrow().is_some())
+    }
+
+    /// Resolves when the server process has exited; never without a process.
+    async fn exit(&self) {
+        match &self.exited {
+            Some(exited) => {
+                let mut exited = exited.clone();
+                if exited.wait_for(Option::is_some).await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// The start of a line, for a log message.
+fn excerpt(line: &str) -> String {
+    const SHOWN: usize = 80;
+    match line.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{:?}…", &line[..cut]),
+        None => format!("{line:?}"),
     }
 }
 
@@ -113,7 +198,9 @@ impl Drop for StdioTransport {
 
 async fn write_loop<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::UnboundedReceiver<Line>) {
     if let Err(e) = write_lines(&mut writer, &mut rx).await {
-        eprintln!("reference-client: cannot write to the server: {e}; it has probably exited");
+        warn(&format!(
+            "cannot write to the server: {e}; it has probably exited"
+        ));
         return;
     }
     // Closing the writer closes the server's stdin.
