@@ -47,19 +47,26 @@ fn millis(action: &Value, key: &str) -> Option<Duration> {
 /// Adapter mode's entry point.
 pub fn main() -> ExitCode {
     let setup = (|| {
-        let server = env_json("CONFORMANCE_SERVER")?;
-        let argv: Vec<OsString> = server
-            .as_array()
-            .filter(|a| !a.is_empty())
-            .and_then(|a| a.iter().map(|s| s.as_str().map(OsString::from)).collect())
-            .ok_or("CONFORMANCE_SERVER must be a JSON array of strings")?;
+        let server = match std::env::var(URL_ENV) {
+            Ok(url) => Server::Url(url),
+            Err(_) => {
+                let argv = env_json("CONFORMANCE_SERVER")
+                    .map_err(|e| format!("{e} (nor is {URL_ENV})"))?;
+                let argv: Vec<OsString> = argv
+                    .as_array()
+                    .filter(|a| !a.is_empty())
+                    .and_then(|a| a.iter().map(|s| s.as_str().map(OsString::from)).collect())
+                    .ok_or("CONFORMANCE_SERVER must be a JSON array of strings")?;
+                Server::Argv(argv)
+            }
+        };
         let actions = env_json(ACTIONS_ENV)?
             .as_array()
             .cloned()
             .ok_or("CONFORMANCE_ACTIONS must be a JSON array")?;
-        Ok::<_, String>((argv, actions))
+        Ok::<_, String>((server, actions))
     })();
-    let (argv, actions) = match setup {
+    let (server, actions) = match setup {
         Ok(s) => s,
         Err(e) => {
             eprintln!("reference-client adapter: {e}");
@@ -77,8 +84,26 @@ pub fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    runtime.block_on(act(argv, actions));
+    runtime.block_on(act(server, actions));
     ExitCode::SUCCESS
+}
+
+/// The variable naming a Streamable HTTP endpoint to connect to instead of a stdio server.
+const URL_ENV: &str = "CONFORMANCE_SERVER_URL";
+
+/// Where the server is: a command to start over stdio, or an HTTP endpoint.
+enum Server {
+    Argv(Vec<OsString>),
+    Url(String),
+}
+
+impl Server {
+    async fn connect(&self, options: ClientOptions) -> Result<Client, ConnectError> {
+        match self {
+            Server::Argv(argv) => Client::spawn(argv, options).await,
+            Server::Url(url) => Client::connect_http(url, options).await,
+        }
+    }
 }
 
 /// The variable naming the protocol version the harness plays.
@@ -103,12 +128,12 @@ fn connect_options(action: &Value) -> ClientOptions {
     options
 }
 
-async fn act(argv: Vec<OsString>, actions: Vec<Value>) {
+async fn act(server: Server, actions: Vec<Value>) {
     let mut client: Option<Arc<Client>> = None;
     let mut pending: Vec<JoinHandle<()>> = vec![];
     for (i, action) in actions.iter().enumerate() {
         if action.get("connect").is_some() {
-            match Client::spawn(&argv, connect_options(action)).await {
+            match server.connect(connect_options(action)).await {
                 Ok(c) => {
                     client = Some(Arc::new(c));
                     report(i, "result", None, None);
@@ -144,7 +169,7 @@ async fn act(argv: Vec<OsString>, actions: Vec<Value>) {
     for call in pending {
         let _ = call.await;
     }
-    // `exit`, or the end of the actions: close the session the stdio way.
+    // `exit`, or the end of the actions: close the session (stdin first, or DELETE).
     let exit_index = actions.iter().position(|a| a.get("exit").is_some());
     let closed = match client.map(Arc::try_unwrap) {
         Some(Ok(client)) => client.close().await.map(drop).map_err(|e| e.to_string()),

@@ -2,11 +2,13 @@
 //! their callers, cancels on the wire when a caller gives up, and answers the few requests
 //! a server may send. It sees only messages; a [`Transport`] moves them.
 
-use crate::era::{self, PROTOCOL_VERSION};
 use crate::log::Throttle;
+use crate::transport::http::HttpTransport;
 use crate::transport::stdio::StdioTransport;
-use crate::transport::{Outgoing, OutgoingKind, Transport};
-use crate::{CallError, ClientOptions, ConnectError, Progress, RequestOptions, ToolResult};
+use crate::transport::{Incoming, Outgoing, OutgoingKind, Transport};
+use crate::{
+    CallError, ClientOptions, ConnectError, Progress, ProgressFn, RequestOptions, ToolResult,
+};
 use reference_wire::{Message, RequestId, RpcError, METHOD_NOT_FOUND};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -15,10 +17,20 @@ use std::io;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 
-type Reply = Result<Value, RpcError>;
+/// How a request ended, as the reader learned it.
+pub(crate) enum Reply {
+    Result(Value),
+    Error(RpcError),
+    /// The transport gave up on the request.
+    Failed(String),
+    /// The server forgot the session; the request was not processed.
+    SessionExpired,
+}
 
 #[derive(Default)]
 struct Tables {
@@ -29,11 +41,16 @@ struct Tables {
     closed: bool,
 }
 
-struct Shared {
+pub(crate) struct Shared {
     tables: Mutex<Tables>,
-    transport: Arc<dyn Transport>,
+    pub(crate) transport: Arc<dyn Transport>,
     /// Reports of messages that were read but not used (late answers, invalid messages).
     ignored: Throttle,
+    next_id: AtomicI64,
+    /// The protocol version in force.
+    pub(crate) version: Mutex<String>,
+    /// Counts completed handshakes; held while one runs, so a session is renewed once.
+    pub(crate) handshakes: tokio::sync::Mutex<u64>,
 }
 
 impl Shared {
@@ -41,7 +58,7 @@ impl Shared {
         self.tables.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn send(&self, message: Value, kind: OutgoingKind) -> Result<(), CallError> {
+    pub(crate) fn send(&self, message: Value, kind: OutgoingKind) -> Result<(), CallError> {
         self.transport
             .send(Outgoing { message, kind })
             .map_err(|_| CallError::Closed)
@@ -50,11 +67,9 @@ impl Shared {
 
 /// A connection to one MCP server.
 pub struct Client {
-    shared: Arc<Shared>,
-    next_id: AtomicI64,
-    options: ClientOptions,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) options: ClientOptions,
     reader: tokio::task::JoinHandle<()>,
-    protocol_version: String,
 }
 
 impl Client {
@@ -77,6 +92,12 @@ impl Client {
         Self::connect_transport(StdioTransport::new(reader, writer), options).await
     }
 
+    /// Connects to a Streamable HTTP endpoint (`http://…`) and initializes.
+    pub async fn connect_http(url: &str, options: ClientOptions) -> Result<Self, ConnectError> {
+        let transport = HttpTransport::new(url).map_err(ConnectError::InvalidUrl)?;
+        Self::connect_transport(transport, options).await
+    }
+
     /// Initializes over any transport. On failure the transport is closed.
     pub async fn connect_transport<T: Transport>(
         transport: T,
@@ -87,16 +108,19 @@ impl Client {
             tables: Mutex::default(),
             transport: Arc::clone(&transport),
             ignored: Throttle::new("ignored messages from the server"),
+            next_id: AtomicI64::new(0),
+            version: Mutex::default(),
+            handshakes: tokio::sync::Mutex::new(0),
         });
         let reader = tokio::spawn(read_loop(Arc::clone(&shared)));
-        let mut client = Self {
+        let client = Self {
             shared,
-            next_id: AtomicI64::new(0),
             options,
             reader,
-            protocol_version: String::new(),
         };
-        match client.initialize().await {
+        let first = client.handshake().await;
+        *client.shared.handshakes.lock().await += 1;
+        match first {
             Ok(()) => Ok(client),
             Err(e) => {
                 let _ = client.close().await;
@@ -105,54 +129,37 @@ impl Client {
         }
     }
 
-    /// The version the server chose.
-    pub fn protocol_version(&self) -> &str {
-        &self.protocol_version
+    /// The protocol version in force (the one the server chose).
+    pub fn protocol_version(&self) -> String {
+        self.shared
+            .version
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
-    async fn initialize(&mut self) -> Result<(), ConnectError> {
-        let asked = self
-            .options
-            .protocol_version
-            .clone()
-            .unwrap_or_else(|| PROTOCOL_VERSION.to_owned());
-        let params = json!({
-            "protocolVersion": asked,
-            "capabilities": {},
-            "clientInfo": client_info(),
-        });
+    /// Sends a request that is never cancelled (the handshake) and waits at most `timeout`
+    /// for its answer.
+    pub(crate) async fn call_uncancelled(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, CallError> {
         let id = self.fresh_id();
-        let rx = self.send_request(id.clone(), "initialize", params)?;
-        // initialize is never cancelled (LIF-08): on timeout we just give up.
-        let timeout = self.options.initialize_timeout;
-        let reply = match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(reply)) => reply,
-            Ok(Err(_)) => return Err(ConnectError::Closed),
+        let rx = self.send_request(id.clone(), method, params)?;
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(reply) => finish(reply),
             Err(_) => {
                 self.shared.lock().pending.remove(&id);
-                return Err(ConnectError::TimedOut(timeout));
+                Err(CallError::TimedOut(timeout))
             }
-        };
-        let result = reply.map_err(ConnectError::Rpc)?;
-        let Some(version) = result.get("protocolVersion").and_then(Value::as_str) else {
-            return Err(ConnectError::InvalidResult(
-                "it has no protocolVersion".into(),
-            ));
-        };
-        if !era::is_known(version) {
-            // LIF-06: a version this client does not speak ends the connection.
-            return Err(ConnectError::UnsupportedVersion(version.to_owned()));
         }
-        self.protocol_version = version.to_owned();
-        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        self.shared
-            .send(initialized, OutgoingKind::Notification)
-            .map_err(ConnectError::from)
     }
 
     fn fresh_id(&self) -> RequestId {
         // Ids only grow, so none is ever reused, outstanding or not (RPC-03).
-        RequestId::Int(self.next_id.fetch_add(1, Ordering::Relaxed))
+        RequestId::Int(self.shared.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
     fn send_request(
@@ -207,12 +214,14 @@ impl Client {
 
     /// Sends any request. With a `progress` callback a unique progress token is attached.
     /// When `cancel` fires or the deadline passes before the answer, the request is
-    /// cancelled on the wire (`notifications/cancelled` with the exact id) and any later
-    /// answer is ignored.
+    /// cancelled on the wire (`notifications/cancelled` with the exact id, or closing its
+    /// stream where the transport cancels that way) and any later answer is ignored. If
+    /// the server forgot the session (HTTP 404), a new session is started and the request
+    /// is sent once more, under a new id, within the same deadline.
     pub async fn request(
         &self,
         method: &str,
-        mut params: Value,
+        params: Value,
         options: RequestOptions<'_>,
     ) -> Result<Value, CallError> {
         let RequestOptions {
@@ -222,6 +231,42 @@ impl Client {
         } = options;
         let cancel = cancel.unwrap_or_default();
         let timeout = timeout.unwrap_or(self.options.request_timeout);
+        let deadline = Instant::now() + timeout;
+        let generation = *self.shared.handshakes.lock().await;
+        let call = Attempt {
+            method,
+            cancel: &cancel,
+            deadline,
+            timeout,
+        };
+        match self.attempt(&call, params.clone(), &mut progress).await {
+            Err(CallError::SessionExpired) => {
+                self.renew(generation).await?;
+                self.attempt(&call, params, &mut progress).await
+            }
+            outcome => outcome,
+        }
+    }
+
+    /// Starts a new session unless one was started since `generation`.
+    async fn renew(&self, generation: u64) -> Result<(), CallError> {
+        let mut handshakes = self.shared.handshakes.lock().await;
+        if *handshakes == generation {
+            crate::log::warn("the server forgot the session (HTTP 404); starting a new one");
+            self.handshake()
+                .await
+                .map_err(|e| CallError::Transport(format!("cannot start a new session: {e}")))?;
+            *handshakes += 1;
+        }
+        Ok(())
+    }
+
+    async fn attempt(
+        &self,
+        call: &Attempt<'_>,
+        mut params: Value,
+        progress: &mut Option<ProgressFn<'_>>,
+    ) -> Result<Value, CallError> {
         let id = self.fresh_id();
         let (progress_tx, mut progress_rx) = mpsc::unbounded_channel();
         let token = progress.is_some().then(|| {
@@ -238,19 +283,18 @@ impl Client {
             shared: &self.shared,
             token,
         };
-        let mut rx = self.send_request(id.clone(), method, params)?;
+        self.stamp(&mut params);
+        let mut rx = self.send_request(id.clone(), call.method, params)?;
         let mut in_flight = InFlight {
             shared: &self.shared,
             id,
             settled: false,
         };
-        let deadline = tokio::time::sleep(timeout);
-        tokio::pin!(deadline);
         let why = loop {
             tokio::select! {
                 biased;
-                () = cancel.cancelled() => break CallError::Cancelled,
-                () = &mut deadline => break CallError::TimedOut(timeout),
+                () = call.cancel.cancelled() => break CallError::Cancelled,
+                () = tokio::time::sleep_until(call.deadline) => break CallError::TimedOut(call.timeout),
                 reply = &mut rx => {
                     in_flight.settled = true;
                     // Progress read before the answer is delivered first.
@@ -259,7 +303,7 @@ impl Client {
                             callback(&update);
                         }
                     }
-                    return finish(reply);
+                    return self.check(finish(reply));
                 }
                 Some(update) = progress_rx.recv() => {
                     if let Some(callback) = progress.as_mut() {
@@ -276,7 +320,7 @@ impl Client {
             Err(why)
         } else {
             // The answer was already read: deliver it rather than cancel.
-            finish(rx.await)
+            self.check(finish(rx.await))
         }
     }
 
@@ -284,6 +328,7 @@ impl Client {
     /// waits, then SIGKILL, and reaps it). Returns the server's exit status where there is
     /// a server process.
     pub async fn close(self) -> io::Result<Option<ExitStatus>> {
+        self.shared.lock().closed = true;
         let grace = self.options.shutdown_grace;
         let status = self.shared.transport.close(grace).await;
         self.reader.abort();
@@ -298,7 +343,7 @@ impl Drop for Client {
 }
 
 /// Sets `params._meta[key]`, making `params` and `_meta` objects where they are not.
-fn set_meta(params: &mut Value, key: &str, value: Value) {
+pub(crate) fn set_meta(params: &mut Value, key: &str, value: Value) {
     if !params.is_object() {
         *params = json!({});
     }
@@ -309,7 +354,7 @@ fn set_meta(params: &mut Value, key: &str, value: Value) {
     meta[key] = value;
 }
 
-fn client_info() -> Value {
+pub(crate) fn client_info() -> Value {
     json!({"name": "reference-client", "version": env!("CARGO_PKG_VERSION")})
 }
 
@@ -364,16 +409,37 @@ impl Drop for ProgressRoute<'_> {
     }
 }
 
+/// One request's fixed terms, shared by its first attempt and its retry.
+struct Attempt<'a> {
+    method: &'a str,
+    cancel: &'a tokio_util::sync::CancellationToken,
+    deadline: Instant,
+    timeout: Duration,
+}
+
 fn finish(reply: Result<Reply, oneshot::error::RecvError>) -> Result<Value, CallError> {
     match reply {
-        Ok(Ok(result)) => Ok(result),
-        Ok(Err(error)) => Err(CallError::Rpc(error)),
+        Ok(Reply::Result(result)) => Ok(result),
+        Ok(Reply::Error(error)) => Err(CallError::Rpc(error)),
+        Ok(Reply::Failed(reason)) => Err(CallError::Transport(reason)),
+        Ok(Reply::SessionExpired) => Err(CallError::SessionExpired),
         Err(_) => Err(CallError::Closed),
     }
 }
 
 async fn read_loop(shared: Arc<Shared>) {
-    while let Some(value) = shared.transport.receive().await {
+    while let Some(incoming) = shared.transport.receive().await {
+        let value = match incoming {
+            Incoming::Message(value) => value,
+            Incoming::Failed { id, reason } => {
+                settle(&shared, &id, Reply::Failed(reason));
+                continue;
+            }
+            Incoming::SessionExpired { id } => {
+                settle(&shared, &id, Reply::SessionExpired);
+                continue;
+            }
+        };
         match Message::from_value(value) {
             Ok(Message::Response {
                 id: Some(id),
@@ -382,7 +448,10 @@ async fn read_loop(shared: Arc<Shared>) {
                 let waiter = shared.lock().pending.remove(&id);
                 match waiter {
                     Some(tx) => {
-                        let _ = tx.send(outcome);
+                        let _ = tx.send(match outcome {
+                            Ok(result) => Reply::Result(result),
+                            Err(error) => Reply::Error(error),
+                        });
                     }
                     None => shared.ignored.report(|| format!(
                         "ignored response for request {id}: nothing is waiting for it (cancelled, timed out or unknown)"
@@ -410,6 +479,13 @@ async fn read_loop(shared: Arc<Shared>) {
     tables.closed = true;
     tables.pending.clear();
     tables.progress.clear();
+}
+
+/// Ends the wait for request `id` with `reply`, if anyone still waits.
+fn settle(shared: &Shared, id: &RequestId, reply: Reply) {
+    if let Some(tx) = shared.lock().pending.remove(id) {
+        let _ = tx.send(reply);
+    }
 }
 
 /// Answers a request from the server: `ping`, and "method not found" for anything else.

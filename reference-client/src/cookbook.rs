@@ -17,12 +17,14 @@ use tokio_util::sync::CancellationToken;
 pub const SERVE_FLAG: &str = "--serve";
 
 const USAGE: &str =
-    "usage: reference-client [--deadline-ms N] [--timeout-ms N] [-- <server argv...>]";
+    "usage: reference-client [--deadline-ms N] [--timeout-ms N] [--url URL | -- <server argv...>]";
 
 struct Args {
     deadline: Option<Duration>,
     /// The deadline of each request (the library's `request_timeout`).
     timeout: Option<Duration>,
+    /// A Streamable HTTP endpoint to use instead of starting a server.
+    url: Option<String>,
     server: Vec<OsString>,
 }
 
@@ -38,6 +40,7 @@ fn millis(name: &str, value: Option<OsString>) -> Result<Duration, String> {
 fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> {
     let mut deadline = None;
     let mut timeout = None;
+    let mut url = None;
     let mut server = Vec::new();
     while let Some(arg) = args.next() {
         match arg.to_str() {
@@ -49,12 +52,25 @@ fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> 
             }
             Some("--deadline-ms") => deadline = Some(millis("--deadline-ms", args.next())?),
             Some("--timeout-ms") => timeout = Some(millis("--timeout-ms", args.next())?),
+            Some("--url") => {
+                let value = args
+                    .next()
+                    .ok_or("--url needs the server's MCP endpoint URL")?;
+                let value = value
+                    .into_string()
+                    .map_err(|v| format!("--url: {v:?} is not valid text"))?;
+                url = Some(value);
+            }
             _ => return Err(format!("unexpected argument {arg:?}")),
         }
+    }
+    if url.is_some() && !server.is_empty() {
+        return Err("give either --url or a server argv after --, not both".into());
     }
     Ok(Args {
         deadline,
         timeout,
+        url,
         server,
     })
 }
@@ -92,7 +108,7 @@ pub fn main_entry() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if args.server.is_empty() {
+    if args.server.is_empty() && args.url.is_none() {
         match default_server() {
             Ok(server) => args.server = server,
             Err(e) => {
@@ -133,12 +149,15 @@ async fn run(args: Args) -> Result<(), String> {
     if let Some(timeout) = args.timeout {
         options.request_timeout = timeout;
     }
-    let client = Client::spawn(&args.server, options)
-        .await
-        .map_err(|e| match e {
-            ConnectError::Spawn(e) => e.to_string(),
-            e => format!("cannot connect to {:?}: {e}", args.server[0]),
-        })?;
+    let connected = match &args.url {
+        Some(url) => Client::connect_http(url, options).await,
+        None => Client::spawn(&args.server, options).await,
+    };
+    let client = connected.map_err(|e| match (e, &args.url) {
+        (ConnectError::Spawn(e), _) => e.to_string(),
+        (e, Some(url)) => format!("cannot connect to {url}: {e}"),
+        (e, None) => format!("cannot connect to {:?}: {e}", args.server[0]),
+    })?;
     let outcome = cookbook(&client, args.deadline).await;
     let closed = client.close().await;
     outcome?;
@@ -187,7 +206,7 @@ async fn cookbook(client: &Client, deadline: Option<Duration>) -> Result<(), Str
         }
         Err(CallError::TimedOut(after)) => {
             return Err(format!(
-                "the server sent neither progress nor an answer for `work` within {after:?}, so the call was cancelled and the server shut down; it may be hung or stopped (SIGSTOP); --timeout-ms sets how long to wait"
+                "the server sent neither progress nor an answer for `work` within {after:?}, so the call was cancelled and the connection closed; the server may be hung or stopped (SIGSTOP), or it sends no progress (progress is optional, and impossible over HTTP with JSON answers); --deadline-ms N cancels at a deadline instead, --timeout-ms N sets how long to wait"
             ))
         }
         Err(e) => return Err(format!("work failed: {e}")),
@@ -197,7 +216,7 @@ async fn cookbook(client: &Client, deadline: Option<Duration>) -> Result<(), Str
         .await
         .map_err(|e| match e {
             CallError::TimedOut(after) => format!(
-                "the server did not answer `ping` within {after:?} after `work` was cancelled, so the server was shut down; cancelling one request may have hung it; --timeout-ms sets how long to wait"
+                "the server did not answer `ping` within {after:?} after `work` was cancelled, so the connection closed; cancelling one request may have hung the server; --timeout-ms N sets how long to wait"
             ),
             e => format!("ping after the cancellation failed: {e}"),
         })?;

@@ -10,3 +10,9 @@ pub const KNOWN_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18",
 pub fn is_known(version: &str) -> bool {
     KNOWN_VERSIONS.contains(&version)
 }
+
+/// Whether `version` belongs to the stateless era (2026-07-28 and later): no handshake, no
+/// sessions, every request stamped with its version.
+pub fn is_stateless(version: &str) -> bool {
+    version >= "2026-07-28"
+}

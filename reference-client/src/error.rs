@@ -20,6 +20,12 @@ pub enum CallError {
     InvalidResult(String),
     /// The connection ended before an answer arrived.
     Closed,
+    /// The transport could not deliver the request or its answer (for HTTP: the server
+    /// could not be reached, answered with an error status, or broke the response stream).
+    Transport(String),
+    /// The server forgot the session twice for the same request (HTTP 404 after a new
+    /// session was started); the request was not processed.
+    SessionExpired,
 }
 
 impl fmt::Display for CallError {
@@ -30,6 +36,11 @@ impl fmt::Display for CallError {
             Self::Rpc(e) => write!(f, "server returned an error: {e}"),
             Self::InvalidResult(why) => write!(f, "server sent an invalid result: {why}"),
             Self::Closed => write!(f, "server connection closed before the answer arrived"),
+            Self::Transport(why) => write!(f, "{why}"),
+            Self::SessionExpired => write!(
+                f,
+                "the server forgot the session again right after a new one was started; check the server's session handling"
+            ),
         }
     }
 }
@@ -52,6 +63,10 @@ pub enum ConnectError {
     InvalidResult(String),
     /// The server chose a protocol version this client does not speak (LIF-06).
     UnsupportedVersion(String),
+    /// The server URL is not one this client can use.
+    InvalidUrl(String),
+    /// The transport could not reach the server or deliver the handshake.
+    Transport(String),
 }
 
 impl fmt::Display for ConnectError {
@@ -76,6 +91,8 @@ impl fmt::Display for ConnectError {
                 "the server chose protocol version {v:?}, which this client does not speak; it speaks {}",
                 crate::era::KNOWN_VERSIONS.join(", ")
             ),
+            Self::InvalidUrl(why) => write!(f, "{why}"),
+            Self::Transport(why) => write!(f, "{why}"),
         }
     }
 }
@@ -96,8 +113,9 @@ impl From<CallError> for ConnectError {
             CallError::TimedOut(d) => Self::TimedOut(d),
             CallError::Rpc(e) => Self::Rpc(e),
             CallError::InvalidResult(why) => Self::InvalidResult(why),
+            CallError::Transport(why) => Self::Transport(why),
             // A handshake is never cancelled by the caller; treat it as the connection ending.
-            CallError::Cancelled | CallError::Closed => Self::Closed,
+            CallError::Cancelled | CallError::Closed | CallError::SessionExpired => Self::Closed,
         }
     }
 }

@@ -10,6 +10,7 @@ mod client;
 pub mod cookbook;
 mod era;
 mod error;
+mod handshake;
 mod log;
 mod options;
 mod process;

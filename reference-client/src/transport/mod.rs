@@ -7,6 +7,7 @@
 //! the handshake era but closing that stream in the stateless era. So the client says what
 //! each message is ([`Outgoing`]), and the transport decides how it travels.
 
+pub mod http;
 pub mod stdio;
 
 use reference_wire::RequestId;
@@ -43,6 +44,19 @@ pub enum OutgoingKind {
     Cancel(RequestId),
 }
 
+/// What a transport hands the client.
+#[derive(Clone, Debug)]
+pub enum Incoming {
+    /// One JSON-RPC message from the server.
+    Message(Value),
+    /// Request `id` ended without an answer the transport could deliver (an HTTP error
+    /// status without a JSON-RPC error, a broken response stream); `reason` says why.
+    Failed { id: RequestId, reason: String },
+    /// The server no longer knows the session (HTTP 404, HTTP-16): request `id` was not
+    /// processed, and the client must start a new session with `initialize`.
+    SessionExpired { id: RequestId },
+}
+
 /// The connection is over; nothing more can be sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Disconnected;
@@ -56,8 +70,14 @@ pub trait Transport: Send + Sync + 'static {
     /// caller. Messages go out in the order they were queued.
     fn send(&self, message: Outgoing) -> Result<(), Disconnected>;
 
-    /// The next message from the server, or `None` once no more can come. Cancel-safe.
-    fn receive(&self) -> BoxFuture<'_, Option<Value>>;
+    /// What the server sent next, or `None` once no more can come. Cancel-safe.
+    fn receive(&self) -> BoxFuture<'_, Option<Incoming>>;
+
+    /// Tells the transport the protocol version now in force (negotiated by `initialize`,
+    /// or the stateless era's version), or `None` before one is; HTTP puts it in headers.
+    fn set_protocol_version(&self, version: Option<&str>) {
+        let _ = version;
+    }
 
     /// Ends the connection, each step waiting at most `grace`; returns the server process's
     /// exit status where there is one.

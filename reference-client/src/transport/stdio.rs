@@ -6,11 +6,10 @@
 //! it started still holds its stdout ends the connection anyway; and unreadable lines are
 //! logged through a [`Throttle`].
 
-use super::{BoxFuture, Disconnected, Outgoing, Transport};
+use super::{BoxFuture, Disconnected, Incoming, Outgoing, Transport};
 use crate::log::{warn, Throttle};
 use crate::process::ServerProcess;
 use reference_wire::{write_lines, LineError, LineReader, Outgoing as Line, MAX_LINE_BYTES};
-use serde_json::Value;
 use std::ffi::OsString;
 use std::io;
 use std::process::ExitStatus;
@@ -73,7 +72,7 @@ impl Transport for StdioTransport {
             .map_err(|_| Disconnected)
     }
 
-    fn receive(&self) -> BoxFuture<'_, Option<Value>> {
+    fn receive(&self) -> BoxFuture<'_, Option<Incoming>> {
         Box::pin(async move {
             let mut reader = self.reader.lock().await;
             loop {
@@ -119,7 +118,7 @@ impl Transport for StdioTransport {
                     continue;
                 }
                 match serde_json::from_str(&line) {
-                    Ok(value) => return Some(value),
+                    Ok(value) => return Some(Incoming::Message(value)),
                     Err(e) => self.unreadable.report(|| {
                         format!(
                             "ignored a line from the server that is not JSON ({e}): {}",
