@@ -198,7 +198,7 @@ async fn call(client: &Client, index: usize, action: &Value) {
     }
     let timeout = millis(action, "timeout_ms");
     let (method, params) = if action.get("ping").is_some() {
-        ("ping", json!({}))
+        (client.liveness_method(), json!({}))
     } else {
         let name = action.get("call").and_then(Value::as_str).unwrap_or("");
         let arguments = action.get("arguments").cloned().unwrap_or(json!({}));

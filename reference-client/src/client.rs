@@ -205,11 +205,20 @@ impl Client {
         })
     }
 
-    /// JSON-RPC `ping`; succeeds when the server answers.
+    /// Proves the server answers: JSON-RPC `ping`, or `server/discover` in the stateless
+    /// era, where `ping` no longer exists.
     pub async fn ping(&self) -> Result<(), CallError> {
-        self.request("ping", json!({}), RequestOptions::default())
+        self.request(self.liveness_method(), json!({}), RequestOptions::default())
             .await
             .map(drop)
+    }
+
+    /// The cheapest request that proves the server answers, in this session's era.
+    pub fn liveness_method(&self) -> &'static str {
+        match self.era() {
+            crate::Era::Handshake => "ping",
+            crate::Era::Stateless => "server/discover",
+        }
     }
 
     /// Sends any request. With a `progress` callback a unique progress token is attached.
@@ -253,7 +262,7 @@ impl Client {
         let mut handshakes = self.shared.handshakes.lock().await;
         if *handshakes == generation {
             crate::log::warn("the server forgot the session (HTTP 404); starting a new one");
-            self.handshake()
+            self.reopen()
                 .await
                 .map_err(|e| CallError::Transport(format!("cannot start a new session: {e}")))?;
             *handshakes += 1;
@@ -466,6 +475,7 @@ async fn read_loop(shared: Arc<Shared>) {
             }
             Ok(Message::Notification { .. }) => {}
             Ok(Message::Request { id, method, .. }) => answer(&shared, id, &method),
+
             Err(rejected) => shared.ignored.report(|| {
                 format!(
                     "ignored an invalid message from the server: {}",
@@ -489,7 +499,19 @@ fn settle(shared: &Shared, id: &RequestId, reply: Reply) {
 }
 
 /// Answers a request from the server: `ping`, and "method not found" for anything else.
+/// In the stateless era servers send no requests and clients send no responses (RPC-15).
 fn answer(shared: &Shared, id: RequestId, method: &str) {
+    let version = shared
+        .version
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    if crate::era::is_stateless(&version) {
+        shared.ignored.report(|| {
+            format!("ignored request {id} ({method:?}): servers send no requests in {version}")
+        });
+        return;
+    }
     let message = if method == "ping" {
         json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}})
     } else {

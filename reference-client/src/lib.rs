@@ -4,7 +4,8 @@
 //! performs the handshake and calls tools. A call ends in exactly one of: a [`ToolResult`]
 //! (which may have `isError` set), a protocol error, a cancellation or a timeout, and those
 //! are distinct so callers never mistake one for another. Connecting fails with a typed
-//! [`ConnectError`]. [`cookbook`] is the cancellation cookbook program.
+//! [`ConnectError`]. It speaks both eras: 2026-07-28 when the server does, else the
+//! `initialize` handshake. [`cookbook`] is the cancellation cookbook program.
 
 mod client;
 pub mod cookbook;
@@ -17,7 +18,7 @@ mod process;
 pub mod transport;
 
 pub use client::Client;
-pub use era::{KNOWN_VERSIONS, PROTOCOL_VERSION};
+pub use era::{Era, KNOWN_VERSIONS, PROTOCOL_VERSION, STATELESS_VERSION};
 pub use error::{CallError, ConnectError};
 pub use options::{ClientOptions, Progress, ProgressFn, RequestOptions, ToolResult};
 pub use transport::Transport;

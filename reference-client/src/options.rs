@@ -10,13 +10,18 @@ use tokio_util::sync::CancellationToken;
 pub struct ClientOptions {
     /// How long `initialize` may take before connecting fails (it is never cancelled).
     pub initialize_timeout: Duration,
+    /// How long the `server/discover` probe may take; a server that stays silent that
+    /// long is taken for a handshake-era one (LIF-14).
+    pub discover_timeout: Duration,
     /// Deadline for each request made without an explicit one; on expiry the
     /// request is cancelled on the wire.
     pub request_timeout: Duration,
     /// How long each shutdown step (stdin close, SIGTERM) waits for exit.
     pub shutdown_grace: Duration,
-    /// The protocol version to ask for in `initialize`; `None` asks for
-    /// [`PROTOCOL_VERSION`](crate::PROTOCOL_VERSION).
+    /// The protocol version to speak. `None`: 2026-07-28 if the server does (asked with
+    /// `server/discover`), else the handshake with [`PROTOCOL_VERSION`](crate::PROTOCOL_VERSION).
+    /// A handshake-era version: `initialize` asks for it, no probe. 2026-07-28: that era
+    /// only, no fallback.
     pub protocol_version: Option<String>,
 }
 
@@ -24,6 +29,7 @@ impl Default for ClientOptions {
     fn default() -> Self {
         Self {
             initialize_timeout: Duration::from_secs(10),
+            discover_timeout: Duration::from_secs(3),
             request_timeout: Duration::from_secs(60),
             shutdown_grace: Duration::from_secs(2),
             protocol_version: None,

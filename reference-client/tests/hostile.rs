@@ -93,7 +93,16 @@ fn serve(mode: &str, pids: &Path) {
     }
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
-    let init = next_request(&mut lines).expect("initialize");
+    // A handshake-era server: anything before initialize (the client's server/discover
+    // probe) is an unknown method.
+    let init = loop {
+        let request = next_request(&mut lines).expect("initialize");
+        if request["method"] == "initialize" {
+            break request;
+        }
+        say(json!({"jsonrpc": "2.0", "id": request["id"],
+            "error": {"code": -32601, "message": "unknown method"}}));
+    };
     say(json!({"jsonrpc": "2.0", "id": init["id"], "result": {
         "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
         "serverInfo": {"name": mode, "version": "0"}}}));

@@ -37,9 +37,14 @@ impl Seen {
     }
 }
 
-/// A scripted Streamable HTTP server of the handshake era (2025-11-25).
+/// A scripted Streamable HTTP server of the handshake era (2025-11-25), or with `modern`
+/// of the stateless era (2026-07-28).
 #[derive(Default)]
 struct Fake {
+    /// Speak 2026-07-28: no sessions, no initialize.
+    modern: bool,
+    /// Set when the `ping` tool is called, to whether the `work` stream was closed by then.
+    closed_before_ping: AtomicBool,
     /// Answer requests with one JSON object instead of an SSE stream.
     json: bool,
     /// Answer the next request that carries a session with 404, forgetting the session.
@@ -104,6 +109,9 @@ async fn handle(
         body: body.clone(),
     });
     let method = body["method"].as_str().unwrap_or("").to_owned();
+    if fake.modern {
+        return stateless(fake, verb, body);
+    }
     if method == "initialize" {
         let minted = format!("session-{}", fake.minted.fetch_add(1, Ordering::SeqCst));
         fake.sessions.lock().unwrap().push(minted.clone());
@@ -180,6 +188,160 @@ async fn handle(
     }
 }
 
+/// The stateless era: every request stands alone.
+fn stateless(fake: Arc<Fake>, verb: Method, body: Value) -> Response {
+    if verb != Method::POST {
+        return Response::builder()
+            .status(StatusCode::METHOD_NOT_ALLOWED)
+            .body(Body::empty())
+            .unwrap();
+    }
+    let Some(id) = body.get("id").cloned() else {
+        return Response::builder()
+            .status(StatusCode::ACCEPTED)
+            .body(Body::empty())
+            .unwrap();
+    };
+    let params = &body["params"];
+    let answer = match (body["method"].as_str(), params["name"].as_str()) {
+        (Some("server/discover"), _) => result(
+            &id,
+            json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}}}),
+        ),
+        (Some("tools/call"), Some("work")) => {
+            let (tx, rx) = mpsc::channel(4);
+            let token = params["_meta"].get("progressToken").cloned();
+            tokio::spawn(async move {
+                if let Some(token) = token {
+                    let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                        "params": {"progressToken": token, "progress": 0, "message": "Started"}});
+                    let _ = tx.send(event(&progress)).await;
+                }
+                // Closing this stream is the cancel (HTTP-11).
+                tx.closed().await;
+                fake.work_closed.store(true, Ordering::SeqCst);
+            });
+            return sse_response(rx);
+        }
+        (Some("tools/call"), Some("ping")) => {
+            let closed = fake.work_closed.load(Ordering::SeqCst);
+            fake.closed_before_ping.store(closed, Ordering::SeqCst);
+            result(
+                &id,
+                json!({"resultType": "complete",
+                    "content": [{"type": "text", "text": "Server: still available"}]}),
+            )
+        }
+        _ => {
+            let error = json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": -32601, "message": "Method not found"}});
+            return json_response(StatusCode::NOT_FOUND, error, None);
+        }
+    };
+    json_response(StatusCode::OK, answer, None)
+}
+
+/// Checks every request of the stateless era (HTTP-19, LIF-10): the version header equals
+/// the `_meta` version, `Mcp-Method` and `Mcp-Name` mirror the body, no session.
+fn assert_stateless_headers(seen: &[Seen]) {
+    for request in seen {
+        assert_eq!(request.verb, Method::POST, "no GET or DELETE: {request:?}");
+        let meta = &request.body["params"]["_meta"];
+        assert_eq!(request.header("mcp-protocol-version"), Some("2026-07-28"));
+        assert_eq!(
+            meta["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object());
+        assert!(meta["io.modelcontextprotocol/clientInfo"].is_object());
+        assert_eq!(request.header("mcp-method"), Some(request.method()));
+        if request.method() == "tools/call" {
+            assert_eq!(
+                request.header("mcp-name"),
+                request.body["params"]["name"].as_str()
+            );
+        }
+        assert_eq!(request.header("mcp-session-id"), None);
+        assert!(
+            request.body.get("id").is_some(),
+            "no notification POSTs: {request:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cookbook_over_http_in_2026_cancels_by_closing_the_stream() {
+    let fake = Arc::new(Fake {
+        modern: true,
+        ..Fake::default()
+    });
+    let url = serve(Arc::clone(&fake)).await;
+    let output = cookbook(vec!["--url".into(), url]).await;
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        AFTER_PROGRESS,
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success());
+    let seen = fake.seen();
+    let methods: Vec<&str> = seen.iter().map(Seen::method).collect();
+    assert_eq!(methods, ["server/discover", "tools/call", "tools/call"]);
+    assert_stateless_headers(&seen);
+    assert!(
+        fake.closed_before_ping.load(Ordering::SeqCst),
+        "the work stream was still open when ping came"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cookbook_deadline_over_http_in_2026() {
+    let fake = Arc::new(Fake {
+        modern: true,
+        ..Fake::default()
+    });
+    let url = serve(Arc::clone(&fake)).await;
+    let output = cookbook(vec![
+        "--deadline-ms".into(),
+        "100".into(),
+        "--url".into(),
+        url,
+    ])
+    .await;
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        AFTER_DEADLINE,
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_stateless_headers(&fake.seen());
+    assert!(fake.closed_before_ping.load(Ordering::SeqCst));
+}
+
+#[tokio::test]
+async fn http_errors_with_a_json_rpc_body_answer_the_request() {
+    let fake = Arc::new(Fake {
+        modern: true,
+        ..Fake::default()
+    });
+    let url = serve(Arc::clone(&fake)).await;
+    let client = Client::connect_http(&url, ClientOptions::default())
+        .await
+        .expect("connect");
+    // 404 with -32601 (RPC-09) is the answer to the request, not a transport failure.
+    let outcome = client
+        .request("nonexistent/method", json!({}), RequestOptions::default())
+        .await;
+    assert!(
+        matches!(outcome, Err(CallError::Rpc(ref e)) if e.code == -32601),
+        "{outcome:?}"
+    );
+    client.ping().await.expect("liveness by server/discover");
+    client.close().await.expect("close");
+    assert_stateless_headers(&fake.seen());
+}
+
 /// Serves `fake` on a free local port; returns the endpoint URL.
 async fn serve(fake: Arc<Fake>) -> String {
     let app = axum::Router::new()
@@ -201,6 +363,16 @@ async fn cookbook(args: Vec<String>) -> std::process::Output {
     })
     .await
     .unwrap()
+}
+
+/// Checks that the client probed with `server/discover` under 2026-07-28 first (LIF-14),
+/// and returns what followed the probe.
+fn after_probe(seen: &[Seen]) -> &[Seen] {
+    assert_eq!(seen[0].method(), "server/discover");
+    assert_eq!(seen[0].header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(seen[0].header("mcp-method"), Some("server/discover"));
+    assert_eq!(seen[0].header("mcp-session-id"), None);
+    &seen[1..]
 }
 
 /// Checks the handshake-era rules every request after `initialize` must follow.
@@ -243,7 +415,8 @@ async fn cookbook_over_http_cancels_with_a_post_and_deletes_the_session() {
     );
     assert!(output.status.success());
     let seen = fake.seen();
-    assert_session_headers(&seen);
+    let seen = after_probe(&seen);
+    assert_session_headers(seen);
     let methods: Vec<&str> = seen.iter().map(Seen::method).collect();
     assert_eq!(
         methods,
@@ -286,7 +459,8 @@ async fn cookbook_deadline_over_http_with_json_answers() {
     );
     assert!(output.status.success());
     let seen = fake.seen();
-    assert_session_headers(&seen);
+    let seen = after_probe(&seen);
+    assert_session_headers(seen);
     let cancel = seen
         .iter()
         .find(|s| s.method() == "notifications/cancelled")
@@ -301,6 +475,8 @@ async fn a_stale_session_starts_a_fresh_initialize_without_the_header() {
     let client = Client::connect_http(&url, ClientOptions::default())
         .await
         .expect("connect");
+    // Messages go out in order, so once ping is answered, initialized was sent.
+    client.ping().await.expect("ping");
     fake.expire_once.store(true, Ordering::SeqCst);
     let pong = client
         .call_tool("ping", json!({}), RequestOptions::default())
@@ -309,6 +485,7 @@ async fn a_stale_session_starts_a_fresh_initialize_without_the_header() {
     assert_eq!(pong.text(), "Server: still available");
     client.close().await.expect("close");
     let seen = fake.seen();
+    let seen = after_probe(&seen);
     let trail: Vec<(&str, Option<&str>)> = seen
         .iter()
         .map(|s| (s.method(), s.header("mcp-session-id")))
@@ -318,8 +495,10 @@ async fn a_stale_session_starts_a_fresh_initialize_without_the_header() {
         [
             ("initialize", None),
             ("notifications/initialized", Some("session-0")),
+            ("ping", Some("session-0")),
             ("tools/call", Some("session-0")),
-            // HTTP-16: after the 404, a fresh initialize without the old session.
+            // HTTP-16: after the 404, a fresh initialize without the old session, and no
+            // new probe: the era is cached.
             ("initialize", None),
             ("notifications/initialized", Some("session-1")),
             ("tools/call", Some("session-1")),
@@ -327,7 +506,7 @@ async fn a_stale_session_starts_a_fresh_initialize_without_the_header() {
         ]
     );
     // The retry is a new request with a new id.
-    assert_ne!(seen[2].body["id"], seen[5].body["id"]);
+    assert_ne!(seen[3].body["id"], seen[6].body["id"]);
 }
 
 #[tokio::test]

@@ -9,13 +9,22 @@ use std::time::Duration;
 use tokio::io::{AsyncWriteExt, DuplexStream};
 use tokio_util::sync::CancellationToken;
 
+/// Options that speak the handshake era without the `server/discover` probe, as the
+/// scripted peers here expect `initialize` first.
+fn handshake_era() -> ClientOptions {
+    ClientOptions {
+        protocol_version: Some(reference_client::PROTOCOL_VERSION.into()),
+        ..ClientOptions::default()
+    }
+}
+
 /// A client connected to an in-process reference server.
 async fn in_process() -> Client {
     let (client_side, server_side) = tokio::io::duplex(64 * 1024);
     let (server_read, server_write) = tokio::io::split(server_side);
     tokio::spawn(serve(server_read, server_write, ServeOptions::default()));
     let (read, write) = tokio::io::split(client_side);
-    Client::connect(read, write, ClientOptions::default())
+    Client::connect(read, write, handshake_era())
         .await
         .expect("connect")
 }
@@ -116,7 +125,7 @@ where
         script(lines, peer_write).await;
     });
     let (read, write) = tokio::io::split(client_side);
-    Client::connect(read, write, ClientOptions::default())
+    Client::connect(read, write, handshake_era())
         .await
         .expect("connect")
 }
@@ -249,7 +258,7 @@ async fn close_escalates_from_stdin_to_sigterm_to_sigkill() {
     let argv = ["sh", "-c", script].map(Into::into);
     let options = ClientOptions {
         shutdown_grace: Duration::from_millis(100),
-        ..ClientOptions::default()
+        ..handshake_era()
     };
     let client = Client::spawn(&argv, options).await.expect("spawn");
     let start = std::time::Instant::now();
@@ -285,7 +294,7 @@ async fn connect_errors_are_typed() {
     let (read, write) = tokio::io::split(client_side);
     let options = ClientOptions {
         initialize_timeout: Duration::from_millis(50),
-        ..ClientOptions::default()
+        ..handshake_era()
     };
     let outcome = Client::connect(read, write, options).await;
     assert!(
@@ -337,7 +346,7 @@ async fn a_refused_or_foreign_handshake_is_typed() {
             while lines.next_line().await.is_some() {}
         });
         let (read, write) = tokio::io::split(client_side);
-        let outcome = Client::connect(read, write, ClientOptions::default()).await;
+        let outcome = Client::connect(read, write, handshake_era()).await;
         let ok = match (expect, &outcome) {
             ("rpc", Err(ConnectError::Rpc(e))) => e.code == -32602,
             ("invalid", Err(ConnectError::InvalidResult(_))) => true,
