@@ -5,11 +5,11 @@
 use crate::log::Throttle;
 use crate::transport::http::HttpTransport;
 use crate::transport::stdio::StdioTransport;
-use crate::transport::{Incoming, Outgoing, OutgoingKind, Transport};
+use crate::transport::{Outgoing, OutgoingKind, Transport};
 use crate::{
     CallError, ClientOptions, ConnectError, Progress, ProgressFn, RequestOptions, ToolResult,
 };
-use reference_wire::{Message, RequestId, RpcError, METHOD_NOT_FOUND};
+use reference_wire::{RequestId, RpcError};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -33,19 +33,19 @@ pub(crate) enum Reply {
 }
 
 #[derive(Default)]
-struct Tables {
+pub(crate) struct Tables {
     /// Requests awaiting an answer, by exact id.
-    pending: HashMap<RequestId, oneshot::Sender<Reply>>,
+    pub(crate) pending: HashMap<RequestId, oneshot::Sender<Reply>>,
     /// Progress routes, by token.
-    progress: HashMap<RequestId, mpsc::UnboundedSender<Progress>>,
-    closed: bool,
+    pub(crate) progress: HashMap<RequestId, mpsc::UnboundedSender<Progress>>,
+    pub(crate) closed: bool,
 }
 
 pub(crate) struct Shared {
     tables: Mutex<Tables>,
     pub(crate) transport: Arc<dyn Transport>,
     /// Reports of messages that were read but not used (late answers, invalid messages).
-    ignored: Throttle,
+    pub(crate) ignored: Throttle,
     next_id: AtomicI64,
     /// The protocol version in force.
     pub(crate) version: Mutex<String>,
@@ -54,7 +54,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Tables> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Tables> {
         self.tables.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -112,7 +112,7 @@ impl Client {
             version: Mutex::default(),
             handshakes: tokio::sync::Mutex::new(0),
         });
-        let reader = tokio::spawn(read_loop(Arc::clone(&shared)));
+        let reader = tokio::spawn(crate::routing::read_loop(Arc::clone(&shared)));
         let client = Self {
             shared,
             options,
@@ -433,111 +433,5 @@ fn finish(reply: Result<Reply, oneshot::error::RecvError>) -> Result<Value, Call
         Ok(Reply::Failed(reason)) => Err(CallError::Transport(reason)),
         Ok(Reply::SessionExpired) => Err(CallError::SessionExpired),
         Err(_) => Err(CallError::Closed),
-    }
-}
-
-async fn read_loop(shared: Arc<Shared>) {
-    while let Some(incoming) = shared.transport.receive().await {
-        let value = match incoming {
-            Incoming::Message(value) => value,
-            Incoming::Failed { id, reason } => {
-                settle(&shared, &id, Reply::Failed(reason));
-                continue;
-            }
-            Incoming::SessionExpired { id } => {
-                settle(&shared, &id, Reply::SessionExpired);
-                continue;
-            }
-        };
-        match Message::from_value(value) {
-            Ok(Message::Response {
-                id: Some(id),
-                outcome,
-            }) => {
-                let waiter = shared.lock().pending.remove(&id);
-                match waiter {
-                    Some(tx) => {
-                        let _ = tx.send(match outcome {
-                            Ok(result) => Reply::Result(result),
-                            Err(error) => Reply::Error(error),
-                        });
-                    }
-                    None => shared.ignored.report(|| format!(
-                        "ignored response for request {id}: nothing is waiting for it (cancelled, timed out or unknown)"
-                    )),
-                }
-            }
-            Ok(Message::Response { id: None, outcome }) => shared
-                .ignored
-                .report(|| format!("server reported an error without an id: {outcome:?}")),
-            Ok(Message::Notification { method, params }) if method == "notifications/progress" => {
-                route_progress(&shared, params.as_ref())
-            }
-            Ok(Message::Notification { .. }) => {}
-            Ok(Message::Request { id, method, .. }) => answer(&shared, id, &method),
-
-            Err(rejected) => shared.ignored.report(|| {
-                format!(
-                    "ignored an invalid message from the server: {}",
-                    rejected.error.message
-                )
-            }),
-        }
-    }
-    // The server is gone: every waiter learns it at once.
-    let mut tables = shared.lock();
-    tables.closed = true;
-    tables.pending.clear();
-    tables.progress.clear();
-}
-
-/// Ends the wait for request `id` with `reply`, if anyone still waits.
-fn settle(shared: &Shared, id: &RequestId, reply: Reply) {
-    if let Some(tx) = shared.lock().pending.remove(id) {
-        let _ = tx.send(reply);
-    }
-}
-
-/// Answers a request from the server: `ping`, and "method not found" for anything else.
-/// In the stateless era servers send no requests and clients send no responses (RPC-15).
-fn answer(shared: &Shared, id: RequestId, method: &str) {
-    let version = shared
-        .version
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
-    if crate::era::is_stateless(&version) {
-        shared.ignored.report(|| {
-            format!("ignored request {id} ({method:?}): servers send no requests in {version}")
-        });
-        return;
-    }
-    let message = if method == "ping" {
-        json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}})
-    } else {
-        let text = format!("method not found: {method:?}; this client serves only ping");
-        json!({"jsonrpc": "2.0", "id": id.to_value(), "error": {"code": METHOD_NOT_FOUND, "message": text}})
-    };
-    let _ = shared.send(message, OutgoingKind::Response);
-}
-
-fn route_progress(shared: &Shared, params: Option<&Value>) {
-    let Some(params) = params else { return };
-    let Some(token) = params.get("progressToken").and_then(RequestId::from_value) else {
-        return;
-    };
-    let Some(progress) = params.get("progress").and_then(Value::as_f64) else {
-        return;
-    };
-    let update = Progress {
-        progress,
-        total: params.get("total").and_then(Value::as_f64),
-        message: params
-            .get("message")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-    };
-    if let Some(route) = shared.lock().progress.get(&token) {
-        let _ = route.send(update);
     }
 }

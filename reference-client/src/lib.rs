@@ -15,6 +15,7 @@ mod handshake;
 mod log;
 mod options;
 mod process;
+mod routing;
 pub mod transport;
 
 pub use client::Client;

@@ -12,20 +12,23 @@
 //! Memory stays bounded whatever the server sends: a JSON answer, or the bytes of one SSE
 //! event, may not exceed [`MAX_MESSAGE_BYTES`].
 
+mod body;
+mod headers;
+
 use super::{BoxFuture, Disconnected, Incoming, Outgoing, OutgoingKind, Transport};
 use crate::era;
 use crate::log::{warn, Throttle};
-use base64::Engine as _;
+use body::{answers, content_type, read_capped};
 use futures_util::StreamExt;
+use headers::insert;
 use reference_wire::RequestId;
-use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::header::HeaderMap;
 use reqwest::{Response, StatusCode, Url};
 use serde_json::Value;
-use sse_stream::SseStream;
 use std::collections::HashMap;
 use std::io;
 use std::process::ExitStatus;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -221,37 +224,8 @@ impl Shared {
 
     /// The headers for one POST, from the message and the session as it is now.
     fn headers(&self, message: &Value) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            ACCEPT,
-            HeaderValue::from_static("application/json, text/event-stream"),
-        );
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let method = message.get("method").and_then(Value::as_str).unwrap_or("");
         let state = self.lock();
-        let stateless = state.version.as_deref().is_some_and(era::is_stateless);
-        if let Some(version) = &state.version {
-            if method != "initialize" {
-                insert(&mut headers, "mcp-protocol-version", version);
-            }
-        }
-        if stateless {
-            if message.get("id").is_some() {
-                insert(&mut headers, "mcp-method", &header_value(method));
-                let params = &message["params"];
-                let name = match method {
-                    "tools/call" | "prompts/get" => params.get("name"),
-                    "resources/read" => params.get("uri"),
-                    _ => None,
-                };
-                if let Some(name) = name.and_then(Value::as_str) {
-                    insert(&mut headers, "mcp-name", &header_value(name));
-                }
-            }
-        } else if let Some(session) = &state.session {
-            insert(&mut headers, "mcp-session-id", session);
-        }
-        headers
+        headers::request_headers(message, state.version.as_deref(), state.session.as_deref())
     }
 
     async fn deliver(&self, incoming: Incoming) -> bool {
@@ -381,20 +355,7 @@ impl Shared {
 
     /// Reads an SSE response stream until it carries the answer to `id`.
     async fn read_stream(&self, id: &RequestId, response: Response) {
-        // Bytes read since the last complete event: what the parser may be holding.
-        let pending = Arc::new(AtomicUsize::new(0));
-        let counted = Arc::clone(&pending);
-        let bytes = response.bytes_stream().map(move |chunk| {
-            let chunk = chunk.map_err(io::Error::other)?;
-            let held = counted.fetch_add(chunk.len(), Ordering::Relaxed) + chunk.len();
-            if held > MAX_MESSAGE_BYTES {
-                return Err(io::Error::other(format!(
-                    "an SSE event is longer than {MAX_MESSAGE_BYTES} bytes"
-                )));
-            }
-            Ok(chunk)
-        });
-        let mut events = SseStream::from_bytes_stream(bytes);
+        let (mut events, pending) = body::events(response);
         while let Some(event) = events.next().await {
             let event = match event {
                 Ok(event) => event,
@@ -479,78 +440,5 @@ impl Shared {
                 "the server did not answer the session's DELETE within {grace:?}"
             )),
         }
-    }
-}
-
-/// Whether `message` is the response to request `id`.
-fn answers(message: &Value, id: &RequestId) -> bool {
-    message.get("id").and_then(RequestId::from_value).as_ref() == Some(id)
-        && (message.get("result").is_some() || message.get("error").is_some())
-}
-
-fn content_type(response: &Response) -> String {
-    response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase()
-}
-
-/// The body, unless it is longer than [`MAX_MESSAGE_BYTES`].
-async fn read_capped(mut response: Response) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| format!("reading the answer failed: {e}"))?
-    {
-        if body.len() + chunk.len() > MAX_MESSAGE_BYTES {
-            return Err(format!(
-                "the answer is longer than {MAX_MESSAGE_BYTES} bytes"
-            ));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
-fn insert(headers: &mut HeaderMap, name: &'static str, value: &str) {
-    if let Ok(value) = HeaderValue::from_str(value) {
-        headers.insert(name, value);
-    }
-}
-
-/// A value as an MCP header carries it: as is when it is plain visible ASCII, else in
-/// the `=?base64?…?=` form (HTTP-19, streamable-http §Value Encoding).
-pub(crate) fn header_value(value: &str) -> String {
-    let plain = value.bytes().all(|b| (0x20..=0x7e).contains(&b))
-        && value.trim() == value
-        && !(value.starts_with("=?base64?") && value.ends_with("?="));
-    if plain {
-        value.to_owned()
-    } else {
-        let encoded = base64::engine::general_purpose::STANDARD.encode(value.as_bytes());
-        format!("=?base64?{encoded}?=")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::header_value;
-
-    #[test]
-    fn header_values_are_plain_or_base64() {
-        assert_eq!(header_value("us-west1"), "us-west1");
-        assert_eq!(
-            header_value("Hello, 世界"),
-            "=?base64?SGVsbG8sIOS4lueVjA==?="
-        );
-        assert_eq!(header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
-        assert_eq!(header_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
-        assert_eq!(
-            header_value("=?base64?literal?="),
-            "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
-        );
     }
 }
