@@ -53,6 +53,34 @@ pub enum Role {
     Client,
 }
 
+/// A transport a case can run over (`@transports`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportKind {
+    /// Newline-delimited JSON-RPC over a process's stdin and stdout.
+    Stdio,
+    /// Streamable HTTP: one POST per message, a response stream per POST.
+    Http,
+}
+
+impl TransportKind {
+    /// The word case files and reports use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportKind::Stdio => "stdio",
+            TransportKind::Http => "http",
+        }
+    }
+
+    /// The transport a word names.
+    pub fn parse(word: &str) -> Option<TransportKind> {
+        match word {
+            "stdio" => Some(TransportKind::Stdio),
+            "http" => Some(TransportKind::Http),
+            _ => None,
+        }
+    }
+}
+
 /// A duration that is either written in the case or taken from a loop variable (milliseconds).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Span {
@@ -146,6 +174,14 @@ pub enum StepKind {
     CloseStdin,
     /// `! exit D`: the target must exit within D.
     Exit(Span),
+    /// `! disconnect ID`: closes the response stream of request ID without cancelling it
+    /// (HTTP).
+    Disconnect(String),
+    /// `! server-exit`: the harness's server exits on its own (client cases).
+    ServerExit,
+    /// `! expire-session`: the harness's server forgets the client's session, so requests
+    /// that carry it get 404 (client cases, HTTP).
+    ExpireSession,
     /// `! repeat N` … `! end`: the inner steps N times, with `{$i}` = 0, 1, …
     Repeat { count: usize, steps: Vec<Step> },
     /// `! sweep NAME FROM..TO step BY` … `! end`: the inner steps once per value (milliseconds),
@@ -204,6 +240,8 @@ pub struct Case {
     pub fixtures: Vec<String>,
     /// Whether the harness performs the `initialize` handshake before the steps.
     pub handshake: bool,
+    /// The transports the case applies to (`@transports`; both by default).
+    pub transports: Vec<TransportKind>,
     /// The case's own time limit, if it sets one.
     pub timeout: Option<Duration>,
     /// Which side the harness plays.

@@ -71,6 +71,12 @@ impl Parser<'_> {
                 StepKind::Witness(ids.iter().map(|s| s.to_string()).collect())
             }
             ["close-stdin"] => StepKind::CloseStdin,
+            ["disconnect", id] => {
+                self.check_id(line, id)?;
+                StepKind::Disconnect(id.to_string())
+            }
+            ["server-exit"] => StepKind::ServerExit,
+            ["expire-session"] => StepKind::ExpireSession,
             ["cancel", id, ..] => {
                 self.check_id(line, id)?;
                 let reason = text
@@ -133,7 +139,8 @@ impl Parser<'_> {
                     line,
                     format!(
                         "unknown control `! {text}`; known: barrier, cancel, after, wait, silent, \
-                         witness, arrives, close-stdin, exit, repeat, sweep, end (see \
+                         witness, arrives, close-stdin, exit, repeat, sweep, end; in client \
+                         cases also server-exit, and over HTTP disconnect, expire-session (see \
                          cases/README.md)"
                     ),
                 ))
@@ -178,6 +185,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
         versions: HANDSHAKE_VERSIONS.iter().map(|v| v.to_string()).collect(),
         fixtures: vec![],
         handshake: true,
+        transports: vec![TransportKind::Stdio, TransportKind::Http],
         timeout: None,
         role: if id.starts_with("client/") {
             Role::Client
@@ -251,6 +259,23 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                     }
                 }
                 "fixtures" => case.fixtures = words(),
+                "transports" => {
+                    case.transports = vec![];
+                    for word in value.split_whitespace() {
+                        let kind = TransportKind::parse(word).ok_or_else(|| {
+                            p.error(
+                                line,
+                                format!("unknown transport `{word}`; known: stdio http"),
+                            )
+                        })?;
+                        if !case.transports.contains(&kind) {
+                            case.transports.push(kind);
+                        }
+                    }
+                    if case.transports.is_empty() {
+                        return Err(p.error(line, "`@transports` names stdio, http or both"));
+                    }
+                }
                 "handshake" => {
                     case.handshake = match value {
                         "auto" => true,
@@ -281,7 +306,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                         line,
                         format!(
                         "unknown header `@{key}`; known: requirement, level, versions, fixtures, \
-                             handshake, timeout, role, actions, outcomes"
+                             transports, handshake, timeout, role, actions, outcomes"
                     ),
                     ))
                 }
@@ -383,8 +408,51 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
             "a client case needs `@actions` (what the client under test is told to do)",
         ));
     }
+    check_transport_steps(&p, &case, &top)?;
     case.steps = top;
     Ok(case)
+}
+
+/// Steps that only one role or one transport can carry out need a case of that role that runs
+/// only over that transport.
+fn check_transport_steps(p: &Parser, case: &Case, steps: &[Step]) -> Result<(), CaseError> {
+    let http_only = case.transports == [TransportKind::Http];
+    for step in steps {
+        let (word, role, needs) = match &step.kind {
+            StepKind::Disconnect(_) => ("disconnect", None, Some(TransportKind::Http)),
+            StepKind::ServerExit => ("server-exit", Some(Role::Client), None),
+            StepKind::ExpireSession => (
+                "expire-session",
+                Some(Role::Client),
+                Some(TransportKind::Http),
+            ),
+            StepKind::CloseStdin => ("close-stdin", Some(Role::Server), None),
+            StepKind::Silent { .. } => ("silent", Some(Role::Server), None),
+            StepKind::Witness(_) => ("witness", Some(Role::Server), None),
+            _ => ("", None, None),
+        };
+        if let Some(role) = role.filter(|r| *r != case.role) {
+            let which = if role == Role::Client {
+                "client"
+            } else {
+                "server"
+            };
+            return Err(p.error(step.line, format!("`! {word}` is for {which} cases")));
+        }
+        match needs {
+            Some(TransportKind::Http) if !http_only => {
+                return Err(p.error(
+                    step.line,
+                    format!("`! {word}` is an HTTP step; add `@transports http`"),
+                ));
+            }
+            _ => {}
+        }
+        if let StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. } = &step.kind {
+            check_transport_steps(p, case, steps)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@
 //! each action ended (`@outcomes`) and how the client shut its server down (STD-06). The
 //! adapter contract is in the README ("Testing a client").
 
-use super::adapter::{actions_done, adapter_line, judge_outcomes, wind_down};
+use super::adapter::{actions_done, adapter_line, settle, wind_down};
+use super::session::Sessions;
 use super::{Engine, Options, Report, Side, Stop};
 use crate::case::{Case, Step, StepKind};
 use crate::era::HANDSHAKE_VERSIONS;
@@ -16,10 +17,10 @@ use crate::rules::envelope::{Writer, CLIENT};
 use crate::transcript::Direction;
 use crate::transport::process::{display_argv, Launch};
 use crate::transport::relay::Relay;
-use crate::transport::{Event, PeerSignal, SendError, Transport};
+use crate::transport::{Channel, Event, SendError, Transport};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
 /// How long a cancel may trail the response it crossed before it counts as a cancel of a
@@ -42,12 +43,18 @@ pub struct ClientTarget {
     pub(crate) scripted: HashSet<String>,
     /// What the adapter reported, by action index.
     pub(super) outcomes: BTreeMap<usize, Value>,
-    /// How many times the client started its server.
-    connections: u32,
-    /// When the client closed its server's stdin.
-    pub(crate) stdin_closed: Option<Instant>,
-    /// When the client sent its server SIGTERM.
-    terminated: Option<Instant>,
+    /// The client's sessions with the harness's server, oldest first.
+    pub(crate) sessions: Sessions,
+    /// The harness performed the handshake itself (`@handshake auto`): a later `initialize`
+    /// (a new session) is answered the same way.
+    pub(crate) handshaken: bool,
+    /// The case line where the steps stopped on a failure already reported: from then on the
+    /// harness serves every request as a plain server, and what follows from the stop (how
+    /// the adapter reports its actions) is noted, not judged again.
+    pub(crate) stopped: Option<usize>,
+    /// The harness's server exited on its own (`! server-exit`): the session's end is the
+    /// harness's doing, not the client's.
+    pub(crate) server_exited: bool,
 }
 
 /// Runs one client case: starts the adapter `launch` with the case's actions and a server
@@ -154,8 +161,13 @@ impl Side for ClientTarget {
         match played {
             Ok(()) | Err(Stop::Done) => wind_down(e).await,
             Err(Stop::Skip(reason)) => return Some(reason),
-            Err(Stop::Gone | Stop::Hung) => judge_outcomes(e),
+            Err(Stop::Gone | Stop::Hung) => {
+                e.side.stopped = Some(e.line);
+                settle(e).await;
+            }
         }
+        e.judge_initialized();
+        e.note_sessions();
         None
     }
 
@@ -167,25 +179,12 @@ impl Side for ClientTarget {
         match event {
             Event::Connected(count) => {
                 e.heard(at);
-                e.side.connections = count;
                 if count > 1 {
-                    e.rule(
-                        e.case_severity(),
-                        "CAN-08",
-                        "the client started its server a second time: the session was torn down \
-                         and restarted (the transcript shows the first session only)"
-                            .into(),
-                    );
+                    e.io.note(format!("[relay] the client started server process {count}"));
                 }
+                e.open_session(Channel::of_process(count), None);
             }
-            Event::Signal(PeerSignal::StdinClosed) => {
-                e.side.stdin_closed.get_or_insert_with(Instant::now);
-                e.io.note("[relay] the client closed the server's stdin; the server exits".into());
-            }
-            Event::Signal(PeerSignal::Terminated) => {
-                e.side.terminated.get_or_insert_with(Instant::now);
-                e.io.note("[relay] the client sent SIGTERM to the server".into());
-            }
+            Event::Signal { channel, signal } => e.session_signal(channel, signal),
             Event::AdapterLine(bytes) => adapter_line(e, &bytes),
             Event::AdapterOverlong => e.finding(
                 Severity::Fail,
@@ -200,9 +199,18 @@ impl Side for ClientTarget {
         match &step.kind {
             StepKind::Exit(span) => {
                 let within = e.span(span);
-                let until = Deadline::now() + within;
-                while !e.exited && e.next(until).await {}
-                judge_exit(e, within);
+                e.judge_exit(within).await;
+                Ok(())
+            }
+            StepKind::ServerExit => {
+                e.side.server_exited = true;
+                e.io.note("[harness] the server exits on its own".into());
+                let text = "[the server exits]".to_string();
+                e.expected.push(format!("{} {text}", Self::SENDS));
+                e.transcript
+                    .push(crate::transcript::Entry::sent(e.now(), text, None, false));
+                e.last_send = std::time::Instant::now();
+                e.io.close_input();
                 Ok(())
             }
             _ => {
@@ -229,13 +237,15 @@ impl Side for ClientTarget {
     }
 
     fn gone<T: Transport>(e: &mut Engine<'_, T, Self>) {
-        if e.findings.iter().any(|f| f.requirement() == "CAN-08") {
+        if e.side.server_exited || e.findings.iter().any(|f| f.requirement() == "CAN-08") {
             return;
         }
-        let how = match (e.side.stdin_closed, e.io.exit_status()) {
-            (Some(_), _) => "it closed the server's stdin".to_string(),
-            (None, Some(status)) => format!("it exited with {status}"),
-            (None, None) => "the server connection dropped".to_string(),
+        let how = match (e.side.sessions.current(), e.io.exit_status()) {
+            (_, Some(status)) => format!("it exited with {status}"),
+            (Some(session), None) if session.http_id.is_none() => {
+                format!("it {}", session.how_ended())
+            }
+            _ => "the server connection dropped".to_string(),
         };
         e.rule(
             Severity::Fail,
@@ -256,7 +266,12 @@ impl Side for ClientTarget {
                     .map(|s| s.to_string())
                     .unwrap_or_default()
             )
-        } else if e.side.stdin_closed.is_some() {
+        } else if e
+            .side
+            .sessions
+            .current()
+            .is_some_and(|s| s.stdin_closed.is_some())
+        {
             " (the client had closed its server's stdin)".to_string()
         } else {
             String::new()
@@ -267,8 +282,8 @@ impl Side for ClientTarget {
 /// Waits for the client to start its server, which connects back to the harness.
 async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Result<(), Stop> {
     let deadline = Deadline::now() + START_TIMEOUT.min(e.options.case_timeout);
-    while e.side.connections == 0 {
-        if !e.next(deadline).await || (e.exited && e.side.connections == 0) {
+    while e.side.sessions.list.is_empty() {
+        if !e.next(deadline).await || (e.exited && e.side.sessions.list.is_empty()) {
             let how = match e.io.exit_status() {
                 Some(status) => format!("it exited with {status}"),
                 None => format!("nothing connected within {START_TIMEOUT:?}"),
@@ -316,61 +331,45 @@ async fn handshake<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Result<
     };
     e.take_internal(index);
     let request = e.value(index);
-    let id = request.get("id").cloned().unwrap_or(Value::Null);
-    let asked = request
-        .pointer("/params/protocolVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let version = if HANDSHAKE_VERSIONS.contains(&asked) {
-        asked.to_string()
-    } else {
-        e.options.protocol_version.clone()
-    };
-    e.captures.insert("init".into(), id.clone());
+    let (answer, version) = initialize_answer(e, &request);
+    e.captures.insert("init".into(), answer["id"].clone());
     e.captures.insert("version".into(), json!(version));
     e.version = Some(version.clone());
+    e.side.handshaken = true;
     if !e.case.versions.contains(&version) {
         return Err(Stop::Skip(format!(
             "the case applies to {}; the client asked for {version}",
             e.case.versions.join(", ")
         )));
     }
+    e.write(answer.to_string(), true).await
+}
+
+/// The harness's answer to an `initialize` request, and the version it agrees to: the one the
+/// client asked for when the harness knows it, else the one it plays. The harness plays a
+/// server of the handshake era: asked to play 2026-07-28, it answers as the newest
+/// handshake-era server would (so a client that speaks both eras must fall back, LIF-14).
+pub(crate) fn initialize_answer<T: Transport>(
+    e: &Engine<'_, T, ClientTarget>,
+    request: &Value,
+) -> (Value, String) {
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let asked = request
+        .pointer("/params/protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let played = e.options.protocol_version.as_str();
+    let version = if HANDSHAKE_VERSIONS.contains(&asked) {
+        asked
+    } else if HANDSHAKE_VERSIONS.contains(&played) {
+        played
+    } else {
+        HANDSHAKE_VERSIONS[HANDSHAKE_VERSIONS.len() - 1]
+    };
     let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
         "protocolVersion": version,
         "capabilities": {"tools": {}},
         "serverInfo": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")}
     }});
-    e.write(answer.to_string(), true).await
-}
-
-/// `! exit D` in a client case: the client ends its session within D, and it does so the
-/// stdio way (STD-06): the server's stdin is closed before any signal.
-fn judge_exit<T: Transport>(e: &mut Engine<'_, T, ClientTarget>, within: Duration) {
-    let shown = crate::transcript::millis(within);
-    let shown = shown.trim_start_matches('+');
-    let severity = e.case_severity();
-    if !e.exited {
-        e.rule(
-            severity,
-            "STD-06",
-            format!("the client was still running {shown} after its last action"),
-        );
-        return;
-    }
-    let complaint = match (e.side.stdin_closed, e.side.terminated, e.output_closed) {
-        (Some(_), None, _) => None,
-        (Some(eof), Some(term), _) if eof <= term => None,
-        (_, Some(_), _) => {
-            Some("the client sent SIGTERM to its server without closing the server's stdin first")
-        }
-        (None, None, true) => {
-            Some("the client killed its server without closing the server's stdin first")
-        }
-        (None, None, false) => {
-            Some("the client exited and left its server running with stdin open")
-        }
-    };
-    if let Some(complaint) = complaint {
-        e.rule(severity, "STD-06", complaint.into());
-    }
+    (answer, version.to_string())
 }

@@ -106,6 +106,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 (None, Some(id)) => {
                     if let Some(r) = self.ledger.received.get_mut(&id_key(id)) {
                         r.answered.get_or_insert_with(Instant::now);
+                        r.succeeded |= msg.contains_key("result");
                     }
                 }
                 _ => {}
@@ -155,8 +156,18 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     }
 
     /// The channel a response or a notification about one of the target's requests belongs on.
+    /// Progress for one of the target's requests goes on that request's channel too.
     fn reply_channel(&self, value: Option<&Value>) -> Option<Channel> {
         let value = value?;
+        if value.get("method").and_then(Value::as_str) == Some("notifications/progress") {
+            let token = value.pointer("/params/progressToken").map(id_key)?;
+            return self
+                .ledger
+                .received
+                .values()
+                .find(|r| r.token.as_ref() == Some(&token))
+                .map(|r| r.channel);
+        }
         if value.get("method").is_some() {
             return None;
         }
@@ -168,6 +179,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// anything but the transport's write deadline: a target that is gone is noticed by the
     /// steps, one that stopped reading fails the case.
     pub(crate) async fn reply(&mut self, answer: Value) {
+        let reply_to = self.reply_channel(Some(&answer));
+        self.reply_via(answer, reply_to).await;
+    }
+
+    /// [`Engine::reply`] on a channel the caller chose (a message of an earlier session that
+    /// the ledger no longer knows).
+    pub(crate) async fn reply_via(&mut self, answer: Value, reply_to: Option<Channel>) {
         if self.stalled {
             return;
         }
@@ -175,9 +193,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if let Some(id) = answer.get("id") {
             if let Some(r) = self.ledger.received.get_mut(&id_key(id)) {
                 r.answered.get_or_insert_with(Instant::now);
+                r.succeeded |= answer.get("result").is_some();
             }
         }
-        let reply_to = self.reply_channel(Some(&answer));
         self.transcript
             .push(Entry::sent(self.now(), text.clone(), Some(answer), true));
         if let Err(SendError::Stalled(waited)) = self.io.send(text.as_bytes(), reply_to).await {

@@ -18,6 +18,7 @@ mod io;
 pub mod ledger;
 mod proof;
 pub mod server;
+pub mod session;
 
 use crate::case::{Arrival, Case, Span, Step, StepKind};
 use crate::era::ProtocolVersion;
@@ -404,7 +405,10 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             StepKind::Silent { .. }
             | StepKind::Witness(_)
             | StepKind::CloseStdin
-            | StepKind::Exit(_) => S::role_step(self, step).await,
+            | StepKind::Exit(_)
+            | StepKind::Disconnect(_)
+            | StepKind::ServerExit
+            | StepKind::ExpireSession => S::role_step(self, step).await,
         }
     }
 

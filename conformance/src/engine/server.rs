@@ -7,7 +7,7 @@
 //! and `! exit` (does the server exit when its input ends?).
 
 use super::{Engine, Options, Report, Side, Stop};
-use crate::case::{Case, Step, StepKind};
+use crate::case::{Case, Step, StepKind, TransportKind};
 use crate::era::HANDSHAKE_VERSIONS;
 use crate::fixtures;
 use crate::outcome::Severity;
@@ -33,6 +33,12 @@ pub async fn run_server_case(
     options: &Options,
 ) -> Result<Report, String> {
     let target = display_argv(&launch.argv);
+    if !case.transports.contains(&TransportKind::Stdio) {
+        return Ok(Report::skipped(
+            "the case applies to Streamable HTTP only; this run is over stdio".into(),
+            target,
+        ));
+    }
     if let Some(fixtures) = &options.fixtures {
         let lacking: Vec<String> = case
             .fixtures

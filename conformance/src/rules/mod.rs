@@ -7,6 +7,7 @@
 //! - `client`: what a client writes (requests, cancels, progress tokens, responses).
 
 mod client;
+mod client_cancel;
 pub mod envelope;
 mod server;
 

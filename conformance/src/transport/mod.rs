@@ -35,6 +35,19 @@ pub enum Channel {
     Post(u32),
     /// The n-th HTTP GET stream (from 1).
     Get(u32),
+    /// The stdio of the n-th server process a client started (from 2; the first is `Stdio`).
+    Process(u32),
+}
+
+impl Channel {
+    /// The stdio channel of the n-th server process a client started (from 1).
+    pub fn of_process(n: u32) -> Channel {
+        if n <= 1 {
+            Channel::Stdio
+        } else {
+            Channel::Process(n)
+        }
+    }
 }
 
 impl std::fmt::Display for Channel {
@@ -43,17 +56,22 @@ impl std::fmt::Display for Channel {
             Channel::Stdio => f.write_str("stdio"),
             Channel::Post(n) => write!(f, "POST {n}"),
             Channel::Get(n) => write!(f, "GET {n}"),
+            Channel::Process(n) => write!(f, "stdio of server process {n}"),
         }
     }
 }
 
-/// What a client did to the server process it started, as its relay saw it.
+/// What a client did to its connection with the harness's server: to the server process it
+/// started, as the relay saw it, or to an HTTP response stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PeerSignal {
     /// It closed the server's stdin.
     StdinClosed,
     /// It sent the server `SIGTERM`.
     Terminated,
+    /// The connection ended: the relay exited (after one of the above, or killed), or the
+    /// client closed an HTTP response stream before it ended.
+    Ended,
 }
 
 /// Something a transport saw.
@@ -76,8 +94,13 @@ pub enum Event {
     OutputClosed,
     /// A client started its server (the relay connected); the count says how many times.
     Connected(u32),
-    /// What a client did to its server process.
-    Signal(PeerSignal),
+    /// What a client did to one of its connections.
+    Signal {
+        /// The connection: a server process's stdio, or an HTTP stream.
+        channel: Channel,
+        /// What happened to it.
+        signal: PeerSignal,
+    },
     /// A line a client adapter wrote to its own stdout (an outcome report).
     AdapterLine(Vec<u8>),
     /// An adapter stdout line longer than the harness accepts.
