@@ -4,8 +4,8 @@ use crate::args::{Args, ClientArgs, Command, RunArgs, ServerArgs};
 use crate::console::say;
 use crate::finish::{finish, Finished, Wishes};
 use conformance::baseline::Baseline;
-use conformance::case::{Case, CaseError, Role};
-use conformance::engine::client::run_client_case;
+use conformance::case::{Case, CaseError, Role, TransportKind};
+use conformance::engine::client::{run_client_case, ClientTransport};
 use conformance::engine::Options;
 use conformance::fixtures::Fixtures;
 use conformance::report::gate::CaseResult;
@@ -234,6 +234,17 @@ fn server(args: ServerArgs) -> ExitCode {
 }
 
 fn client(args: ClientArgs) -> ExitCode {
+    let transports: Vec<TransportKind> = if args.transport.is_empty() {
+        vec![TransportKind::Stdio, TransportKind::Http]
+    } else {
+        let mut kinds: Vec<TransportKind> = args
+            .transport
+            .iter()
+            .filter_map(|t| TransportKind::parse(t))
+            .collect();
+        kinds.dedup();
+        kinds
+    };
     let args = args.run;
     if args.argv.is_empty() {
         eprintln!("error: give the client adapter's command after `--`, e.g. `conformance client -- node adapter.mjs` (README: Testing a client)");
@@ -247,6 +258,21 @@ fn client(args: ClientArgs) -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
+    // One run of each case per transport it applies to; HTTP runs are told apart by `@http`.
+    let cases: Vec<Case> = prepared
+        .cases
+        .iter()
+        .flat_map(|case| {
+            transports
+                .iter()
+                .filter(|t| case.transports.contains(t))
+                .map(|t| per_transport(case, *t))
+        })
+        .collect();
+    if cases.is_empty() {
+        eprintln!("error: no client case applies to the transport chosen; run `conformance list` to see them");
+        return ExitCode::from(2);
+    }
     let relay = match std::env::current_exe() {
         Ok(exe) => vec![exe.display().to_string(), "relay".into()],
         Err(e) => {
@@ -276,19 +302,36 @@ fn client(args: ClientArgs) -> ExitCode {
     };
     let started = std::time::Instant::now();
     let progress = progress_line(args.repeat);
-    let results = runner::execute_each(&prepared.cases, plan, &progress, &|runtime, case| {
-        runtime.block_on(run_client_case(case, &launch, &relay, &options))
+    let results = runner::execute_each(&cases, plan, &progress, &|runtime, case| {
+        let transport = match case.transports.first() {
+            Some(TransportKind::Http) => ClientTransport::Http,
+            _ => ClientTransport::Stdio {
+                relay: relay.clone(),
+            },
+        };
+        runtime.block_on(run_client_case(case, &launch, &transport, &options))
     });
     let next = "read the diff and the transcript (--dump DIR keeps it, with the adapter's outcome lines); fix the client or its adapter, or rerun one case with its id as the filter";
     let target = display_argv(&launch.argv);
     let run = Finished {
-        cases: &prepared.cases,
+        cases: &cases,
         results: &results,
         target: &target,
         version: &version,
         started,
     };
     finish(&run, &wishes(&args, &prepared, next))
+}
+
+/// A case's run over one transport: over HTTP its id gets `@http`, so reports, baselines and
+/// dumps tell the two runs apart.
+fn per_transport(case: &Case, transport: TransportKind) -> Case {
+    let mut case = case.clone();
+    if transport == TransportKind::Http {
+        case.id = format!("{}@http", case.id);
+    }
+    case.transports = vec![transport];
+    case
 }
 
 /// How to start the target: a target file, an argv, or the bundled reference server.

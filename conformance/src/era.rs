@@ -96,6 +96,12 @@ impl ProtocolVersion {
         self.era() == Era::Stateless
     }
 
+    /// Whether every HTTP request after `initialize` carries `MCP-Protocol-Version` (from
+    /// 2025-06-18, HTTP-18; every request in 2026-07-28, HTTP-19).
+    pub fn has_version_header(self) -> bool {
+        self >= ProtocolVersion::V2025_06_18
+    }
+
     /// Whether `notifications/progress` may carry `message` (added in 2025-03-26, PRG-05).
     pub fn progress_has_message(self) -> bool {
         self >= ProtocolVersion::V2025_03_26

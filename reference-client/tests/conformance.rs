@@ -8,9 +8,11 @@
 
 #[path = "conformance/broken.rs"]
 mod broken;
+#[path = "conformance/broken_http.rs"]
+mod broken_http;
 
-use conformance::case::{Case, Role};
-use conformance::engine::client::run_client_case;
+use conformance::case::{Case, Role, TransportKind};
+use conformance::engine::client::{run_client_case, ClientTransport};
 use conformance::engine::{Options, Report};
 use conformance::outcome::{Outcome, Severity};
 use conformance::report::gate;
@@ -21,24 +23,39 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::Path;
 use std::time::Duration;
 
-fn relay() -> Vec<String> {
+fn stdio() -> ClientTransport {
     let me = std::env::current_exe().expect("the test binary knows its path");
-    vec![me.display().to_string(), RELAY_FLAG.into()]
+    ClientTransport::Stdio {
+        relay: vec![me.display().to_string(), RELAY_FLAG.into()],
+    }
 }
 
 fn run(case: &Case, launch: &Launch) -> Result<Report, Failed> {
+    run_over(case, launch, &stdio())
+}
+
+fn run_over(case: &Case, launch: &Launch, transport: &ClientTransport) -> Result<Report, Failed> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    Ok(runtime.block_on(run_client_case(case, launch, &relay(), &Options::default()))?)
+    Ok(runtime.block_on(run_client_case(
+        case,
+        launch,
+        transport,
+        &Options::default(),
+    ))?)
 }
 
-fn reference_trial(case: Case, loaded: bool) -> Trial {
+fn reference_trial(case: Case, loaded: bool, transport: TransportKind) -> Trial {
     let kind = case.level.as_str();
+    let over = match transport {
+        TransportKind::Stdio => String::new(),
+        TransportKind::Http => "@http".into(),
+    };
     let name = if loaded {
-        format!("loaded/{}", case.id)
+        format!("loaded/{}{over}", case.id)
     } else {
-        case.id.clone()
+        format!("{}{over}", case.id)
     };
     Trial::test(name, move || {
         // Every core busy: the reference client must stay clean on a loaded machine too.
@@ -48,9 +65,13 @@ fn reference_trial(case: Case, loaded: bool) -> Trial {
             env: vec![],
             cwd: None,
         };
-        let report = run(&case, &launch)?;
+        let report = match transport {
+            TransportKind::Stdio => run(&case, &launch)?,
+            TransportKind::Http => run_over(&case, &launch, &ClientTransport::Http)?,
+        };
         let next = format!(
-            "run it by hand: cargo run -p conformance -- client --cases cases --dump /tmp/dump {} -- target/debug/reference-client",
+            "run it by hand: cargo run -p conformance -- client --cases cases --transport {} --dump /tmp/dump {} -- target/debug/reference-client",
+            transport.as_str(),
             case.id
         );
         Ok(harness::expect_clean(&case, &report, false, &next)?)
@@ -144,7 +165,8 @@ impl Expect {
     }
 }
 
-/// A raw client playing `mode` on `case`, judged by `expect`.
+/// A raw client playing `mode` on `case` (over HTTP when the mode starts with `http-`),
+/// judged by `expect`.
 fn broken_trial(mode: &'static str, case: Case, expect: Expect) -> Trial {
     Trial::test(
         format!("broken/{mode}/{}", case.id.trim_start_matches("client/")),
@@ -155,7 +177,11 @@ fn broken_trial(mode: &'static str, case: Case, expect: Expect) -> Trial {
                 env: vec![(broken::BROKEN.into(), mode.into())],
                 cwd: None,
             };
-            let report = run(&case, &launch)?;
+            let report = if mode.starts_with("http-") {
+                run_over(&case, &launch, &ClientTransport::Http)?
+            } else {
+                run(&case, &launch)?
+            };
             match expect.check(&report) {
                 None => Ok(()),
                 Some(problem) => Err(format!(
@@ -193,7 +219,11 @@ fn main() {
         return;
     }
     if let Ok(mode) = std::env::var(broken::BROKEN) {
-        broken::client(&mode);
+        if mode.starts_with("http-") {
+            broken_http::client(&mode);
+        } else {
+            broken::client(&mode);
+        }
         return;
     }
     let args = Arguments::from_args();
@@ -292,6 +322,31 @@ fn main() {
                 ..Expect::caught("case", Severity::Fail).saying("no message matching")
             },
         ),
+        broken_trial(
+            "http-cancel-without-session",
+            find("client-http-session"),
+            Expect::caught("HTTP-16", Severity::Fail).saying("the cancel POST"),
+        ),
+        broken_trial(
+            "http-no-version",
+            find("client-http-session"),
+            Expect::caught("HTTP-18", Severity::Fail),
+        ),
+        broken_trial(
+            "http-accepts-json-only",
+            find("client-http-session"),
+            Expect::caught("HTTP-05", Severity::Fail),
+        ),
+        broken_trial(
+            "http-no-delete",
+            find("client-http-session"),
+            Expect::caught("HTTP-16", Severity::Warn).saying("DELETE"),
+        ),
+        broken_trial(
+            "http-ignores-404",
+            find("client-http-expired-session"),
+            Expect::caught("HTTP-16", Severity::Fail).saying("next request"),
+        ),
         reference_says(
             find("client-timeout-reset-on-progress"),
             Expect {
@@ -300,7 +355,12 @@ fn main() {
             },
         ),
     ];
-    trials.extend(cases.iter().cloned().map(|c| reference_trial(c, false)));
-    trials.extend(cases.iter().cloned().map(|c| reference_trial(c, true)));
+    for transport in [TransportKind::Stdio, TransportKind::Http] {
+        let applies = cases.iter().filter(|c| c.transports.contains(&transport));
+        for case in applies {
+            trials.push(reference_trial(case.clone(), false, transport));
+            trials.push(reference_trial(case.clone(), true, transport));
+        }
+    }
     libtest_mimic::run(&args, trials).exit();
 }

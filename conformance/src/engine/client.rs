@@ -10,11 +10,13 @@
 use super::adapter::{actions_done, adapter_line, settle, wind_down};
 use super::session::Sessions;
 use super::{Engine, Options, Report, Side, Stop};
-use crate::case::{Case, Step, StepKind};
+use crate::case::{Case, Step, StepKind, TransportKind};
 use crate::era::HANDSHAKE_VERSIONS;
 use crate::outcome::{FindingKind, Severity};
+use crate::rules::client_http::HttpSide;
 use crate::rules::envelope::{Writer, CLIENT};
 use crate::transcript::Direction;
+use crate::transport::http_server::{HttpServer, ENV_SERVER_URL};
 use crate::transport::process::{display_argv, Launch};
 use crate::transport::relay::Relay;
 use crate::transport::{Channel, Event, SendError, Transport};
@@ -42,7 +44,7 @@ pub struct ClientTarget {
     /// Methods the case's expected lines name: the harness leaves those to the case.
     pub(crate) scripted: HashSet<String>,
     /// What the adapter reported, by action index.
-    pub(super) outcomes: BTreeMap<usize, Value>,
+    pub(crate) outcomes: BTreeMap<usize, Value>,
     /// The client's sessions with the harness's server, oldest first.
     pub(crate) sessions: Sessions,
     /// The harness performed the handshake itself (`@handshake auto`): a later `initialize`
@@ -55,30 +57,77 @@ pub struct ClientTarget {
     /// The harness's server exited on its own (`! server-exit`): the session's end is the
     /// harness's doing, not the client's.
     pub(crate) server_exited: bool,
+    /// The client reached the harness's server (a relay connected, or an HTTP request came).
+    pub(crate) connected: bool,
+    /// What the harness knows of the client's HTTP requests.
+    pub(crate) http: HttpSide,
 }
 
-/// Runs one client case: starts the adapter `launch` with the case's actions and a server
-/// command `relay` (the relay program's argv; the harness appends its address), plays the
-/// steps as the server, and judges what the client did and what the adapter reported. Never
-/// panics on client behaviour; always kills and reaps the adapter and its children.
+/// How the harness meets a client target.
+#[derive(Debug, Clone)]
+pub enum ClientTransport {
+    /// The client starts `relay` (the relay program's argv; the harness appends its address)
+    /// as its stdio server.
+    Stdio {
+        /// The relay program's argv.
+        relay: Vec<String>,
+    },
+    /// The client talks to the harness's Streamable HTTP server at a loopback URL.
+    Http,
+}
+
+impl ClientTransport {
+    /// The kind of transport, as cases name it.
+    pub fn kind(&self) -> TransportKind {
+        match self {
+            ClientTransport::Stdio { .. } => TransportKind::Stdio,
+            ClientTransport::Http => TransportKind::Http,
+        }
+    }
+}
+
+/// Runs one client case: starts the adapter `launch` with the case's actions and a server to
+/// talk to over `transport`, plays the steps as the server, and judges what the client did
+/// and what the adapter reported. A case that does not apply to the transport is skipped.
+/// Never panics on client behaviour; always kills and reaps the adapter and its children.
 pub async fn run_client_case(
     case: &Case,
     launch: &Launch,
-    relay: &[String],
+    transport: &ClientTransport,
     options: &Options,
 ) -> Result<Report, String> {
+    let target = display_argv(&launch.argv);
+    let kind = transport.kind();
+    if !case.transports.contains(&kind) {
+        let names: Vec<&str> = case.transports.iter().map(|t| t.as_str()).collect();
+        return Ok(Report::skipped(
+            format!(
+                "the case applies to {} only; this run is over {}",
+                names.join(" and "),
+                kind.as_str()
+            ),
+            target,
+        ));
+    }
     let mut launch = launch.clone();
     launch.env.extend([
         (ENV_ACTIONS.to_string(), json!(case.actions).to_string()),
         (ENV_CASE.to_string(), case.id.clone()),
         (ENV_VERSION.to_string(), options.protocol_version.clone()),
     ]);
-    let io = Relay::start(&launch, relay, options.reply_timeout).await?;
     let mut side = ClientTarget::default();
     scripted_methods(&case.steps, &mut side.scripted);
-    Ok(Engine::new(case, options, io, side)
-        .run(display_argv(&launch.argv))
-        .await)
+    let report = match transport {
+        ClientTransport::Stdio { relay } => {
+            let io = Relay::start(&launch, relay, options.reply_timeout).await?;
+            Engine::new(case, options, io, side).run(target).await
+        }
+        ClientTransport::Http => {
+            let io = HttpServer::start(&launch, options.reply_timeout).await?;
+            Engine::new(case, options, io, side).run(target).await
+        }
+    };
+    Ok(report)
 }
 
 /// Methods the case's `>` lines expect: the harness leaves those to the case and answers
@@ -167,6 +216,7 @@ impl Side for ClientTarget {
             }
         }
         e.judge_initialized();
+        e.http_finish();
         e.note_sessions();
         None
     }
@@ -179,12 +229,20 @@ impl Side for ClientTarget {
         match event {
             Event::Connected(count) => {
                 e.heard(at);
+                e.side.connected = true;
                 if count > 1 {
                     e.io.note(format!("[relay] the client started server process {count}"));
                 }
-                e.open_session(Channel::of_process(count), None);
+                e.open_session(Channel::of_process(count), None, false);
             }
+            Event::Signal {
+                channel: channel @ (Channel::Post(_) | Channel::Get(_)),
+                ..
+            } => e.io.note(format!(
+                "[http] the client closed the stream of {channel} before it ended"
+            )),
             Event::Signal { channel, signal } => e.session_signal(channel, signal),
+            Event::HttpRequest(seen) => e.http_request(at, *seen),
             Event::AdapterLine(bytes) => adapter_line(e, &bytes),
             Event::AdapterOverlong => e.finding(
                 Severity::Fail,
@@ -200,6 +258,42 @@ impl Side for ClientTarget {
             StepKind::Exit(span) => {
                 let within = e.span(span);
                 e.judge_exit(within).await;
+                Ok(())
+            }
+            StepKind::ExpireSession => {
+                e.io.expire_session();
+                e.side.http.expired = true;
+                if let Some(session) = e.side.sessions.current_mut() {
+                    session.forgotten = true;
+                }
+                e.io.note("[harness] the server forgets the session".into());
+                Ok(())
+            }
+            StepKind::Disconnect(id) => {
+                let id = e.fill_id(id)?;
+                let channel = e
+                    .ledger
+                    .received
+                    .get(&crate::pattern::id_key(&id))
+                    .map(|r| r.channel);
+                let closed = channel.is_some_and(|c| e.io.abort(c));
+                let text = match channel {
+                    Some(c) if closed => format!(
+                        "[closed the stream of {c}, request {}, without a cancel]",
+                        crate::pattern::canonical(&id)
+                    ),
+                    _ => format!(
+                        "[no open stream of request {} to close]",
+                        crate::pattern::canonical(&id)
+                    ),
+                };
+                e.expected.push(format!("{} {text}", Self::SENDS));
+                let now = e.now();
+                e.transcript
+                    .push(crate::transcript::Entry::sent(now, text, None, false));
+                if closed {
+                    e.side.http.disconnected.push((id, now));
+                }
                 Ok(())
             }
             StepKind::ServerExit => {
@@ -282,19 +376,25 @@ impl Side for ClientTarget {
 /// Waits for the client to start its server, which connects back to the harness.
 async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Result<(), Stop> {
     let deadline = Deadline::now() + START_TIMEOUT.min(e.options.case_timeout);
-    while e.side.sessions.list.is_empty() {
-        if !e.next(deadline).await || (e.exited && e.side.sessions.list.is_empty()) {
+    while !e.side.connected {
+        if !e.next(deadline).await || (e.exited && !e.side.connected) {
             let how = match e.io.exit_status() {
                 Some(status) => format!("it exited with {status}"),
                 None => format!("nothing connected within {START_TIMEOUT:?}"),
+            };
+            let contract = if e.io.ordered() {
+                format!(
+                    "the adapter must spawn the argv in {} as its stdio server",
+                    crate::transport::relay::ENV_SERVER
+                )
+            } else {
+                format!("the adapter must connect to the URL in {ENV_SERVER_URL}")
             };
             e.rule(
                 Severity::Fail,
                 "STD-01",
                 format!(
-                    "the client never started the server ({how}); the adapter must spawn the \
-                     argv in {} as its stdio server (see its stderr below)",
-                    crate::transport::relay::ENV_SERVER
+                    "the client never reached the server ({how}); {contract} (see its stderr below)"
                 ),
             );
             return Err(Stop::Gone);

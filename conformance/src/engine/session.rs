@@ -46,6 +46,8 @@ pub struct Session {
     pub ended: Option<Instant>,
     /// When the client ended the HTTP session with DELETE.
     pub deleted: Option<Instant>,
+    /// The harness's server forgot the session (`! expire-session`).
+    pub forgotten: bool,
 }
 
 impl Session {
@@ -61,15 +63,17 @@ impl Session {
             terminated: None,
             ended: None,
             deleted: None,
+            forgotten: false,
         }
     }
 
     /// How the client ended the session, in words.
     pub fn how_ended(&self) -> String {
         if self.http_id.is_some() {
-            return match self.deleted {
-                Some(_) => "ended it with DELETE".into(),
-                None => "never sent DELETE for it".into(),
+            return match (self.deleted, self.forgotten) {
+                (Some(_), _) => "ended it with DELETE".into(),
+                (None, true) => "lost it when the server forgot it".into(),
+                (None, false) => "never sent DELETE for it".into(),
             };
         }
         match (self.stdin_closed, self.terminated, self.ended) {
@@ -160,11 +164,18 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
 
     /// A new session begins on `channel`: the ids of the old one are forgotten (ids are
     /// unique within a session), and replacing a session whose handshake was done is a
-    /// restart the case did not ask for (CAN-08).
-    pub(crate) fn open_session(&mut self, channel: Channel, http_id: Option<String>) {
-        let restarted = self.session_ready();
+    /// restart the case did not ask for (CAN-08), unless the harness's server forgot the old
+    /// one (`asked_for`).
+    pub(crate) fn open_session(
+        &mut self,
+        channel: Channel,
+        http_id: Option<String>,
+        asked_for: bool,
+    ) {
+        let ready = self.session_ready();
+        let restarted = ready && !asked_for;
         if let Some(old) = self.side.sessions.current_mut() {
-            old.ready = restarted;
+            old.ready = ready;
         }
         let number = self.side.sessions.list.len() + 1;
         if restarted {

@@ -8,6 +8,7 @@
 
 mod client;
 mod client_cancel;
+pub mod client_http;
 pub mod envelope;
 mod server;
 

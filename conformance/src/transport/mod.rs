@@ -9,11 +9,15 @@
 //! - [`stdio::Stdio`]: a server target started as a process, one line per message.
 //! - [`relay::Relay`]: a client target (an adapter program) that starts the harness's relay
 //!   as its stdio server.
+//! - [`http_server::HttpServer`]: a client target that talks to the harness's own Streamable
+//!   HTTP server.
 //!
 //! What differs between transports and matters to verdicts is said by the trait: whether the
 //! order messages arrive in proves the order the target read them ([`Transport::ordered`]),
 //! and whether a request can be cancelled by closing its channel ([`Transport::abort`]).
 
+mod http_serve;
+pub mod http_server;
 pub mod lines;
 pub mod process;
 pub mod reap;
@@ -35,6 +39,8 @@ pub enum Channel {
     Post(u32),
     /// The n-th HTTP GET stream (from 1).
     Get(u32),
+    /// The n-th HTTP DELETE of a session (from 1).
+    Delete(u32),
     /// The stdio of the n-th server process a client started (from 2; the first is `Stdio`).
     Process(u32),
 }
@@ -56,6 +62,7 @@ impl std::fmt::Display for Channel {
             Channel::Stdio => f.write_str("stdio"),
             Channel::Post(n) => write!(f, "POST {n}"),
             Channel::Get(n) => write!(f, "GET {n}"),
+            Channel::Delete(n) => write!(f, "DELETE {n}"),
             Channel::Process(n) => write!(f, "stdio of server process {n}"),
         }
     }
@@ -107,6 +114,8 @@ pub enum Event {
     AdapterOverlong,
     /// The target process exited.
     Exited(ExitStatus),
+    /// What the harness's HTTP server saw of a request a client made (before its message).
+    HttpRequest(Box<http_server::ClientRequest>),
 }
 
 /// Why a message could not be sent.
@@ -142,8 +151,15 @@ pub trait Transport {
     /// transport has no channel per request.
     fn abort(&mut self, channel: Channel) -> bool;
 
-    /// Ends the harness's side of the conversation (closes the target's stdin).
+    /// Ends the harness's side of the conversation (closes the target's stdin; for a client
+    /// target, the harness's server exits).
     fn close_input(&mut self);
+
+    /// Makes the harness's HTTP server forget the client's session, so that requests carrying
+    /// it get 404. False where there are no such sessions.
+    fn expire_session(&mut self) -> bool {
+        false
+    }
 
     /// Whether the harness's side is still open.
     fn input_open(&self) -> bool;

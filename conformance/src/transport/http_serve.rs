@@ -1,0 +1,458 @@
+//! The harness's HTTP server for client cases: the accept loop, the request handler, and the
+//! state both share with the transport (open response streams, sessions, connections). See
+//! [`super::http_server`] for what it serves and why.
+
+use super::http_server::{ClientRequest, MAX_CONNECTIONS};
+use super::process::MAX_LINE;
+use super::{Channel, Event, PeerSignal};
+use axum::body::Body;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::Stream;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::http::{header, HeaderValue, Request, StatusCode};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::task::JoinSet;
+
+/// One SSE event for a stream, or the end of it by an abort (the connection is cut).
+type Frame = Result<SseEvent, std::io::Error>;
+/// How many events may wait for a client that does not read its stream.
+const STREAM_QUEUE: usize = 64;
+/// How often an idle SSE stream gets a comment line (which a client must skip, HTTP-09).
+const KEEP_ALIVE: Duration = Duration::from_millis(500);
+
+/// Where the harness's answer to one open request goes.
+pub(super) enum Outlet {
+    /// A POST waiting for one JSON body.
+    Json(oneshot::Sender<String>),
+    /// A POST's (or GET's) SSE stream.
+    Sse(mpsc::Sender<Frame>),
+}
+
+/// An open SSE stream, as the state keeps it.
+struct OpenStream {
+    tx: mpsc::Sender<Frame>,
+    aborted: Arc<AtomicBool>,
+}
+
+/// What the handlers and the transport share.
+pub(super) struct Shared {
+    state: Mutex<State>,
+    events: mpsc::Sender<(Instant, Event)>,
+    open: AtomicUsize,
+    /// Signalled when a connection closes, so a wait for the last one ends.
+    pub(super) changed: Notify,
+}
+
+#[derive(Default)]
+struct State {
+    posts: u32,
+    gets: u32,
+    deletes: u32,
+    json: HashMap<Channel, oneshot::Sender<String>>,
+    streams: Vec<(Channel, OpenStream)>,
+    /// Session id → still live.
+    sessions: HashMap<String, bool>,
+    stopped: bool,
+    refused: u32,
+}
+
+impl Shared {
+    pub(super) fn new(events: mpsc::Sender<(Instant, Event)>) -> Shared {
+        Shared {
+            state: Mutex::new(State::default()),
+            events,
+            open: AtomicUsize::new(0),
+            changed: Notify::new(),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many connections are open.
+    pub(super) fn connections(&self) -> usize {
+        self.open.load(Ordering::SeqCst)
+    }
+
+    /// Where a message goes: the open request it answers (`reply_to`), else, for a message
+    /// that answers nothing, the newest SSE stream still open. A response takes its outlet.
+    pub(super) fn outlet(
+        &self,
+        reply_to: Option<Channel>,
+        is_response: bool,
+    ) -> Option<(Channel, Outlet)> {
+        let mut state = self.state();
+        state.streams.retain(|(_, s)| !s.tx.is_closed());
+        match reply_to {
+            Some(channel) => {
+                if is_response {
+                    if let Some(tx) = state.json.remove(&channel) {
+                        return Some((channel, Outlet::Json(tx)));
+                    }
+                }
+                state
+                    .streams
+                    .iter()
+                    .find(|(c, _)| *c == channel)
+                    .map(|(c, s)| (*c, Outlet::Sse(s.tx.clone())))
+            }
+            None => state
+                .streams
+                .last()
+                .map(|(c, s)| (*c, Outlet::Sse(s.tx.clone()))),
+        }
+    }
+
+    /// Ends a stream normally (its answer was sent).
+    pub(super) fn close(&self, channel: Channel) {
+        let mut state = self.state();
+        state.streams.retain(|(c, _)| *c != channel);
+        state.json.remove(&channel);
+    }
+
+    /// Cuts a request's connection, as a network failure would.
+    pub(super) fn abort(&self, channel: Channel) -> bool {
+        let mut state = self.state();
+        let had_json = state.json.remove(&channel).is_some();
+        let position = state.streams.iter().position(|(c, _)| *c == channel);
+        if let Some(i) = position {
+            let (_, stream) = state.streams.remove(i);
+            stream.aborted.store(true, Ordering::SeqCst);
+        }
+        had_json || position.is_some()
+    }
+
+    /// Forgets every session: requests that carry one get 404.
+    pub(super) fn expire(&self) {
+        for live in self.state().sessions.values_mut() {
+            *live = false;
+        }
+    }
+
+    /// Stops serving: every open request is cut.
+    pub(super) fn stop(&self) {
+        let mut state = self.state();
+        state.stopped = true;
+        state.json.clear();
+        for (_, stream) in state.streams.drain(..) {
+            stream.aborted.store(true, Ordering::SeqCst);
+        }
+    }
+
+    async fn emit(&self, event: Event) {
+        let _ = self.events.send((Instant::now(), event)).await;
+    }
+}
+
+/// Counts one open connection while it lives.
+struct Connection(Arc<Shared>);
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::SeqCst);
+        self.0.changed.notify_waiters();
+    }
+}
+
+/// Accepts and serves connections until the task is aborted, which drops every connection.
+pub(super) async fn serve(listener: TcpListener, shared: Arc<Shared>, patience: Duration) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                if shared.connections() >= MAX_CONNECTIONS {
+                    shared.state().refused += 1;
+                    continue;
+                }
+                let _ = stream.set_nodelay(true);
+                shared.open.fetch_add(1, Ordering::SeqCst);
+                let guard = Connection(shared.clone());
+                let shared = shared.clone();
+                connections.spawn(async move {
+                    let _guard = guard;
+                    let service = service_fn(move |request| handle(shared.clone(), request));
+                    let _ = http1::Builder::new()
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(patience)
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    (status, text).into_response()
+}
+
+/// A body that fails at once: hyper cuts the connection, as a network failure would.
+fn cut() -> Response {
+    let failing = futures_util::stream::once(async {
+        Err::<axum::body::Bytes, _>(std::io::Error::other("cut by the harness"))
+    });
+    Response::new(Body::from_stream(failing))
+}
+
+async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Response, Infallible> {
+    let header = |name: &str| {
+        request
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let mut seen = ClientRequest {
+        verb: request.method().as_str().to_string(),
+        path: request.uri().path().to_string(),
+        accept: header("accept"),
+        session: header("mcp-session-id"),
+        version: header("mcp-protocol-version"),
+        last_event_id: header("last-event-id"),
+        ..ClientRequest::default()
+    };
+    if shared.state().stopped {
+        return Ok(cut());
+    }
+    if seen.path != "/mcp" {
+        seen.status = 404;
+        shared.emit(Event::HttpRequest(Box::new(seen))).await;
+        return Ok(plain(
+            StatusCode::NOT_FOUND,
+            "the MCP endpoint is /mcp: use CONFORMANCE_SERVER_URL as it is",
+        ));
+    }
+    let response = match seen.verb.as_str() {
+        "POST" => return Ok(post(shared, request, seen).await),
+        "GET" => {
+            let n = {
+                let mut state = shared.state();
+                state.gets += 1;
+                state.gets
+            };
+            seen.channel = Some(Channel::Get(n));
+            seen.status = 405;
+            let mut response = plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "this server offers no stream of its own",
+            );
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+            response
+        }
+        "DELETE" => {
+            let mut state = shared.state();
+            state.deletes += 1;
+            seen.channel = Some(Channel::Delete(state.deletes));
+            let live = seen
+                .session
+                .as_ref()
+                .and_then(|s| state.sessions.get_mut(s));
+            let (status, text) = match live {
+                Some(live) if *live => {
+                    *live = false;
+                    (StatusCode::OK, "session ended")
+                }
+                Some(_) => (StatusCode::NOT_FOUND, "no such session"),
+                None if seen.session.is_none() => {
+                    (StatusCode::BAD_REQUEST, "DELETE needs Mcp-Session-Id")
+                }
+                None => (StatusCode::NOT_FOUND, "no such session"),
+            };
+            seen.status = status.as_u16();
+            plain(status, text)
+        }
+        _ => {
+            seen.status = 405;
+            plain(StatusCode::METHOD_NOT_ALLOWED, "POST, GET or DELETE")
+        }
+    };
+    shared.emit(Event::HttpRequest(Box::new(seen))).await;
+    Ok(response)
+}
+
+/// How a POST is answered.
+enum Reply {
+    /// `202 Accepted`: a notification or a response.
+    Accepted,
+    /// `400`: a body that is no JSON-RPC message object.
+    Unreadable,
+    /// One JSON body.
+    Json(oneshot::Receiver<String>),
+    /// An SSE stream.
+    Sse(StreamBody),
+    /// `404`: a session the server does not know.
+    UnknownSession,
+}
+
+async fn post(
+    shared: Arc<Shared>,
+    request: Request<Incoming>,
+    mut seen: ClientRequest,
+) -> Response {
+    let body = Limited::new(request.into_body(), MAX_LINE).collect().await;
+    let channel = {
+        let mut state = shared.state();
+        state.posts += 1;
+        Channel::Post(state.posts)
+    };
+    seen.channel = Some(channel);
+    let bytes = match body {
+        Ok(collected) => collected.to_bytes().to_vec(),
+        Err(_) => {
+            seen.status = 413;
+            shared.emit(Event::HttpRequest(Box::new(seen))).await;
+            shared.emit(Event::Overlong(channel)).await;
+            return plain(StatusCode::PAYLOAD_TOO_LARGE, "a message of at most 4 MiB");
+        }
+    };
+    let value: Option<Value> = serde_json::from_slice(&bytes).ok();
+    let method = value
+        .as_ref()
+        .and_then(|v| v.get("method"))
+        .and_then(Value::as_str);
+    let is_request = method.is_some() && value.as_ref().is_some_and(|v| v.get("id").is_some());
+    seen.method = method.map(str::to_string);
+    let reply = {
+        let mut state = shared.state();
+        if method == Some("initialize") && is_request {
+            let id = session_id(state.sessions.len());
+            state.sessions.insert(id.clone(), true);
+            seen.assigned = Some(id);
+        }
+        let stale = seen.assigned.is_none()
+            && seen
+                .session
+                .as_ref()
+                .is_some_and(|s| state.sessions.get(s) != Some(&true));
+        if stale {
+            Reply::UnknownSession
+        } else if !is_request {
+            if value.as_ref().is_some_and(Value::is_object) {
+                Reply::Accepted
+            } else {
+                Reply::Unreadable
+            }
+        } else if method == Some("tools/call") {
+            let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+            let aborted = Arc::new(AtomicBool::new(false));
+            state.streams.push((
+                channel,
+                OpenStream {
+                    tx,
+                    aborted: aborted.clone(),
+                },
+            ));
+            Reply::Sse(StreamBody {
+                rx,
+                aborted,
+                channel,
+                shared: shared.clone(),
+                ended: false,
+            })
+        } else {
+            let (tx, rx) = oneshot::channel();
+            state.json.insert(channel, tx);
+            Reply::Json(rx)
+        }
+    };
+    seen.status = match &reply {
+        Reply::Accepted => 202,
+        Reply::Unreadable => 400,
+        Reply::UnknownSession => 404,
+        Reply::Json(_) | Reply::Sse(_) => 200,
+    };
+    let assigned = seen.assigned.clone();
+    shared.emit(Event::HttpRequest(Box::new(seen))).await;
+    if !matches!(reply, Reply::UnknownSession) {
+        shared.emit(Event::Message { channel, bytes }).await;
+    }
+    let mut response =
+        match reply {
+            Reply::Accepted => StatusCode::ACCEPTED.into_response(),
+            Reply::Unreadable => plain(
+                StatusCode::BAD_REQUEST,
+                "the body must be one JSON-RPC message object",
+            ),
+            Reply::UnknownSession => return plain(
+                StatusCode::NOT_FOUND,
+                "this session has ended; start a new one with initialize (without Mcp-Session-Id)",
+            ),
+            Reply::Json(rx) => match rx.await {
+                Ok(text) => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
+                Err(_) => return cut(),
+            },
+            Reply::Sse(stream) => Sse::new(stream)
+                .keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"))
+                .into_response(),
+        };
+    if let Some(id) = assigned.and_then(|id| HeaderValue::from_str(&id).ok()) {
+        response.headers_mut().insert("mcp-session-id", id);
+    }
+    response
+}
+
+/// A session id no other session of this run has: visible ASCII only (HTTP-16).
+fn session_id(n: usize) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("conformance-{:x}-{nanos:x}-{n}", std::process::id())
+}
+
+/// The events of one SSE stream. When the client closes the stream before it ended, the
+/// engine hears of it; when the harness aborts it, the connection is cut.
+pub(super) struct StreamBody {
+    rx: mpsc::Receiver<Frame>,
+    aborted: Arc<AtomicBool>,
+    channel: Channel,
+    shared: Arc<Shared>,
+    ended: bool,
+}
+
+impl Stream for StreamBody {
+    type Item = Frame;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Frame>> {
+        match self.rx.poll_recv(cx) {
+            Poll::Ready(None) => {
+                self.ended = true;
+                if self.aborted.load(Ordering::SeqCst) {
+                    return Poll::Ready(Some(Err(std::io::Error::other("cut by the harness"))));
+                }
+                Poll::Ready(None)
+            }
+            other => other,
+        }
+    }
+}
+
+impl Drop for StreamBody {
+    fn drop(&mut self) {
+        if !self.ended {
+            let signal = Event::Signal {
+                channel: self.channel,
+                signal: PeerSignal::Ended,
+            };
+            let _ = self.shared.events.try_send((Instant::now(), signal));
+        }
+    }
+}
