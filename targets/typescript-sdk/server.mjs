@@ -20,10 +20,12 @@ const observed = [];
 
 const text = (t) => ({ content: [{ type: "text", text: t }] });
 
-// Resolves never; rejects once the request is cancelled, after recording its id.
-function untilCancelled(extra, cleanup = () => {}) {
+// Resolves never; rejects once the request is cancelled, after recording its id. A signal
+// that fires after the work finished (`finished()`) is not a cancellation the handler saw.
+function untilCancelled(extra, cleanup = () => {}, finished = () => false) {
   return new Promise((_, reject) => {
     const stop = () => {
+      if (finished()) return;
       cleanup();
       observed.push(extra.requestId);
       reject(extra.signal.reason ?? new Error("cancelled"));
@@ -62,11 +64,15 @@ function createServer() {
     "sleep",
     { description: "Answer after ms milliseconds", inputSchema: { ms: z.number().int().min(0) } },
     async ({ ms }, extra) => {
-      let timer;
+        let timer;
+      let slept = false;
       const done = new Promise((resolve) => {
-        timer = setTimeout(() => resolve(text("slept")), ms);
+        timer = setTimeout(() => {
+          slept = true;
+          resolve(text("slept"));
+        }, ms);
       });
-      return Promise.race([done, untilCancelled(extra, () => clearTimeout(timer))]);
+      return Promise.race([done, untilCancelled(extra, () => clearTimeout(timer), () => slept)]);
     },
   );
 
