@@ -20,7 +20,8 @@ use session::Session;
 use std::io;
 use std::process::ExitCode;
 use std::sync::Arc;
-use tokio::io::{AsyncRead, AsyncWrite};
+pub use stdio::StdioMode;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -34,6 +35,8 @@ pub struct ServeOptions {
     pub verbose: bool,
     /// Fired to end the session as if input had reached EOF.
     pub shutdown: CancellationToken,
+    /// How [`run`] drives stdin and stdout (ignored by [`serve`]).
+    pub stdio: StdioMode,
 }
 
 /// Serves one MCP session: reads newline-delimited JSON-RPC from `reader`
@@ -102,7 +105,11 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     mut rx: mpsc::UnboundedReceiver<Out>,
     shutdown: &CancellationToken,
 ) -> io::Result<()> {
-    match write_lines(&mut writer, &mut rx).await {
+    let written = async {
+        write_lines(&mut writer, &mut rx).await?;
+        writer.shutdown().await
+    };
+    match written.await {
         Err(e) => {
             // Nobody can read our output any more: end the session.
             shutdown.cancel();
@@ -129,10 +136,14 @@ pub fn main_entry() -> ExitCode {
     for arg in std::env::args_os().skip(1) {
         if arg == "--verbose" || arg == "-v" {
             options.verbose = true;
+        } else if arg == "--fast-pipes" {
+            options.stdio = StdioMode::FastPipes;
         } else if arg == "--help" || arg == "-h" {
             println!(
-                "usage: reference-server [--verbose]\n\nserves MCP over stdin/stdout until EOF or SIGTERM; \
-                 --verbose (or {VERBOSE_ENV}=1) logs each cancellation to stderr"
+                "usage: reference-server [--verbose] [--fast-pipes]\n\nserves MCP over stdin/stdout until EOF or SIGTERM; \
+                 --verbose (or {VERBOSE_ENV}=1) logs each cancellation to stderr; \
+                 --fast-pipes (Linux) polls private reopenings of stdin/stdout pipes instead of \
+                 tokio's blocking stdio"
             );
             return ExitCode::SUCCESS;
         }
@@ -156,7 +167,8 @@ pub fn run(options: ServeOptions) -> ExitCode {
     };
     let result = runtime.block_on(async {
         watch_signals(&options.shutdown);
-        serve(stdio::stdin(), stdio::stdout(), options).await
+        let (input, output) = stdio::open(options.stdio);
+        serve(input, output, options).await
     });
     // A blocked stdin read must not keep the process alive.
     runtime.shutdown_background();

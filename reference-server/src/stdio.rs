@@ -1,165 +1,123 @@
-//! stdin and stdout driven by the runtime's own event loop.
+//! How the server reaches its stdin and stdout.
 //!
-//! Tokio's portable `stdin()`/`stdout()` hand every read and write to a
-//! blocking thread, which costs two thread switches per message. When stdin
-//! and stdout are pipes or sockets (as they are under an MCP client), we
-//! instead put them in non-blocking mode and poll them directly; the
-//! original file status flags are restored on drop. Anything else (a
-//! terminal, a file) falls back to tokio's portable handles.
+//! By default it uses tokio's own `stdin()` and `stdout()`. They are portable,
+//! and they leave the inherited descriptors exactly as the client created
+//! them: the file status flags of a pipe's open file description are shared
+//! with the client and with every sibling that inherited it, so a server must
+//! not switch them to non-blocking mode (a SIGKILL would never switch them
+//! back). The price is that each read and each write runs as a blocking call
+//! on tokio's blocking pool, a few thread hand-offs per message. One hand-off
+//! per message is saved by [`LineStdout`], which skips tokio's per-flush hop.
+//!
+//! [`StdioMode::FastPipes`] (`--fast-pipes`, Linux only) avoids the hand-offs
+//! without touching the shared flags: it opens `/proc/self/fd/0` and
+//! `/proc/self/fd/1` again. For a pipe that yields a *new* open file
+//! description of the same pipe, private to this process, which may then be
+//! non-blocking and polled by the event loop directly. Anything else (a
+//! socketpair, a terminal, a file, no `/proc`) falls back to the default. It
+//! is opt-in because it rests on Linux's `/proc` semantics; the README's
+//! "Speed" section says what it saves.
 
 use std::io;
 use std::pin::Pin;
-use std::task::{ready, Context, Poll};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// How stdin and stdout are driven.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StdioMode {
+    /// tokio's portable `stdin()`/`stdout()` (blocking calls on its pool).
+    #[default]
+    Portable,
+    /// Private non-blocking reopenings of stdin and stdout when both are
+    /// pipes (Linux); otherwise the same as `Portable`.
+    FastPipes,
+}
 
 /// stdin as an async reader.
-pub(crate) fn stdin() -> Pin<Box<dyn AsyncRead + Send>> {
-    #[cfg(unix)]
-    if let Ok(pipe) = unix::Pipe::new(libc::STDIN_FILENO, tokio::io::Interest::READABLE) {
-        return Box::pin(pipe);
-    }
-    Box::pin(tokio::io::stdin())
-}
-
+pub type Input = Pin<Box<dyn AsyncRead + Send>>;
 /// stdout as an async writer.
-pub(crate) fn stdout() -> Pin<Box<dyn AsyncWrite + Send>> {
-    #[cfg(unix)]
-    if let Ok(pipe) = unix::Pipe::new(libc::STDOUT_FILENO, tokio::io::Interest::WRITABLE) {
-        return Box::pin(pipe);
+pub type Output = Pin<Box<dyn AsyncWrite + Send>>;
+
+/// Opens stdin and stdout in `mode`. Must run inside the runtime.
+pub(crate) fn open(mode: StdioMode) -> (Input, Output) {
+    if mode == StdioMode::FastPipes {
+        match fast::open() {
+            Ok(pipes) => return pipes,
+            Err(e) => {
+                eprintln!("reference-server: --fast-pipes unavailable ({e}); using portable stdio")
+            }
+        }
     }
-    Box::pin(tokio::io::stdout())
+    (
+        Box::pin(tokio::io::stdin()),
+        Box::pin(LineStdout(tokio::io::stdout())),
+    )
 }
 
-#[cfg(unix)]
-mod unix {
-    use super::*;
-    use std::os::fd::{AsRawFd, RawFd};
-    use tokio::io::unix::AsyncFd;
-    use tokio::io::Interest;
+/// tokio's `stdout()`, flushed for real only when it is shut down.
+///
+/// tokio hands each write to its blocking pool, and each flush as well, so a
+/// flush after every message costs a second thread hand-off. It buys nothing
+/// here: std's stdout, which tokio's wraps, is line-buffered, and the server
+/// only ever writes whole lines, so the write itself already puts them in the
+/// pipe. The next write still waits for the previous one to finish, and
+/// `poll_shutdown` waits for the last one and flushes.
+struct LineStdout(tokio::io::Stdout);
 
-    /// A borrowed standard descriptor in non-blocking mode.
-    struct Fd {
-        fd: RawFd,
-        original_flags: libc::c_int,
+impl AsyncWrite for LineStdout {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, data)
     }
 
-    impl AsRawFd for Fd {
-        fn as_raw_fd(&self) -> RawFd {
-            self.fd
-        }
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
     }
 
-    impl Drop for Fd {
-        fn drop(&mut self) {
-            // SAFETY: fcntl on a descriptor we do not own only changes its
-            // status flags back to what they were; it is never closed here.
-            unsafe {
-                libc::fcntl(self.fd, libc::F_SETFL, self.original_flags);
-            }
-        }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
     }
+}
 
-    pub(crate) struct Pipe {
-        inner: AsyncFd<Fd>,
+#[cfg(target_os = "linux")]
+mod fast {
+    use super::{Input, Output};
+    use std::fs::OpenOptions;
+    use std::io;
+    use std::os::unix::fs::OpenOptionsExt;
+    use tokio::net::unix::pipe;
+
+    pub(super) fn open() -> io::Result<(Input, Output)> {
+        // O_NONBLOCK at open: opening a FIFO for reading must not wait for a
+        // writer, and opening it for writing fails at once without a reader.
+        let input = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open("/proc/self/fd/0")?;
+        let output = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open("/proc/self/fd/1")?;
+        // Both check that the file is a FIFO; the descriptions are ours alone.
+        let input = pipe::Receiver::from_file(input)?;
+        let output = pipe::Sender::from_file(output)?;
+        Ok((Box::pin(input), Box::pin(output)))
     }
+}
 
-    fn check(result: libc::c_int) -> io::Result<libc::c_int> {
-        if result < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(result)
-        }
-    }
+#[cfg(not(target_os = "linux"))]
+mod fast {
+    use super::{Input, Output};
+    use std::io;
 
-    impl Pipe {
-        /// Wraps standard descriptor `fd` if it is a pipe or a socket.
-        /// Must be called on a runtime with I/O enabled.
-        pub(crate) fn new(fd: RawFd, interest: Interest) -> io::Result<Self> {
-            // SAFETY: fstat writes into the zeroed struct we pass; fcntl only
-            // reads and sets status flags. `fd` is a standard descriptor that
-            // nothing in this process closes, so it stays open and refers to
-            // the same file description for the life of the registration.
-            unsafe {
-                let mut stat: libc::stat = std::mem::zeroed();
-                check(libc::fstat(fd, &mut stat))?;
-                let kind = stat.st_mode & libc::S_IFMT;
-                if kind != libc::S_IFIFO && kind != libc::S_IFSOCK {
-                    return Err(io::ErrorKind::Unsupported.into());
-                }
-                let original_flags = check(libc::fcntl(fd, libc::F_GETFL))?;
-                check(libc::fcntl(
-                    fd,
-                    libc::F_SETFL,
-                    original_flags | libc::O_NONBLOCK,
-                ))?;
-                // On failure the Fd is dropped, which restores the flags.
-                let inner = AsyncFd::register_with_interest(Fd { fd, original_flags }, interest)?;
-                Ok(Self { inner })
-            }
-        }
-    }
-
-    impl AsyncRead for Pipe {
-        fn poll_read(
-            self: Pin<&mut Self>,
-            cx: &mut Context<'_>,
-            buf: &mut ReadBuf<'_>,
-        ) -> Poll<io::Result<()>> {
-            loop {
-                let mut guard = ready!(self.inner.poll_read_ready(cx))?;
-                let unfilled = buf.initialize_unfilled();
-                let result = guard.try_io(|inner| {
-                    // SAFETY: reads at most `unfilled.len()` bytes into it.
-                    let n = unsafe {
-                        libc::read(
-                            inner.as_raw_fd(),
-                            unfilled.as_mut_ptr().cast(),
-                            unfilled.len(),
-                        )
-                    };
-                    usize::try_from(n).map_err(|_| io::Error::last_os_error())
-                });
-                match result {
-                    Ok(Ok(n)) => {
-                        buf.advance(n);
-                        return Poll::Ready(Ok(()));
-                    }
-                    Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Ok(Err(e)) => return Poll::Ready(Err(e)),
-                    Err(_would_block) => {}
-                }
-            }
-        }
-    }
-
-    impl AsyncWrite for Pipe {
-        fn poll_write(
-            self: Pin<&mut Self>,
-            cx: &mut Context<'_>,
-            data: &[u8],
-        ) -> Poll<io::Result<usize>> {
-            loop {
-                let mut guard = ready!(self.inner.poll_write_ready(cx))?;
-                let result = guard.try_io(|inner| {
-                    // SAFETY: writes at most `data.len()` bytes from it.
-                    let n =
-                        unsafe { libc::write(inner.as_raw_fd(), data.as_ptr().cast(), data.len()) };
-                    usize::try_from(n).map_err(|_| io::Error::last_os_error())
-                });
-                match result {
-                    Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Ok(result) => return Poll::Ready(result),
-                    Err(_would_block) => {}
-                }
-            }
-        }
-
-        fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-            Poll::Ready(Ok(()))
-        }
-
-        fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-            Poll::Ready(Ok(()))
-        }
+    pub(super) fn open() -> io::Result<(Input, Output)> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "reopening pipes through /proc needs Linux",
+        ))
     }
 }
