@@ -38,6 +38,8 @@ pub struct Entry {
     pub shown: Option<String>,
     /// Where it travelled.
     pub channel: Channel,
+    /// The harness added the stateless era's `_meta` to the case's line before sending it.
+    pub stamped: bool,
 }
 
 impl Entry {
@@ -57,6 +59,7 @@ impl Entry {
             consumed_by: None,
             shown: None,
             channel: Channel::Stdio,
+            stamped: false,
         }
     }
 
@@ -76,6 +79,7 @@ impl Entry {
             consumed_by: None,
             shown: None,
             channel,
+            stamped: false,
         }
     }
 
@@ -98,9 +102,10 @@ pub fn render(entries: &[Entry], stderr: &TargetLog, target_is_server: bool) -> 
         }
         let _ = writeln!(
             out,
-            "# {}{}",
+            "# {}{}{}",
             millis(entry.at),
-            if entry.internal { " (harness)" } else { "" }
+            if entry.internal { " (harness)" } else { "" },
+            if entry.stamped { " (stamped)" } else { "" }
         );
         let _ = writeln!(out, "{} {}", entry.arrow(target_is_server), entry.text);
     }

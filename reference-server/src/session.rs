@@ -1,11 +1,15 @@
-//! The reader side: one task that handles stdin lines strictly in order.
+//! One MCP session, whatever carries it: the messages of one client, handled
+//! strictly in the order the transport hands them over.
 //!
 //! Lifecycle, `ping`, `tools/list`, instant tools and `notifications/cancelled`
 //! are all handled inline here, so their effects are ordered exactly as the
-//! lines arrived. Long tools are spawned as tasks, each with the token the
-//! registry gave its id.
+//! messages arrived. Long tools are spawned as tasks, each with the token the
+//! registry gave it. Every output for a request goes to the [`Route`] the
+//! transport gave with it: on stdio all routes share stdout, on HTTP each
+//! request has its own response stream.
 
-use crate::registry::Registry;
+use crate::outbox::Route;
+use crate::registry::{Key, Refused, Registry, MAX_IN_FLIGHT};
 use crate::tools::{self, Call, Context, ToolError};
 use crate::version::ProtocolVersion;
 use reference_wire::{
@@ -31,15 +35,28 @@ impl Session {
         }
     }
 
-    /// Handles one received line (already stripped of its newline).
-    pub(crate) fn handle_line(&mut self, line: &str) {
+    /// Handles one received line (already stripped of its newline); every
+    /// reply goes to `route`.
+    pub(crate) fn handle_line(&mut self, line: &str, route: &Route) {
         if line.trim().is_empty() {
             return;
         }
         match Message::parse(line) {
-            Ok(Message::Request { id, method, params }) => self.request(id, &method, params),
-            Ok(Message::Notification { method, params }) => self.notification(&method, params),
-            Ok(Message::Response { id, .. }) => {
+            Ok(message) => self.handle(message, route),
+            Err(rejected) => route.notify(rejected.to_line()),
+        }
+    }
+
+    /// Handles one message; a request's answer, now or later, goes to `route`.
+    pub(crate) fn handle(&mut self, message: Message, route: &Route) {
+        match message {
+            Message::Request { id, method, params } => {
+                if let Err(error) = self.request(&id, &method, params, route) {
+                    route.answer(error_response(Some(&id), &error));
+                }
+            }
+            Message::Notification { method, params } => self.notification(&method, params),
+            Message::Response { id, .. } => {
                 if self.verbose {
                     let id = id.map_or_else(|| "null".to_owned(), |id| id.to_string());
                     eprintln!(
@@ -47,32 +64,25 @@ impl Session {
                     );
                 }
             }
-            Err(rejected) => self.registry.send(rejected.to_line()),
         }
     }
 
-    /// Answers a line that could not even be read (too long, not UTF-8).
-    pub(crate) fn unreadable(&self, error: RpcError) {
-        self.registry.send(error_response(None, &error));
-    }
-
-    fn reply(&self, id: &RequestId, outcome: Result<Value, RpcError>) {
-        let line = match outcome {
-            Ok(result) => response(id, result),
-            Err(error) => error_response(Some(id), &error),
-        };
-        self.registry.send(line);
-    }
-
-    fn request(&mut self, id: RequestId, method: &str, params: Option<Value>) {
-        if self.registry.is_in_flight(&id) {
-            let error = RpcError::new(
+    /// Handles one request. A result (or a long tool's later result) goes to
+    /// `route`; a protocol error comes back for the transport to deliver.
+    pub(crate) fn request(
+        &mut self,
+        id: &RequestId,
+        method: &str,
+        params: Option<Value>,
+        route: &Route,
+    ) -> Result<(), RpcError> {
+        if self.registry.is_in_flight(&Key::Id(id.clone())) {
+            return Err(RpcError::new(
                 INVALID_REQUEST,
                 format!("invalid request: id {id} is already in flight; use a fresh id"),
-            );
-            return self.reply(&id, Err(error));
+            ));
         }
-        let outcome = match (method, self.version) {
+        let result = match (method, self.version) {
             ("ping", _) => Ok(json!({})),
             ("initialize", None) => self.initialize(params.as_ref()),
             ("initialize", Some(_)) => Err(RpcError::new(
@@ -84,15 +94,16 @@ impl Session {
                 format!("invalid request: {method:?} before initialize; send initialize first"),
             )),
             ("tools/list", Some(_)) => Ok(tools::list()),
-            ("tools/call", Some(version)) => return self.call_tool(id, params, version),
+            ("tools/call", Some(version)) => return self.call_tool(id, params, version, route),
             (other, Some(_)) => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!(
                     "method not found: {other:?}; this server implements initialize, ping, tools/list and tools/call"
                 ),
             )),
-        };
-        self.reply(&id, outcome);
+        }?;
+        route.answer(response(id, result));
+        Ok(())
     }
 
     fn initialize(&mut self, params: Option<&Value>) -> Result<Value, RpcError> {
@@ -114,33 +125,52 @@ impl Session {
         }))
     }
 
-    fn call_tool(&mut self, id: RequestId, params: Option<Value>, version: ProtocolVersion) {
+    fn call_tool(
+        &mut self,
+        id: &RequestId,
+        params: Option<Value>,
+        version: ProtocolVersion,
+        route: &Route,
+    ) -> Result<(), RpcError> {
         let CallParams {
             name,
             args,
             progress_token,
-        } = match call_params(params) {
-            Ok(parts) => parts,
-            Err(message) => return self.reply(&id, Err(RpcError::new(INVALID_PARAMS, message))),
-        };
+        } = call_params(params).map_err(|message| RpcError::new(INVALID_PARAMS, message))?;
         let tool = match tools::prepare(&name, &args) {
-            Ok(Call::Instant(result)) => return self.reply(&id, Ok(result)),
             Ok(Call::Long(tool)) => tool,
+            Ok(Call::Instant(result)) => {
+                route.answer(response(id, result));
+                return Ok(());
+            }
             Err(ToolError::BadArguments(message)) if version.input_errors_are_tool_results() => {
-                return self.reply(&id, Ok(tools::error_result(message)))
+                route.answer(response(id, tools::error_result(message)));
+                return Ok(());
             }
             Err(ToolError::BadArguments(message) | ToolError::Unknown(message)) => {
-                return self.reply(&id, Err(RpcError::new(INVALID_PARAMS, message)))
+                return Err(RpcError::new(INVALID_PARAMS, message))
             }
         };
-        let Some(token) = self.registry.register(id.clone()) else {
-            return; // unreachable: checked in `request` on this same task
+        let key = Key::Id(id.clone());
+        let token = match self.registry.register(key.clone(), route.clone()) {
+            Ok(token) => token,
+            Err(Refused::Busy) => {
+                let busy = format!(
+                    "server busy: {MAX_IN_FLIGHT} requests are in flight; cancel some or wait for them to finish"
+                );
+                route.answer(response(id, tools::error_result(busy)));
+                return Ok(());
+            }
+            // Unreachable: `request` checked the id on this same task.
+            Err(Refused::Duplicate) => return Ok(()),
         };
         let registry = Arc::clone(&self.registry);
+        let (id, route) = (id.clone(), route.clone());
         tokio::spawn(async move {
             let cx = Context {
                 registry: &registry,
                 token: &token,
+                route: &route,
                 progress_token,
                 version,
             };
@@ -149,8 +179,9 @@ impl Session {
                 () = token.cancelled() => Value::Null,
                 result = tools::run(tool, cx) => result,
             };
-            registry.finish(id, &token, result);
+            registry.finish(&key, &id, &token, result);
         });
+        Ok(())
     }
 
     fn notification(&mut self, method: &str, params: Option<Value>) {
@@ -162,7 +193,7 @@ impl Session {
                     .and_then(RequestId::from_value);
                 let reason = params.and_then(|p| p.get("reason")).and_then(Value::as_str);
                 match id {
-                    Some(id) => self.registry.cancel(&id, reason),
+                    Some(id) => self.registry.cancel(&Key::Id(id), reason),
                     None if self.verbose => eprintln!(
                         "reference-server: ignored malformed cancellation: params.requestId must be a string or an integer"
                     ),

@@ -4,6 +4,13 @@ use super::client::{parse_actions, parse_outcomes};
 use super::*;
 
 /// Parses a duration such as `250ms`, `2s` or `1.5s`.
+/// The longest duration a case or an option may name: a case that waits longer tests nothing
+/// a person would wait for.
+pub const MAX_DURATION: Duration = Duration::from_secs(3600);
+/// The most rounds a `! repeat` or `! sweep` may have.
+pub const MAX_ROUNDS: usize = 10_000;
+
+/// Parses a duration such as `250ms`, `2s` or `1.5s`, of at most [`MAX_DURATION`].
 pub fn parse_duration(text: &str) -> Option<Duration> {
     let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
         (n, 0.001)
@@ -13,7 +20,12 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
         return None;
     };
     let value: f64 = number.parse().ok()?;
-    (value.is_finite() && value >= 0.0).then(|| Duration::from_secs_f64(value * scale))
+    if !value.is_finite() || value < 0.0 {
+        return None;
+    }
+    Duration::try_from_secs_f64(value * scale)
+        .ok()
+        .filter(|d| *d <= MAX_DURATION)
 }
 
 fn parse_span(text: &str) -> Option<Span> {
@@ -47,7 +59,9 @@ impl Parser<'_> {
             w.and_then(|w| parse_span(w)).ok_or_else(|| {
                 self.error(
                     line,
-                    format!("`! {what}` needs a duration such as `200ms` or `{{$d}}`"),
+                    format!(
+                        "`! {what}` needs a duration such as `200ms` or `{{$d}}` (at most 1 hour)"
+                    ),
                 )
             })
         };
@@ -107,8 +121,13 @@ impl Parser<'_> {
                 let count = n
                     .parse()
                     .ok()
-                    .filter(|c| *c > 0)
-                    .ok_or_else(|| self.error(line, "`! repeat` needs a positive count"))?;
+                    .filter(|c| *c > 0 && *c <= MAX_ROUNDS)
+                    .ok_or_else(|| {
+                        self.error(
+                            line,
+                            format!("`! repeat` needs a count from 1 to {MAX_ROUNDS}"),
+                        )
+                    })?;
                 return Ok(Control::Open(StepKind::Repeat {
                     count,
                     steps: vec![],
@@ -125,6 +144,12 @@ impl Parser<'_> {
                 if from > to || !var.chars().all(|c| c.is_alphanumeric() || c == '_') || *var == "i"
                 {
                     return Err(bad());
+                }
+                if (to - from) / by >= MAX_ROUNDS as u64 {
+                    return Err(self.error(
+                        line,
+                        format!("this sweep has more than {MAX_ROUNDS} rounds; take larger steps or a shorter range"),
+                    ));
                 }
                 let values = (from..=to).step_by(by as usize).collect();
                 return Ok(Control::Open(StepKind::Sweep {
@@ -186,6 +211,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
         fixtures: vec![],
         handshake: true,
         transports: vec![TransportKind::Stdio, TransportKind::Http],
+        stamp: true,
         timeout: None,
         role: if id.starts_with("client/") {
             Role::Client
@@ -243,19 +269,35 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                     })
                 }
                 "versions" => {
-                    case.versions = words();
-                    if let Some(bad) = case
-                        .versions
-                        .iter()
-                        .find(|v| !KNOWN_VERSIONS.contains(&v.as_str()))
-                    {
-                        return Err(p.error(
-                            line,
-                            format!(
-                                "unknown protocol version `{bad}`; known: {}",
-                                KNOWN_VERSIONS.join(" ")
-                            ),
-                        ));
+                    let mut versions: Vec<String> = vec![];
+                    for word in words() {
+                        let named: Vec<&str> = match word.as_str() {
+                            "handshake" => HANDSHAKE_VERSIONS.to_vec(),
+                            "stateless" => vec![crate::era::STATELESS_VERSION],
+                            v if KNOWN_VERSIONS.contains(&v) => vec![v],
+                            bad => {
+                                return Err(p.error(
+                                    line,
+                                    format!(
+                                        "unknown protocol version `{bad}`; known: {}, or an era: handshake, stateless",
+                                        KNOWN_VERSIONS.join(" ")
+                                    ),
+                                ))
+                            }
+                        };
+                        for v in named {
+                            if !versions.iter().any(|x| x == v) {
+                                versions.push(v.to_string());
+                            }
+                        }
+                    }
+                    case.versions = versions;
+                }
+                "stamp" => {
+                    case.stamp = match value {
+                        "auto" => true,
+                        "none" => false,
+                        _ => return Err(p.error(line, "`@stamp` is `auto` or `none`")),
                     }
                 }
                 "fixtures" => case.fixtures = words(),
@@ -306,7 +348,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                         line,
                         format!(
                         "unknown header `@{key}`; known: requirement, level, versions, fixtures, \
-                             transports, handshake, timeout, role, actions, outcomes"
+                             transports, handshake, stamp, timeout, role, actions, outcomes"
                     ),
                     ))
                 }
@@ -622,5 +664,24 @@ mod tests {
         assert_eq!(parse_duration("1.5s"), Some(Duration::from_millis(1500)));
         assert_eq!(parse_duration("5"), None);
         assert_eq!(parse_duration("-1s"), None);
+        assert_eq!(parse_duration("1e20s"), None, "too big for a Duration");
+        assert_eq!(parse_duration("3601s"), None, "longer than an hour");
+    }
+
+    #[test]
+    fn loops_are_bounded() {
+        let head = "# i\n@requirement A\n@level must\n";
+        let repeat = error_of(&format!("{head}! repeat 1000000000\n! barrier\n! end\n"));
+        assert!(repeat.message.contains("from 1 to 10000"), "{repeat}");
+        let sweep = error_of(&format!(
+            "{head}! sweep d 0ms..3600s step 1ms\n! barrier\n! end\n"
+        ));
+        assert!(sweep.message.contains("more than 10000 rounds"), "{sweep}");
+        assert!(parse(
+            "server/x",
+            "x",
+            &format!("{head}! repeat 10000\n! barrier\n! end\n")
+        )
+        .is_ok());
     }
 }

@@ -31,7 +31,7 @@ pub fn actual_lines(report: &Report) -> Vec<String> {
         .iter()
         .filter(|e| !e.internal)
         .filter_map(|e| match e.direction {
-            Direction::Sent => Some(format!("> {}", e.text)),
+            Direction::Sent => Some(format!("> {}", e.shown.as_ref().unwrap_or(&e.text))),
             Direction::Received => {
                 let is_notification = e.value.as_ref().is_some_and(|v| v.get("method").is_some());
                 if is_notification && e.consumed_by.is_none_or(|l| l == 0) {
