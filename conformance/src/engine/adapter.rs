@@ -63,6 +63,7 @@ pub(super) async fn wind_down<T: Transport>(e: &mut Engine<'_, T, ClientTarget>)
     let deadline = Deadline::now() + e.options.reply_timeout;
     while !e.exited && e.next(deadline).await {}
     if !e.exited {
+        e.side.hung = true;
         let done = e.side.outcomes.len();
         e.rule(
             e.case_severity(),
@@ -159,10 +160,15 @@ pub(super) fn judge_outcomes<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) 
                 );
             }
             None => {
-                let severity = if stopped.is_some() {
+                let severity = if stopped.is_some() || e.side.hung {
                     Severity::Note
                 } else {
                     e.case_severity()
+                };
+                let because = if e.side.hung && stopped.is_none() {
+                    " (the adapter was still running; see the TMO-02 finding)".to_string()
+                } else {
+                    because.clone()
                 };
                 e.finding(
                     severity,

@@ -57,6 +57,9 @@ pub struct ClientTarget {
     /// The harness's server exited on its own (`! server-exit`): the session's end is the
     /// harness's doing, not the client's.
     pub(crate) server_exited: bool,
+    /// The adapter was still running after the case's last step (TMO-02, reported): the
+    /// actions it never reported follow from that, and are noted.
+    pub(crate) hung: bool,
     /// The client reached the harness's server (a relay connected, or an HTTP request came).
     pub(crate) connected: bool,
     /// What the harness knows of the client's HTTP requests.
@@ -180,8 +183,8 @@ impl Side for ClientTarget {
             if e.case.handshake {
                 handshake(e).await?;
             } else {
-                e.captures
-                    .insert("version".into(), json!(e.options.protocol_version));
+                let played = played_version(e);
+                e.captures.insert("version".into(), json!(played));
             }
             let steps = e.case.steps.clone();
             e.steps(&steps).await
@@ -446,6 +449,17 @@ async fn handshake<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Result<
     e.write(answer.to_string(), true).await
 }
 
+/// The version the harness's server plays: the one asked for with `--protocol-version` when
+/// it is of the handshake era, else the newest of that era.
+fn played_version<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> &'static str {
+    let asked = e.options.protocol_version.as_str();
+    HANDSHAKE_VERSIONS
+        .iter()
+        .find(|v| **v == asked)
+        .copied()
+        .unwrap_or(HANDSHAKE_VERSIONS[HANDSHAKE_VERSIONS.len() - 1])
+}
+
 /// The harness's answer to an `initialize` request, and the version it agrees to: the one the
 /// client asked for when the harness knows it, else the one it plays. The harness plays a
 /// server of the handshake era: asked to play 2026-07-28, it answers as the newest
@@ -459,13 +473,10 @@ pub(crate) fn initialize_answer<T: Transport>(
         .pointer("/params/protocolVersion")
         .and_then(Value::as_str)
         .unwrap_or("");
-    let played = e.options.protocol_version.as_str();
     let version = if HANDSHAKE_VERSIONS.contains(&asked) {
         asked
-    } else if HANDSHAKE_VERSIONS.contains(&played) {
-        played
     } else {
-        HANDSHAKE_VERSIONS[HANDSHAKE_VERSIONS.len() - 1]
+        played_version(e)
     };
     let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
         "protocolVersion": version,

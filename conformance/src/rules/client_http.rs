@@ -20,9 +20,8 @@ use std::time::{Duration, Instant};
 /// What the client side of the harness knows about a client's HTTP requests.
 #[derive(Debug, Default)]
 pub struct HttpSide {
-    /// The harness answered a request that carried a forgotten session with 404 (at this
-    /// time), and the client has not yet started a new session.
-    pub awaiting_session: Option<Instant>,
+    /// Where the client stands after a 404 for a session the server forgot.
+    pub not_found: NotFound,
     /// The harness forgot the session (`! expire-session`): a new one is no restart.
     pub expired: bool,
     /// Streams the harness closed without a cancel (`! disconnect`): the request's id and
@@ -30,6 +29,18 @@ pub struct HttpSide {
     pub disconnected: Vec<(Value, Duration)>,
     /// GET requests: when (since the target started), and their `Last-Event-ID`.
     pub gets: Vec<(Duration, Option<String>)>,
+}
+
+/// Where a client stands after the harness answered 404 for a session it forgot.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum NotFound {
+    /// No such 404 is pending.
+    #[default]
+    Clear,
+    /// A 404 came and the client has not yet started a new session.
+    Awaiting,
+    /// The client went on without a new session (reported once).
+    Reported,
 }
 
 /// Whether an `Accept` header lists a media type.
@@ -138,7 +149,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                     ),
                 );
             }
-            self.side.http.awaiting_session = None;
+            self.side.http.not_found = NotFound::Clear;
             let asked_for = std::mem::take(&mut self.side.http.expired);
             self.open_session(
                 seen.channel.unwrap_or(Channel::Post(0)),
@@ -147,9 +158,17 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             );
             return;
         }
+        if seen.status == 404 && seen.deleted {
+            self.io.note(format!(
+                "[http] {what} came after the client had ended its session with DELETE (answered 404)"
+            ));
+            return;
+        }
         self.after_not_found(seen, what);
         if seen.status == 404 {
-            self.side.http.awaiting_session = Some(Instant::now());
+            if self.side.http.not_found == NotFound::Clear {
+                self.side.http.not_found = NotFound::Awaiting;
+            }
             return;
         }
         self.session_headers(seen, what);
@@ -157,8 +176,8 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
 
     /// After a 404, the next request must be a fresh `initialize` (HTTP-16).
     fn after_not_found(&mut self, seen: &ClientRequest, what: &str) {
-        if self.side.http.awaiting_session.is_some() && seen.assigned.is_none() {
-            self.side.http.awaiting_session = None;
+        if self.side.http.not_found == NotFound::Awaiting && seen.assigned.is_none() {
+            self.side.http.not_found = NotFound::Reported;
             self.rule(
                 Severity::Fail,
                 "HTTP-16",
@@ -200,7 +219,8 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// At the end of an HTTP case: a 404 that no new session followed (HTTP-16), and what
     /// the client made of each stream the harness closed (AMB-23).
     pub(crate) fn http_finish(&mut self) {
-        if self.side.http.awaiting_session.take().is_some() && self.side.stopped.is_none() {
+        let pending = std::mem::take(&mut self.side.http.not_found) == NotFound::Awaiting;
+        if pending && self.side.stopped.is_none() {
             self.rule(
                 Severity::Fail,
                 "HTTP-16",

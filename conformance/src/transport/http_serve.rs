@@ -57,6 +57,16 @@ pub(super) struct Shared {
     pub(super) changed: Notify,
 }
 
+/// What became of a session the server minted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SessionState {
+    Live,
+    /// The client ended it with DELETE.
+    Deleted,
+    /// The server forgot it (`! expire-session`).
+    Forgotten,
+}
+
 #[derive(Default)]
 struct State {
     posts: u32,
@@ -64,8 +74,8 @@ struct State {
     deletes: u32,
     json: HashMap<Channel, oneshot::Sender<String>>,
     streams: Vec<(Channel, OpenStream)>,
-    /// Session id → still live.
-    sessions: HashMap<String, bool>,
+    /// Session id → what became of it.
+    sessions: HashMap<String, SessionState>,
     stopped: bool,
     refused: u32,
 }
@@ -139,8 +149,10 @@ impl Shared {
 
     /// Forgets every session: requests that carry one get 404.
     pub(super) fn expire(&self) {
-        for live in self.state().sessions.values_mut() {
-            *live = false;
+        for state in self.state().sessions.values_mut() {
+            if *state == SessionState::Live {
+                *state = SessionState::Forgotten;
+            }
         }
     }
 
@@ -262,13 +274,13 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respo
             let mut state = shared.state();
             state.deletes += 1;
             seen.channel = Some(Channel::Delete(state.deletes));
-            let live = seen
+            let known = seen
                 .session
                 .as_ref()
                 .and_then(|s| state.sessions.get_mut(s));
-            let (status, text) = match live {
-                Some(live) if *live => {
-                    *live = false;
+            let (status, text) = match known {
+                Some(known) if *known == SessionState::Live => {
+                    *known = SessionState::Deleted;
                     (StatusCode::OK, "session ended")
                 }
                 Some(_) => (StatusCode::NOT_FOUND, "no such session"),
@@ -335,14 +347,16 @@ async fn post(
         let mut state = shared.state();
         if method == Some("initialize") && is_request {
             let id = session_id(state.sessions.len());
-            state.sessions.insert(id.clone(), true);
+            state.sessions.insert(id.clone(), SessionState::Live);
             seen.assigned = Some(id);
         }
-        let stale = seen.assigned.is_none()
-            && seen
-                .session
-                .as_ref()
-                .is_some_and(|s| state.sessions.get(s) != Some(&true));
+        let known = seen
+            .session
+            .as_ref()
+            .filter(|_| seen.assigned.is_none())
+            .map(|s| state.sessions.get(s).copied());
+        seen.deleted = known == Some(Some(SessionState::Deleted));
+        let stale = known.is_some_and(|k| k != Some(SessionState::Live));
         if stale {
             Reply::UnknownSession
         } else if !is_request {
@@ -381,8 +395,11 @@ async fn post(
         Reply::Json(_) | Reply::Sse(_) => 200,
     };
     let assigned = seen.assigned.clone();
+    // A message the client sent after it ended the session itself is still judged (a late
+    // cancel, say); one that carried a session the server forgot reaches no one.
+    let deliver = !matches!(reply, Reply::UnknownSession) || seen.deleted;
     shared.emit(Event::HttpRequest(Box::new(seen))).await;
-    if !matches!(reply, Reply::UnknownSession) {
+    if deliver {
         shared.emit(Event::Message { channel, bytes }).await;
     }
     let mut response =
@@ -447,7 +464,8 @@ impl Stream for StreamBody {
 
 impl Drop for StreamBody {
     fn drop(&mut self) {
-        if !self.ended {
+        let by_harness = self.aborted.load(Ordering::SeqCst) || self.shared.state().stopped;
+        if !self.ended && !by_harness {
             let signal = Event::Signal {
                 channel: self.channel,
                 signal: PeerSignal::Ended,

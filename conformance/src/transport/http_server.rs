@@ -61,6 +61,9 @@ pub struct ClientRequest {
     pub status: u16,
     /// The session id the harness minted on this request (an `initialize`).
     pub assigned: Option<String>,
+    /// The session it carried had been ended by the client's own DELETE (so it got 404, and
+    /// its message is still judged).
+    pub deleted: bool,
 }
 
 /// The harness's end of a client target over HTTP: the adapter process and the server it
@@ -72,6 +75,8 @@ pub struct HttpServer {
     events: mpsc::Receiver<(Instant, Event)>,
     server: Option<JoinHandle<()>>,
     patience: Duration,
+    /// How many messages could not be delivered (only the first is noted in full).
+    undelivered: usize,
 }
 
 impl HttpServer {
@@ -105,6 +110,7 @@ impl HttpServer {
             events,
             server: Some(server),
             patience,
+            undelivered: 0,
         })
     }
 
@@ -129,11 +135,14 @@ impl Transport for HttpServer {
             .is_some_and(|v| v.get("method").is_none() && v.get("id").is_some());
         let text = String::from_utf8_lossy(bytes).into_owned();
         let Some((channel, outlet)) = self.shared.outlet(reply_to, is_response) else {
-            let which = reply_to.map_or_else(|| "no stream".to_string(), |c| c.to_string());
-            self.note(format!(
-                "[http] not delivered ({which} is closed, and no other stream is open): {}",
-                text.chars().take(200).collect::<String>()
-            ));
+            self.undelivered += 1;
+            if self.undelivered == 1 {
+                let which = reply_to.map_or_else(|| "no stream".to_string(), |c| c.to_string());
+                self.note(format!(
+                    "[http] not delivered ({which} is closed, and no other stream is open): {}; later messages that cannot be delivered are counted at the end",
+                    text.chars().take(200).collect::<String>()
+                ));
+            }
             return Ok(reply_to.unwrap_or(Channel::Post(0)));
         };
         match outlet {
@@ -234,6 +243,12 @@ impl Transport for HttpServer {
 
     async fn shutdown(&mut self, grace: Duration) -> TargetLog {
         self.stop();
+        if self.undelivered > 1 {
+            self.note(format!(
+                "[http] {} messages in all could not be delivered: the client had closed their streams",
+                self.undelivered
+            ));
+        }
         self.process.shutdown(grace).await;
         self.process.take_log()
     }
