@@ -8,15 +8,15 @@
 //! adapter contract is in the README ("Testing a client").
 
 use super::adapter::{actions_done, adapter_line, settle, wind_down};
+pub(crate) use super::client_start::initialize_answer;
+use super::client_start::{connect, handshake, played_version};
 use super::session::Sessions;
 use super::{Engine, Options, Report, Side, Stop};
 use crate::case::{Case, Step, StepKind, TransportKind};
-use crate::era::HANDSHAKE_VERSIONS;
 use crate::outcome::{FindingKind, Severity};
 use crate::rules::client_http::HttpSide;
 use crate::rules::envelope::{Writer, CLIENT};
-use crate::transcript::Direction;
-use crate::transport::http_server::{HttpServer, ENV_SERVER_URL};
+use crate::transport::http_server::HttpServer;
 use crate::transport::process::{display_argv, Launch};
 use crate::transport::relay::Relay;
 use crate::transport::{Channel, Event, SendError, Transport};
@@ -375,113 +375,4 @@ impl Side for ClientTarget {
             String::new()
         }
     }
-}
-
-/// Waits for the client to start its server, which connects back to the harness.
-async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Result<(), Stop> {
-    let deadline = Deadline::now() + START_TIMEOUT.min(e.options.case_timeout);
-    while !e.side.connected {
-        if !e.next(deadline).await || (e.exited && !e.side.connected) {
-            let how = match e.io.exit_status() {
-                Some(status) => format!("it exited with {status}"),
-                None => format!("nothing connected within {START_TIMEOUT:?}"),
-            };
-            let contract = if e.io.ordered() {
-                format!(
-                    "the adapter must spawn the argv in {} as its stdio server",
-                    crate::transport::relay::ENV_SERVER
-                )
-            } else {
-                format!("the adapter must connect to the URL in {ENV_SERVER_URL}")
-            };
-            e.rule(
-                Severity::Fail,
-                "STD-01",
-                format!(
-                    "the client never reached the server ({how}); {contract} (see its stderr below)"
-                ),
-            );
-            return Err(Stop::Gone);
-        }
-    }
-    Ok(())
-}
-
-/// Waits for the client's `initialize` and answers it with the version it asked for, or the
-/// harness's when it asked for one the harness does not know.
-async fn handshake<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Result<(), Stop> {
-    e.line = 0;
-    let deadline = Deadline::now() + e.options.reply_timeout;
-    let index = loop {
-        let found = e.transcript.iter().position(|entry| {
-            entry.direction == Direction::Received
-                && entry.consumed_by.is_none()
-                && entry.value.as_ref().and_then(|v| v.get("method")) == Some(&json!("initialize"))
-        });
-        if let Some(index) = found {
-            break index;
-        }
-        if !e.next(deadline).await {
-            e.rule(
-                Severity::Fail,
-                "LIF-01",
-                format!(
-                    "the client sent no `initialize` within {:?} of starting its server",
-                    e.options.reply_timeout
-                ),
-            );
-            return Err(Stop::Hung);
-        }
-    };
-    e.take_internal(index);
-    let request = e.value(index);
-    let (answer, version) = initialize_answer(e, &request);
-    e.captures.insert("init".into(), answer["id"].clone());
-    e.captures.insert("version".into(), json!(version));
-    e.version = Some(version.clone());
-    e.side.handshaken = true;
-    if !e.case.versions.contains(&version) {
-        return Err(Stop::Skip(format!(
-            "the case applies to {}; the client asked for {version}",
-            e.case.versions.join(", ")
-        )));
-    }
-    e.write(answer.to_string(), true).await
-}
-
-/// The version the harness's server plays: the one asked for with `--protocol-version` when
-/// it is of the handshake era, else the newest of that era.
-fn played_version<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> &'static str {
-    let asked = e.options.protocol_version.as_str();
-    HANDSHAKE_VERSIONS
-        .iter()
-        .find(|v| **v == asked)
-        .copied()
-        .unwrap_or(HANDSHAKE_VERSIONS[HANDSHAKE_VERSIONS.len() - 1])
-}
-
-/// The harness's answer to an `initialize` request, and the version it agrees to: the one the
-/// client asked for when the harness knows it, else the one it plays. The harness plays a
-/// server of the handshake era: asked to play 2026-07-28, it answers as the newest
-/// handshake-era server would (so a client that speaks both eras must fall back, LIF-14).
-pub(crate) fn initialize_answer<T: Transport>(
-    e: &Engine<'_, T, ClientTarget>,
-    request: &Value,
-) -> (Value, String) {
-    let id = request.get("id").cloned().unwrap_or(Value::Null);
-    let asked = request
-        .pointer("/params/protocolVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let version = if HANDSHAKE_VERSIONS.contains(&asked) {
-        asked
-    } else {
-        played_version(e)
-    };
-    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
-        "protocolVersion": version,
-        "capabilities": {"tools": {}},
-        "serverInfo": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")}
-    }});
-    (answer, version.to_string())
 }

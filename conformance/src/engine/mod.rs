@@ -13,6 +13,7 @@
 
 mod adapter;
 pub mod client;
+mod client_start;
 mod expect;
 mod io;
 pub mod ledger;

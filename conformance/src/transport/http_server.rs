@@ -21,7 +21,8 @@
 //! write patience, every handler waits on bounded queues, and when the case ends (or
 //! `! server-exit`) the listener and every connection are dropped.
 
-use super::http_serve::{serve, Outlet, Shared};
+use super::http_serve::serve;
+use super::http_state::{Outlet, Shared};
 use super::process::{Launch, Process, ProcessEvent, TargetLog};
 use super::{Channel, Event, SendError, Transport};
 use axum::response::sse::Event as SseEvent;

@@ -18,10 +18,12 @@
 
 mod http_serve;
 pub mod http_server;
+mod http_state;
 pub mod lines;
 pub mod process;
 pub mod reap;
 pub mod relay;
+mod relay_program;
 pub mod stdio;
 
 use process::TargetLog;
