@@ -258,6 +258,11 @@ fn main() {
             Expect::caught("CAN-03", Severity::Warn),
         ),
         broken_trial(
+            "gives-up-before-starting",
+            find("cancel-initialize-never-sent"),
+            Expect::clean(),
+        ),
+        broken_trial(
             "omits-initialized",
             find("client-shutdown-sequence"),
             Expect::caught("LIF-03", Severity::Fail).saying("never sent"),

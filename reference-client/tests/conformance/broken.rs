@@ -168,6 +168,10 @@ pub fn client(mode: &str) {
             std::thread::sleep(Duration::from_millis(300));
             s.close();
         }
+        "gives-up-before-starting" => {
+            // Fair: its connect deadline passed before it started its server (a slow start).
+            report(0, "timeout");
+        }
         "omits-initialized" => {
             let mut s = Server::start(None);
             s.send(INITIALIZE);
