@@ -10,7 +10,6 @@ use crate::rules::envelope::short;
 use crate::transcript::Direction;
 use crate::transport::Transport;
 use serde_json::Value;
-use tokio::time::Instant as Deadline;
 
 /// One line the adapter wrote to its stdout: an outcome report, or a breach of the contract.
 pub(super) fn adapter_line<T: Transport>(e: &mut Engine<'_, T, ClientTarget>, bytes: &[u8]) {
@@ -60,8 +59,7 @@ pub(super) fn actions_done<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> boo
 
 /// After the last step: the adapter reports its remaining actions and exits.
 pub(super) async fn wind_down<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
-    let deadline = Deadline::now() + e.options.reply_timeout;
-    while !e.exited && e.next(deadline).await {}
+    let waited = e.await_exit(e.options.reply_timeout).await;
     if !e.exited {
         e.side.hung = true;
         let done = e.side.outcomes.len();
@@ -69,8 +67,8 @@ pub(super) async fn wind_down<T: Transport>(e: &mut Engine<'_, T, ClientTarget>)
             e.case_severity(),
             "TMO-02",
             format!(
-                "the client was still running {:?} after the case's last step ({done} of {} actions reported); it hangs, or the adapter does not exit after its last action",
-                e.options.reply_timeout,
+                "the client was still running {:.1} s after the case's last step ({done} of {} actions reported); it hangs, or the adapter does not exit after its last action",
+                waited.as_secs_f64(),
                 e.case.actions.len()
             ),
         );
@@ -95,8 +93,7 @@ pub(super) async fn wind_down<T: Transport>(e: &mut Engine<'_, T, ClientTarget>)
 /// standing rules; how the adapter reports its actions is then noted, not judged again.
 pub(super) async fn settle<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
     e.serve_outstanding().await;
-    let deadline = Deadline::now() + e.options.reply_timeout;
-    while !e.exited && e.next(deadline).await {}
+    e.await_exit(e.options.reply_timeout).await;
     if e.exited {
         e.read_to_end().await;
     }

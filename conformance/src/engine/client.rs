@@ -325,7 +325,7 @@ impl Side for ClientTarget {
 
     async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, _error: SendError) -> Stop {
         // The adapter's last outcome lines travel on another pipe: let them arrive.
-        let until = Deadline::now() + Duration::from_millis(200);
+        let until = Deadline::now() + crate::load::stretched(Duration::from_millis(200), e.stretch);
         while !actions_done(e) && !e.exited && e.next(until).await {}
         if actions_done(e) {
             return Stop::Done;

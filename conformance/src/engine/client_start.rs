@@ -16,7 +16,8 @@ use tokio::time::Instant as Deadline;
 
 /// Waits for the client to start its server, which connects back to the harness.
 pub(super) async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Result<(), Stop> {
-    let deadline = Deadline::now() + START_TIMEOUT.min(e.options.case_timeout);
+    let start = crate::load::stretched(START_TIMEOUT, e.stretch).min(e.case_limit());
+    let deadline = Deadline::now() + start;
     while !e.side.connected {
         if !e.next(deadline).await || (e.exited && !e.side.connected) {
             if e.exited {
@@ -36,7 +37,7 @@ pub(super) async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -
             }
             let how = match e.io.exit_status() {
                 Some(status) => format!("it exited with {status}"),
-                None => format!("nothing connected within {START_TIMEOUT:?}"),
+                None => format!("nothing connected within {start:?}"),
             };
             let contract = if e.io.ordered() {
                 format!(
@@ -65,7 +66,8 @@ pub(super) async fn handshake<T: Transport>(
     e: &mut Engine<'_, T, ClientTarget>,
 ) -> Result<(), Stop> {
     e.line = 0;
-    let deadline = Deadline::now() + e.options.reply_timeout;
+    let within = crate::load::stretched(e.options.reply_timeout, e.stretch);
+    let deadline = Deadline::now() + within;
     let index = loop {
         let found = e.transcript.iter().position(|entry| {
             entry.direction == Direction::Received
@@ -79,10 +81,7 @@ pub(super) async fn handshake<T: Transport>(
             e.rule(
                 Severity::Fail,
                 "LIF-01",
-                format!(
-                    "the client sent no `initialize` within {:?} of starting its server",
-                    e.options.reply_timeout
-                ),
+                format!("the client sent no `initialize` within {within:?} of starting its server"),
             );
             return Err(Stop::Hung);
         }

@@ -227,12 +227,37 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     }
 
     /// After the adapter exited: reads what its servers still carry until every connection
-    /// has closed, or `--reply-timeout` passed. A message the client wrote just before it
-    /// exited may still be on its way through the relay, and a client that simply exits
-    /// closes its server's stdin through the kernel, which the relay reports a moment later.
+    /// has closed, or `--reply-timeout` (stretched on a busy machine) passed. A message the
+    /// client wrote just before it exited may still be on its way through the relay, and a
+    /// client that simply exits closes its server's stdin through the kernel, which the relay
+    /// reports a moment later.
     pub(crate) async fn read_to_end(&mut self) {
-        let until = Deadline::now() + self.options.reply_timeout;
-        while !self.io.finished() && self.next(until).await {}
+        let within = self.options.reply_timeout;
+        self.wait_until(within, |e| e.io.finished()).await;
+    }
+
+    /// Waits up to `within` for the adapter to exit; on a busy machine the wait is stretched
+    /// in proportion to the CPU pressure, so a slow exit is not taken for a hang. Returns how
+    /// long it waited at most.
+    pub(crate) async fn await_exit(&mut self, within: Duration) -> Duration {
+        self.wait_until(within, |e| e.exited).await
+    }
+
+    /// Takes in events until `done` holds or `within`, stretched for the machine's CPU
+    /// pressure as it changes, has passed; returns the stretched wait.
+    async fn wait_until(&mut self, within: Duration, done: impl Fn(&Self) -> bool) -> Duration {
+        let began = Deadline::now();
+        loop {
+            let allowed = crate::load::stretched(within, self.stretch);
+            let until = began + allowed;
+            if done(self) || self.stalled || Deadline::now() >= until {
+                return allowed;
+            }
+            let tick = until.min(Deadline::now() + Duration::from_millis(250));
+            if !self.next(tick).await && self.io.finished() {
+                return allowed;
+            }
+        }
     }
 
     /// Notes how every session ended; a session replaced before its handshake was done (a
@@ -308,11 +333,10 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// transport calls for: over stdio its server's stdin is closed before any signal
     /// (STD-06); over HTTP the session is ended with DELETE (HTTP-16, a SHOULD).
     pub(crate) async fn judge_exit(&mut self, within: Duration) {
-        let until = Deadline::now() + within;
-        while !self.exited && self.next(until).await {}
+        let waited = self.await_exit(within).await;
         let severity = self.case_severity();
         if !self.exited {
-            let shown = crate::transcript::millis(within);
+            let shown = crate::transcript::millis(waited);
             self.rule(
                 severity,
                 "STD-06",
