@@ -315,6 +315,11 @@ fn main() {
             Expect::caught("case", Severity::Warn).saying("no message matching"),
         ),
         broken_trial(
+            "times-out-silently",
+            find("client-max-timeout"),
+            Expect::caught("case", Severity::Warn).saying("no message matching"),
+        ),
+        broken_trial(
             "hangs-on-server-exit",
             find("client-server-exits"),
             Expect::caught("TMO-02", Severity::Fail),
@@ -346,6 +351,11 @@ fn main() {
             "http-no-delete",
             find("client-http-session"),
             Expect::caught("HTTP-16", Severity::Warn).saying("DELETE"),
+        ),
+        broken_trial(
+            "http-oversized",
+            find("client-http-session"),
+            Expect::caught("STD-02", Severity::Fail),
         ),
         broken_trial(
             "http-ignores-404",

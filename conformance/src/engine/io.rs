@@ -37,6 +37,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// Sends one message (a case's line, or the harness's own when `internal`) and records
     /// what it means in the ledger: a request to track, a cancel, an answer.
     pub(crate) async fn write(&mut self, text: String, internal: bool) -> Result<(), Stop> {
+        if self.ended {
+            // Nobody is left to send it to; the diff still shows what the case would send.
+            if !internal {
+                self.expected.push(format!("{} {text}", S::SENDS));
+            }
+            return Ok(());
+        }
         let mut text = text;
         let mut value: Option<Value> = serde_json::from_str(&text).ok();
         let original_ms = value
@@ -151,7 +158,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.stalled(waited);
                 Err(Stop::Hung)
             }
-            Err(error) => Err(S::lost(self, error).await),
+            Err(error) => match S::lost(self, error).await {
+                Stop::Done => {
+                    self.ended = true;
+                    Ok(())
+                }
+                stop => Err(stop),
+            },
         }
     }
 

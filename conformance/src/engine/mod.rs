@@ -110,8 +110,8 @@ impl Report {
 /// Why the steps stopped early.
 #[derive(Debug)]
 pub enum Stop {
-    /// A client ended its session after finishing its actions; the rest of the steps have
-    /// nobody to talk to, which is no fault.
+    /// A client ended its session after finishing its actions: no fault in itself; the rest
+    /// of the steps send nothing and check what the client sent before it ended.
     Done,
     /// The target went away while the case still needed it.
     Gone,
@@ -202,6 +202,10 @@ pub struct Engine<'a, T, S> {
     pub(crate) counter: u32,
     /// The target process exited.
     pub(crate) exited: bool,
+    /// A client finished its actions and ended its session while steps remained: what the
+    /// harness would still send goes nowhere, and the remaining expected messages are checked
+    /// against what the client sent before it ended.
+    pub(crate) ended: bool,
     /// The target's output ended (a server's stdout, a client's relay connection).
     pub(crate) output_closed: bool,
     /// When the target process exited, as the harness saw it.
@@ -257,6 +261,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             last_send: Instant::now(),
             counter: 0,
             exited: false,
+            ended: false,
             output_closed: false,
             exited_at: None,
             heard: None,

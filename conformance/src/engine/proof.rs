@@ -206,6 +206,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// it (stdin is a FIFO and stdout one ordered stream), so every cancel sent before it is
     /// known to have been read.
     pub(crate) async fn barrier(&mut self) -> Result<(), Stop> {
+        if self.ended {
+            return Ok(());
+        }
         self.counter += 1;
         let id = format!("barrier-{}", self.counter);
         let probe = self

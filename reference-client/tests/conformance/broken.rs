@@ -290,6 +290,17 @@ pub fn client(mode: &str) {
             while s.read().is_some() {}
             s.close();
         }
+        "times-out-silently" => {
+            // Gives up on the call at its deadline without cancelling it, reports, and ends.
+            let mut s = Server::start(None);
+            s.handshake();
+            report(0, "result");
+            s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work","arguments":{},"_meta":{"progressToken":"p"}}}"#);
+            std::thread::sleep(Duration::from_millis(400));
+            report(1, "timeout");
+            s.close();
+            report(2, "result");
+        }
         "hangs-on-server-exit" => {
             // Does not notice that its server exited.
             let mut s = Server::start(None);

@@ -198,6 +198,17 @@ pub fn client(mode: &str) {
                 .await
             }
             "http-ignores-404" => ignores_not_found().await,
+            "http-oversized" => {
+                // A message of 5 MiB, more than the harness takes.
+                let mut client = Client::new(Faults::default());
+                client.initialize().await;
+                report(0, "result");
+                let text = "x".repeat(5 << 20);
+                let huge = json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":text}}});
+                let status = client.post(huge, true).await.map(|r| r.status().as_u16());
+                eprintln!("the oversized POST got {status:?}");
+                client.delete().await;
+            }
             other => panic!("unknown broken HTTP mode {other}"),
         }
     });
