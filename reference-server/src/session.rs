@@ -11,7 +11,7 @@
 use crate::outbox::Route;
 use crate::registry::{Key, Refused, Registry, MAX_IN_FLIGHT};
 use crate::tools::{self, Call, Context, ToolError};
-use crate::version::ProtocolVersion;
+use crate::version::{ProtocolVersion, Transport};
 use reference_wire::{
     error_response, response, Message, RequestId, RpcError, INVALID_PARAMS, INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -19,20 +19,71 @@ use reference_wire::{
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
+/// One request as the transport hands it over.
+pub(crate) struct Request {
+    /// What the registry files it under (and what a cancel must name).
+    pub key: Key,
+    pub id: RequestId,
+    pub method: String,
+    pub params: Option<Value>,
+}
+
+impl Request {
+    /// A request filed under its own id, as on stdio and in HTTP sessions.
+    pub(crate) fn by_id(id: RequestId, method: String, params: Option<Value>) -> Self {
+        Self {
+            key: Key::Id(id.clone()),
+            id,
+            method,
+            params,
+        }
+    }
+}
+
+/// A protocol error answering a request, and how HTTP should carry it.
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    pub error: RpcError,
+    pub status: Status,
+}
+
+/// The HTTP status class of a [`Refusal`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// An ordinary JSON-RPC error response (HTTP 200, in the body or stream).
+    InBody,
+}
+
+impl From<RpcError> for Refusal {
+    fn from(error: RpcError) -> Self {
+        Self {
+            error,
+            status: Status::InBody,
+        }
+    }
+}
+
 pub(crate) struct Session {
     registry: Arc<Registry>,
     /// Negotiated by `initialize`; `None` until then.
     version: Option<ProtocolVersion>,
+    transport: Transport,
     verbose: bool,
 }
 
 impl Session {
-    pub(crate) fn new(registry: Arc<Registry>, verbose: bool) -> Self {
+    pub(crate) fn new(registry: Arc<Registry>, transport: Transport, verbose: bool) -> Self {
         Self {
             registry,
             version: None,
+            transport,
             verbose,
         }
+    }
+
+    /// The version `initialize` negotiated, if it has run.
+    pub(crate) fn version(&self) -> Option<ProtocolVersion> {
+        self.version
     }
 
     /// Handles one received line (already stripped of its newline); every
@@ -42,59 +93,50 @@ impl Session {
             return;
         }
         match Message::parse(line) {
-            Ok(message) => self.handle(message, route),
+            Ok(Message::Request { id, method, params }) => {
+                let request = Request::by_id(id, method, params);
+                let id = request.id.clone();
+                if let Err(refusal) = self.request(request, route) {
+                    route.answer(error_response(Some(&id), &refusal.error));
+                }
+            }
+            Ok(Message::Notification { method, params }) => self.notification(&method, params),
+            Ok(Message::Response { id, .. }) => self.response(id.as_ref()),
             Err(rejected) => route.notify(rejected.to_line()),
         }
     }
 
-    /// Handles one message; a request's answer, now or later, goes to `route`.
-    pub(crate) fn handle(&mut self, message: Message, route: &Route) {
-        match message {
-            Message::Request { id, method, params } => {
-                if let Err(error) = self.request(&id, &method, params, route) {
-                    route.answer(error_response(Some(&id), &error));
-                }
-            }
-            Message::Notification { method, params } => self.notification(&method, params),
-            Message::Response { id, .. } => {
-                if self.verbose {
-                    let id = id.map_or_else(|| "null".to_owned(), |id| id.to_string());
-                    eprintln!(
-                        "reference-server: ignored response {id}: this server sends no requests"
-                    );
-                }
-            }
-        }
-    }
-
-    /// Handles one request. A result (or a long tool's later result) goes to
-    /// `route`; a protocol error comes back for the transport to deliver.
-    pub(crate) fn request(
-        &mut self,
-        id: &RequestId,
-        method: &str,
-        params: Option<Value>,
-        route: &Route,
-    ) -> Result<(), RpcError> {
-        if self.registry.is_in_flight(&Key::Id(id.clone())) {
+    /// Handles one request. Its result (now, or later for a long tool) goes
+    /// to `route`; a protocol error comes back for the transport to deliver.
+    pub(crate) fn request(&mut self, request: Request, route: &Route) -> Result<(), Refusal> {
+        let Request {
+            key,
+            id,
+            method,
+            params,
+        } = request;
+        if self.registry.is_in_flight(&key) {
             return Err(RpcError::new(
                 INVALID_REQUEST,
                 format!("invalid request: id {id} is already in flight; use a fresh id"),
-            ));
+            )
+            .into());
         }
-        let result = match (method, self.version) {
+        let result = match (method.as_str(), self.version) {
             ("ping", _) => Ok(json!({})),
             ("initialize", None) => self.initialize(params.as_ref()),
             ("initialize", Some(_)) => Err(RpcError::new(
                 INVALID_REQUEST,
-                "invalid request: already initialized; start a new server process for a new session",
+                "invalid request: already initialized; a session has one initialize (start a new process or HTTP session)",
             )),
             (_, None) => Err(RpcError::new(
                 INVALID_REQUEST,
                 format!("invalid request: {method:?} before initialize; send initialize first"),
             )),
             ("tools/list", Some(_)) => Ok(tools::list()),
-            ("tools/call", Some(version)) => return self.call_tool(id, params, version, route),
+            ("tools/call", Some(version)) => {
+                return self.call_tool(key, &id, params, version, route);
+            }
             (other, Some(_)) => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!(
@@ -102,8 +144,17 @@ impl Session {
                 ),
             )),
         }?;
-        route.answer(response(id, result));
+        route.answer(response(&id, result));
         Ok(())
+    }
+
+    /// A response from the client: this server sends no requests, so there
+    /// is nothing it could answer.
+    pub(crate) fn response(&self, id: Option<&RequestId>) {
+        if self.verbose {
+            let id = id.map_or_else(|| "null".to_owned(), RequestId::to_string);
+            eprintln!("reference-server: ignored response {id}: this server sends no requests");
+        }
     }
 
     fn initialize(&mut self, params: Option<&Value>) -> Result<Value, RpcError> {
@@ -116,7 +167,7 @@ impl Session {
                 "invalid params: initialize needs params.protocolVersion as a string",
             ));
         };
-        let version = ProtocolVersion::negotiate(requested);
+        let version = ProtocolVersion::negotiate(requested, self.transport);
         self.version = Some(version);
         Ok(json!({
             "protocolVersion": version.as_str(),
@@ -127,11 +178,12 @@ impl Session {
 
     fn call_tool(
         &mut self,
+        key: Key,
         id: &RequestId,
         params: Option<Value>,
         version: ProtocolVersion,
         route: &Route,
-    ) -> Result<(), RpcError> {
+    ) -> Result<(), Refusal> {
         let CallParams {
             name,
             args,
@@ -148,10 +200,9 @@ impl Session {
                 return Ok(());
             }
             Err(ToolError::BadArguments(message) | ToolError::Unknown(message)) => {
-                return Err(RpcError::new(INVALID_PARAMS, message))
+                return Err(RpcError::new(INVALID_PARAMS, message).into())
             }
         };
-        let key = Key::Id(id.clone());
         let token = match self.registry.register(key.clone(), route.clone()) {
             Ok(token) => token,
             Err(Refused::Busy) => {
@@ -184,7 +235,8 @@ impl Session {
         Ok(())
     }
 
-    fn notification(&mut self, method: &str, params: Option<Value>) {
+    /// Handles one notification; notifications are never answered.
+    pub(crate) fn notification(&mut self, method: &str, params: Option<Value>) {
         match method {
             "notifications/cancelled" => {
                 let params = params.as_ref();

@@ -36,12 +36,37 @@ impl ProtocolVersion {
         }
     }
 
-    /// The client's version if supported, otherwise the newest one (LIF-06).
-    pub fn negotiate(requested: &str) -> Self {
-        Self::ALL
-            .into_iter()
-            .find(|v| v.as_str() == requested)
+    /// The version a wire string names, if this server implements it.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == text)
+    }
+
+    /// The client's version if `transport` carries it, otherwise the newest
+    /// one (LIF-06).
+    pub fn negotiate(requested: &str, transport: Transport) -> Self {
+        Self::parse(requested)
+            .filter(|v| v.carried_by(transport))
             .unwrap_or(Self::LATEST)
+    }
+
+    /// Whether this version can be spoken over `transport`.
+    pub fn carried_by(self, transport: Transport) -> bool {
+        match transport {
+            Transport::Stdio => true,
+            Transport::StreamableHttp => self.has_streamable_http(),
+        }
+    }
+
+    /// Whether the version defines Streamable HTTP (2025-03-26 on; 2024-11-05
+    /// had the older HTTP+SSE transport, which this server does not offer).
+    pub fn has_streamable_http(self) -> bool {
+        self >= Self::V2025_03_26
+    }
+
+    /// Whether an HTTP client sends `MCP-Protocol-Version` on every request
+    /// after the handshake (2025-06-18 on; HTTP-18).
+    pub fn has_version_header(self) -> bool {
+        self >= Self::V2025_06_18
     }
 
     /// Whether `notifications/progress` may carry `message` (added in 2025-03-26).
@@ -56,6 +81,13 @@ impl ProtocolVersion {
     }
 }
 
+/// The transports a version may be spoken over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    Stdio,
+    StreamableHttp,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,11 +95,23 @@ mod tests {
     #[test]
     fn negotiation_echoes_known_and_falls_back_to_latest() {
         for v in ProtocolVersion::ALL {
-            assert_eq!(ProtocolVersion::negotiate(v.as_str()), v);
+            assert_eq!(ProtocolVersion::negotiate(v.as_str(), Transport::Stdio), v);
         }
         assert_eq!(
-            ProtocolVersion::negotiate("1900-01-01"),
+            ProtocolVersion::negotiate("1900-01-01", Transport::Stdio),
             ProtocolVersion::LATEST
+        );
+    }
+
+    #[test]
+    fn http_does_not_offer_the_version_without_streamable_http() {
+        assert_eq!(
+            ProtocolVersion::negotiate("2024-11-05", Transport::StreamableHttp),
+            ProtocolVersion::LATEST
+        );
+        assert_eq!(
+            ProtocolVersion::negotiate("2025-03-26", Transport::StreamableHttp),
+            ProtocolVersion::V2025_03_26
         );
     }
 }
