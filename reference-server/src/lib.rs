@@ -8,6 +8,7 @@
 
 mod cli;
 mod http;
+mod meta;
 mod outbox;
 mod registry;
 mod session;

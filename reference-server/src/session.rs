@@ -1,6 +1,11 @@
 //! One MCP session, whatever carries it: the messages of one client, handled
 //! strictly in the order the transport hands them over.
 //!
+//! Both eras are served here. A request stamped with the 2026-07-28
+//! per-request `_meta` (or `server/discover`) is served statelessly, with the
+//! version it names; any other request belongs to the handshake era and to
+//! the version `initialize` negotiated (LIF-14, see `meta.rs`).
+//!
 //! Lifecycle, `ping`, `tools/list`, instant tools and `notifications/cancelled`
 //! are all handled inline here, so their effects are ordered exactly as the
 //! messages arrived. Long tools are spawned as tasks, each with the token the
@@ -8,6 +13,7 @@
 //! transport gave with it: on stdio all routes share stdout, on HTTP each
 //! request has its own response stream.
 
+use crate::meta::{self, CLIENT_CAPABILITIES, PROTOCOL_VERSION};
 use crate::outbox::Route;
 use crate::registry::{Key, Refused, Registry, MAX_IN_FLIGHT};
 use crate::tools::{self, Call, Context, ToolError};
@@ -52,6 +58,16 @@ pub(crate) struct Refusal {
 pub(crate) enum Status {
     /// An ordinary JSON-RPC error response (HTTP 200, in the body or stream).
     InBody,
+    /// 2026-07-28: `400 Bad Request` (malformed `_meta`, unsupported version).
+    BadRequest,
+    /// 2026-07-28: `404 Not Found` (unknown method).
+    NotFound,
+}
+
+impl Refusal {
+    fn with_status(status: Status) -> impl Fn(RpcError) -> Self {
+        move |error| Self { error, status }
+    }
 }
 
 impl From<RpcError> for Refusal {
@@ -109,19 +125,29 @@ impl Session {
     /// Handles one request. Its result (now, or later for a long tool) goes
     /// to `route`; a protocol error comes back for the transport to deliver.
     pub(crate) fn request(&mut self, request: Request, route: &Route) -> Result<(), Refusal> {
-        let Request {
-            key,
-            id,
-            method,
-            params,
-        } = request;
-        if self.registry.is_in_flight(&key) {
+        if self.registry.is_in_flight(&request.key) {
+            let id = &request.id;
             return Err(RpcError::new(
                 INVALID_REQUEST,
                 format!("invalid request: id {id} is already in flight; use a fresh id"),
             )
             .into());
         }
+        if meta::is_stateless_request(&request.method, request.params.as_ref()) {
+            self.stateless(request, route)
+        } else {
+            self.handshake(request, route)
+        }
+    }
+
+    /// A handshake-era request, under the version `initialize` negotiated.
+    fn handshake(&mut self, request: Request, route: &Route) -> Result<(), Refusal> {
+        let Request {
+            key,
+            id,
+            method,
+            params,
+        } = request;
         let result = match (method.as_str(), self.version) {
             ("ping", _) => Ok(json!({})),
             ("initialize", None) => self.initialize(params.as_ref()),
@@ -129,9 +155,16 @@ impl Session {
                 INVALID_REQUEST,
                 "invalid request: already initialized; a session has one initialize (start a new process or HTTP session)",
             )),
+            // Either era could be meant, so the answer serves both: a
+            // 2026-07-28 request without its `_meta` must get -32602 (LIF-10),
+            // and any error is fair before `initialize` (AMB-13).
             (_, None) => Err(RpcError::new(
-                INVALID_REQUEST,
-                format!("invalid request: {method:?} before initialize; send initialize first"),
+                INVALID_PARAMS,
+                format!(
+                    "invalid params: {method:?} came before initialize and without a 2026-07-28 stamp; \
+                     send initialize first (2025-11-25 and earlier), or put {PROTOCOL_VERSION:?} and \
+                     {CLIENT_CAPABILITIES:?} in params._meta (2026-07-28)"
+                ),
             )),
             ("tools/list", Some(_)) => Ok(tools::list()),
             ("tools/call", Some(version)) => {
@@ -145,6 +178,48 @@ impl Session {
             )),
         }?;
         route.answer(response(&id, result));
+        Ok(())
+    }
+
+    /// A stateless-era request, under the version its `_meta` names. Its
+    /// malformed `_meta` or unsupported version is a 400 on HTTP, its
+    /// unknown method a 404 (LIF-10, LIF-12, RPC-09).
+    fn stateless(&mut self, request: Request, route: &Route) -> Result<(), Refusal> {
+        let Request {
+            key,
+            id,
+            method,
+            params,
+        } = request;
+        let bad_request = Refusal::with_status(Status::BadRequest);
+        let stamp = meta::stamp(&method, params.as_ref()).map_err(&bad_request)?;
+        let version = meta::version(&stamp).map_err(&bad_request)?;
+        let result = match method.as_str() {
+            meta::DISCOVER => {
+                let supported: Vec<&str> = ProtocolVersion::newest_first()
+                    .map(ProtocolVersion::as_str)
+                    .collect();
+                let discovered = json!({"supportedVersions": supported, "capabilities": {"tools": {}}});
+                meta::cacheable(version, discovered)
+            }
+            "tools/list" => meta::cacheable(version, tools::list()),
+            "tools/call" => return self.call_tool(key, &id, params, version, route),
+            other => {
+                return Err(Refusal {
+                    error: RpcError::new(
+                        METHOD_NOT_FOUND,
+                        format!(
+                            "method not found: {other:?}; in {} this server implements {}, tools/list and \
+                             tools/call (ping and initialize belong to the handshake era)",
+                            version.as_str(),
+                            meta::DISCOVER
+                        ),
+                    ),
+                    status: Status::NotFound,
+                })
+            }
+        };
+        route.answer(response(&id, meta::complete(version, result)));
         Ok(())
     }
 
@@ -172,7 +247,7 @@ impl Session {
         Ok(json!({
             "protocolVersion": version.as_str(),
             "capabilities": {"tools": {}},
-            "serverInfo": {"name": "reference-server", "version": env!("CARGO_PKG_VERSION")},
+            "serverInfo": meta::server_info(),
         }))
     }
 
@@ -192,11 +267,12 @@ impl Session {
         let tool = match tools::prepare(&name, &args) {
             Ok(Call::Long(tool)) => tool,
             Ok(Call::Instant(result)) => {
-                route.answer(response(id, result));
+                route.answer(response(id, meta::complete(version, result)));
                 return Ok(());
             }
             Err(ToolError::BadArguments(message)) if version.input_errors_are_tool_results() => {
-                route.answer(response(id, tools::error_result(message)));
+                let result = tools::error_result(message);
+                route.answer(response(id, meta::complete(version, result)));
                 return Ok(());
             }
             Err(ToolError::BadArguments(message) | ToolError::Unknown(message)) => {
@@ -209,7 +285,10 @@ impl Session {
                 let busy = format!(
                     "server busy: {MAX_IN_FLIGHT} requests are in flight; cancel some or wait for them to finish"
                 );
-                route.answer(response(id, tools::error_result(busy)));
+                route.answer(response(
+                    id,
+                    meta::complete(version, tools::error_result(busy)),
+                ));
                 return Ok(());
             }
             // Unreachable: `request` checked the id on this same task.
@@ -228,7 +307,7 @@ impl Session {
             let result = tokio::select! {
                 biased;
                 () = token.cancelled() => Value::Null,
-                result = tools::run(tool, cx) => result,
+                result = tools::run(tool, cx) => meta::complete(version, result),
             };
             registry.finish(&key, &id, &token, result);
         });

@@ -3,10 +3,11 @@
 //! hyper serves each connection (HTTP/1.1), which is where the limits on
 //! header size, header count and header read time live; an axum router
 //! takes it from there. Every request first passes the `Origin` check
-//! (`origin.rs`). A POST is routed to its session (`post.rs`,
-//! `sessions.rs`), and a request is answered on a response stream of its
-//! own (`stream.rs`). The sessions run the same [`Session`] as stdio: one
-//! session model, two transports.
+//! (`origin.rs`). A POST is routed by era: handshake-era messages to their
+//! session (`post.rs`, `sessions.rs`), stateless-era requests to the one
+//! stateless session of the process (`stateless.rs`). Either way a request
+//! is answered on a response stream of its own (`stream.rs`). The sessions
+//! run the same [`Session`] as stdio: one session model, two transports.
 //!
 //! [`Session`]: crate::session::Session
 
@@ -14,8 +15,12 @@ mod origin;
 mod post;
 mod reply;
 mod sessions;
+mod stateless;
 mod stream;
 
+use crate::registry::Registry;
+use crate::session::Session;
+use crate::version::Transport;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -29,7 +34,8 @@ use reference_wire::{INVALID_REQUEST, MAX_LINE_BYTES};
 use sessions::Sessions;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use stream::Delivery;
 use tokio::net::TcpListener;
@@ -83,6 +89,22 @@ pub(crate) struct Shared {
     pub delivery: Delivery,
     pub origins: Origins,
     pub sessions: Sessions,
+    pub verbose: bool,
+    /// The session every stateless-era request runs on, and its registry
+    /// (whose witness is therefore per process).
+    stateless: Mutex<Session>,
+    pub stateless_registry: Arc<Registry>,
+    /// Serial numbers of stateless-era response streams.
+    pub next_stream: AtomicU64,
+}
+
+impl Shared {
+    /// The stateless session, for one request.
+    pub(crate) fn stateless_session(&self) -> MutexGuard<'_, Session> {
+        self.stateless
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
 
 /// Listens on `options.addr` and serves until `shutdown`. Prints exactly
@@ -104,6 +126,12 @@ pub(crate) async fn serve(
     })?;
     let local = listener.local_addr()?;
     eprintln!("reference-server: listening on http://{local}/mcp");
+    let stateless_registry = Arc::new(Registry::new(verbose));
+    let stateless = Session::new(
+        Arc::clone(&stateless_registry),
+        Transport::StreamableHttp,
+        verbose,
+    );
     let shared = Arc::new(Shared {
         delivery: if options.json_response {
             Delivery::Json
@@ -112,6 +140,10 @@ pub(crate) async fn serve(
         },
         origins: Origins::new(&options.allowed_origins),
         sessions: Sessions::new(options.max_sessions, options.session_idle, verbose),
+        verbose,
+        stateless: Mutex::new(stateless),
+        stateless_registry,
+        next_stream: AtomicU64::new(0),
     });
     let app = router(Arc::clone(&shared));
     let reaper = tokio::spawn(reap_idle_sessions(Arc::clone(&shared)));
@@ -162,6 +194,7 @@ pub(crate) async fn serve(
     }
     reaper.abort();
     shared.sessions.end_all("server shutting down");
+    shared.stateless_registry.cancel_all("server shutting down");
     Ok(())
 }
 
@@ -186,7 +219,8 @@ async fn reap_idle_sessions(shared: Arc<Shared>) {
     }
 }
 
-/// GET /mcp: this server offers no standalone SSE stream (HTTP-12 allows 405).
+/// GET /mcp: this server offers no standalone SSE stream (HTTP-12 allows
+/// 405; 2026-07-28 has none at all, HTTP-20).
 async fn get() -> Response {
     reply::method_not_allowed(
         "POST, DELETE",
@@ -194,8 +228,12 @@ async fn get() -> Response {
     )
 }
 
-/// DELETE /mcp: ends the session named in `Mcp-Session-Id` (HTTP-16).
+/// DELETE /mcp: ends the session named in `Mcp-Session-Id` (HTTP-16);
+/// `405` in the stateless era, which has no sessions (HTTP-20).
 async fn delete(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    if stateless::header_is_stateless(&headers) {
+        return stateless::delete();
+    }
     let Some(id) = headers.get(post::SESSION_ID) else {
         return reply::error(
             StatusCode::BAD_REQUEST,

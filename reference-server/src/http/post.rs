@@ -10,8 +10,10 @@
 #![allow(clippy::result_large_err)]
 
 use super::sessions::{Full, HttpSession};
-use super::stream::{self, Delivery};
+use super::stateless;
+use super::stream::{self, Delivery, Pending};
 use super::{reply, Shared, BODY_TIMEOUT, MAX_BODY_BYTES};
+use crate::outbox::Route;
 use crate::session::{Refusal, Request, Status};
 use crate::version::{ProtocolVersion, Transport};
 use axum::extract::State;
@@ -138,8 +140,11 @@ async fn read_body(body: axum::body::Body) -> Received {
 /// How much of an oversized body is read and discarded before giving up on it.
 const DRAIN_BYTES: usize = 16 * MAX_BODY_BYTES;
 
-/// Routes a message to its session.
+/// Routes a message to its era, and in the handshake era to its session.
 async fn dispatch(shared: &Arc<Shared>, headers: &HeaderMap, message: Message) -> Response {
+    if stateless::is_stateless(headers, &message) {
+        return stateless::post(shared, headers, message).await;
+    }
     if let Message::Request { method, .. } = &message {
         if method == "initialize" {
             return initialize(shared, headers, message).await;
@@ -305,18 +310,13 @@ async fn answer(
     let outcome = session.lock().request(request, &route);
     let mut response = match outcome {
         Ok(()) => pending.respond(delivery).await,
-        Err(Refusal {
-            error,
-            status: Status::InBody,
-        }) => {
-            if new_session.is_some() {
-                // A failed initialize leaves no session behind.
-                shared.sessions.end(&session.id, "initialize failed");
-                return reply::json(StatusCode::OK, error_response(Some(&id), &error));
-            }
-            route.answer(error_response(Some(&id), &error));
-            pending.respond(delivery).await
+        Err(refusal) if new_session.is_some() => {
+            // A failed initialize leaves no session behind.
+            pending.dismiss();
+            shared.sessions.end(&session.id, "initialize failed");
+            return reply::refusal(&id, &refusal);
         }
+        Err(refusal) => answer_refusal(delivery, &id, refusal, &route, pending).await,
     };
     if let Some(session_id) = new_session {
         if let Ok(value) = HeaderValue::from_str(&session_id) {
@@ -326,9 +326,32 @@ async fn answer(
     response
 }
 
+/// Delivers a refused request's error: in its stream or body like any
+/// response, or, when its era gives the error a status of its own, as a
+/// complete response with that status.
+pub(super) async fn answer_refusal(
+    delivery: Delivery,
+    id: &RequestId,
+    refusal: Refusal,
+    route: &Route,
+    pending: Pending,
+) -> Response {
+    if refusal.status == Status::InBody {
+        route.answer(error_response(Some(id), &refusal.error));
+        pending.respond(delivery).await
+    } else {
+        pending.dismiss();
+        reply::refusal(id, &refusal)
+    }
+}
+
 /// A request's response needs an `Accept` that allows it (HTTP-05): `406`
 /// otherwise. A missing `Accept` allows anything.
-fn check_accept(headers: &HeaderMap, delivery: Delivery, id: &RequestId) -> Result<(), Response> {
+pub(super) fn check_accept(
+    headers: &HeaderMap,
+    delivery: Delivery,
+    id: &RequestId,
+) -> Result<(), Response> {
     let needed = match delivery {
         Delivery::Sse => "text/event-stream",
         Delivery::Json => "application/json",
@@ -358,13 +381,13 @@ fn check_accept(headers: &HeaderMap, delivery: Delivery, id: &RequestId) -> Resu
 }
 
 /// Whether a header value's media type (before any `;` parameters) is `expected`.
-fn media_type_is(value: &str, expected: &str) -> bool {
+pub(super) fn media_type_is(value: &str, expected: &str) -> bool {
     let media_type = value.split(';').next().unwrap_or("").trim();
     media_type.eq_ignore_ascii_case(expected)
 }
 
 /// The id of a request, for error responses about it.
-fn request_id(message: &Message) -> Option<&RequestId> {
+pub(super) fn request_id(message: &Message) -> Option<&RequestId> {
     match message {
         Message::Request { id, .. } => Some(id),
         _ => None,

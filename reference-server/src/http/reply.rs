@@ -1,5 +1,6 @@
 //! HTTP responses that carry a JSON-RPC message or nothing.
 
+use crate::session::{Refusal, Status};
 use axum::http::header::{ALLOW, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -43,4 +44,15 @@ pub(crate) fn method_not_allowed(allow: &'static str, message: impl Into<String>
         .headers_mut()
         .insert(ALLOW, HeaderValue::from_static(allow));
     response
+}
+
+/// A refused request as a complete response: the JSON-RPC error, with the
+/// status its era gives it (200, or 400/404 in 2026-07-28).
+pub(crate) fn refusal(id: &RequestId, refusal: &Refusal) -> Response {
+    let status = match refusal.status {
+        Status::InBody => StatusCode::OK,
+        Status::BadRequest => StatusCode::BAD_REQUEST,
+        Status::NotFound => StatusCode::NOT_FOUND,
+    };
+    json(status, error_response(Some(id), &refusal.error))
 }

@@ -79,6 +79,12 @@ impl Pending {
         }
     }
 
+    /// Drops the stream without telling `on_close`: it was never handed to
+    /// the client (the request was refused before it ran).
+    pub(crate) fn dismiss(mut self) {
+        self.on_close = None;
+    }
+
     fn poll_line(&mut self, cx: &mut Context<'_>) -> Poll<Option<String>> {
         if self.ended {
             return Poll::Ready(None);

@@ -285,3 +285,78 @@ pub fn text_of(response: &Value) -> &str {
         .as_str()
         .unwrap_or_default()
 }
+
+/// The 2026-07-28 per-request `_meta` fields.
+pub fn stamp(version: &str) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "tests", "version": "0"},
+    })
+}
+
+/// A stamped 2026-07-28 request: `params` plus `_meta` (merged with any
+/// `_meta` already in `params`).
+pub fn stamped(id: Value, method: &str, params: Value) -> Value {
+    let mut params = params;
+    let meta = params
+        .as_object_mut()
+        .expect("params object")
+        .entry("_meta")
+        .or_insert_with(|| json!({}));
+    for (key, value) in stamp("2026-07-28").as_object().expect("object") {
+        meta.as_object_mut()
+            .expect("_meta object")
+            .insert(key.clone(), value.clone());
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// The headers a 2026-07-28 client sends with `request` (HTTP-19).
+pub fn stateless_headers(request: &Value) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.insert("content-type", HeaderValue::from_static("application/json"));
+    headers.insert(
+        "accept",
+        HeaderValue::from_static("application/json, text/event-stream"),
+    );
+    let version = request["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+        .as_str()
+        .unwrap_or("2026-07-28");
+    headers.insert(
+        "mcp-protocol-version",
+        HeaderValue::from_str(version).expect("ascii"),
+    );
+    if let Some(method) = request["method"].as_str() {
+        headers.insert("mcp-method", HeaderValue::from_str(method).expect("ascii"));
+    }
+    if let Some(name) = request["params"]["name"].as_str() {
+        headers.insert("mcp-name", HeaderValue::from_str(name).expect("ascii"));
+    }
+    headers
+}
+
+impl Client {
+    /// POSTs a stamped request with the headers that mirror it.
+    pub async fn post_stateless(&self, request: &Value) -> Response {
+        self.post_with(request, stateless_headers(request)).await
+    }
+
+    /// Calls a tool in the 2026-07-28 era and returns every message of its stream.
+    pub async fn stateless_tool(&self, id: Value, name: &str, args: Value) -> Vec<Value> {
+        let request = stamped(id, "tools/call", json!({"name": name, "arguments": args}));
+        let response = self.post_stateless(&request).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        messages(response).await
+    }
+
+    /// The witness of the stateless era (per process).
+    pub async fn stateless_cancellations(&self, id: Value) -> Value {
+        let messages = self.stateless_tool(id, "cancellations", json!({})).await;
+        let text = messages.last().expect("a response")["result"]["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .to_owned();
+        serde_json::from_str(&text).expect("witness is json")
+    }
+}
