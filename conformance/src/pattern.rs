@@ -79,17 +79,24 @@ fn has_type(value: &Value, ty: &str) -> bool {
     }
 }
 
-/// Numbers compare by value: integers exactly, anything else as `f64`.
+/// Numbers compare by value, exactly: an integer equals a float only when the float is that
+/// very integer, so `9007199254740993` is not `9007199254740992.0` (which a comparison as
+/// `f64` would say, making equality intransitive).
 fn numbers_equal(a: &serde_json::Number, b: &serde_json::Number) -> bool {
-    if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
-        return x == y;
-    }
-    if let (Some(x), Some(y)) = (a.as_u64(), b.as_u64()) {
-        return x == y;
-    }
-    match (a.as_f64(), b.as_f64()) {
+    let integer = |n: &serde_json::Number| {
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    };
+    // Every `i64` and `u64` fits in `i128`, and so does every integral float below 2^127.
+    let float_is = |f: Option<f64>, i: i128| {
+        f.is_some_and(|f| f.fract() == 0.0 && f.abs() < 2f64.powi(127) && f as i128 == i)
+    };
+    match (integer(a), integer(b)) {
         (Some(x), Some(y)) => x == y,
-        _ => false,
+        (Some(x), None) => float_is(b.as_f64(), x),
+        (None, Some(y)) => float_is(a.as_f64(), y),
+        (None, None) => a.as_f64().is_some_and(|x| b.as_f64() == Some(x)),
     }
 }
 
@@ -399,6 +406,26 @@ mod tests {
             json!({"id": 9007199254740990u64})
         ));
         assert!(check(json!(-1), json!(-1)));
+    }
+
+    #[test]
+    fn large_integers_equal_only_the_float_they_are() {
+        // Found by conformance/tests/fuzz.rs (json_equal_on_edge_numbers): compared as `f64`,
+        // 2^63 + 1 equalled the float 2^63, which equalled 2^63, yet 2^63 + 1 != 2^63.
+        let two_63 = json!(9_223_372_036_854_775_808_f64);
+        assert!(json_equal(&json!(9223372036854775808u64), &two_63));
+        assert!(!json_equal(&json!(9223372036854775809u64), &two_63));
+        assert!(check(json!(9007199254740992u64), json!(9007199254740992.0)));
+        assert!(!check(
+            json!(9007199254740993u64),
+            json!(9007199254740992.0)
+        ));
+        assert!(!check(
+            json!(-9007199254740993i64),
+            json!(-9007199254740992.0)
+        ));
+        assert!(!check(json!(1), json!(1.5)));
+        assert!(check(json!(0.5), json!(0.5)));
     }
 
     #[test]
