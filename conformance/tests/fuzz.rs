@@ -353,6 +353,20 @@ fn known_case_bugs_huge_sweep() {
     assert!(started.elapsed() < std::time::Duration::from_secs(1));
 }
 
+/// `! repeat N` takes any `usize`, and running the case collects one binding per round
+/// (`StepKind::rounds`) before the first: `! repeat 18446744073709551615` panics with a
+/// capacity overflow, `! repeat 1000000000` allocates tens of GB.
+#[test]
+#[ignore = "known bug in conformance/src/case.rs: a repeat count has no limit"]
+fn known_case_bugs_huge_repeat() {
+    let head = "# Intent.\n@requirement CAN-05\n@level must\n";
+    let text = format!("{head}! repeat 1000000000\n! barrier\n! end\n");
+    assert!(
+        case::parse("server/x", "x", &text).is_err(),
+        "a repeat of 10^9 rounds is accepted"
+    );
+}
+
 /// Without its `float_roundtrip` feature serde_json reads some floats one unit in the last
 /// place off: `9007199254740991.0` comes back as `9007199254740990.0`. So `canonical` text (a
 /// transcript, a blessed case) does not always read back as the value it shows, and a case
