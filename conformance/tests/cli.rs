@@ -385,6 +385,8 @@ fn repeated_runs_that_disagree_are_reported_as_flaky() {
             "4",
             "--jobs",
             "1",
+            "--protocol-version",
+            "2025-11-25",
         ])
         .arg("--json")
         .arg(&json)

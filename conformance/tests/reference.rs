@@ -8,7 +8,7 @@
 //! `<` lines that differ are rewritten from the actual run, but only when nothing else went
 //! wrong (refused when CI is set).
 
-use conformance::case::{Case, Role, HANDSHAKE_VERSIONS};
+use conformance::case::{Case, Role};
 use conformance::engine::server::run_server_case;
 use conformance::engine::Options;
 use conformance::harness;
@@ -16,27 +16,14 @@ use conformance::transport::process::Launch;
 use libtest_mimic::{Arguments, Trial};
 use std::path::Path;
 
-/// The version a case runs at here: the default when the case applies to it, else the newest
-/// version the case names.
-fn version_for(case: &Case) -> String {
-    let default = Options::default().protocol_version;
-    if case.versions.contains(&default) {
-        return default;
-    }
-    HANDSHAKE_VERSIONS
-        .iter()
-        .rev()
-        .find(|v| case.versions.iter().any(|c| c == *v))
-        .map(|v| v.to_string())
-        .unwrap_or(default)
-}
-
-fn trial(case: Case, bless: bool, loaded: bool) -> Trial {
-    let name = if loaded {
-        format!("loaded/{}", case.id)
-    } else {
-        case.id.clone()
-    };
+/// One trial per case and version it names (the reference speaks them all), so every case is
+/// checked in each era it covers.
+fn trial(case: Case, version: String, bless: bool, loaded: bool) -> Trial {
+    let name = format!(
+        "{}{} [{version}]",
+        if loaded { "loaded/" } else { "" },
+        case.id
+    );
     let kind = case.level.as_str();
     Trial::test(name, move || {
         // Every core busy: the reference must stay clean on a loaded machine too.
@@ -46,7 +33,7 @@ fn trial(case: Case, bless: bool, loaded: bool) -> Trial {
             "reference-server".into(),
         ]);
         let options = Options {
-            protocol_version: version_for(&case),
+            protocol_version: version.clone(),
             ..Options::default()
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -70,15 +57,12 @@ fn main() {
     });
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
     let cases = harness::cases(&dir, Role::Server);
-    let loaded: Vec<Trial> = cases
-        .iter()
-        .cloned()
-        .map(|c| trial(c, false, true))
-        .collect();
-    let trials = cases
-        .into_iter()
-        .map(|c| trial(c, bless, false))
-        .chain(loaded)
-        .collect();
+    let mut trials = vec![];
+    for case in cases {
+        for version in case.versions.clone() {
+            trials.push(trial(case.clone(), version.clone(), bless, false));
+            trials.push(trial(case.clone(), version, false, true));
+        }
+    }
     libtest_mimic::run(&args, trials).exit();
 }

@@ -1,11 +1,14 @@
-//! Reference MCP server over stdio.
+//! Reference MCP server over stdio and Streamable HTTP.
 //!
 //! The smallest server that follows every cancellation rule of the MCP
 //! specification, serving the fixture profile described in the README.
-//! [`serve`] runs a session over any reader/writer pair; [`main_entry`] is
-//! the whole program, so another binary can embed the server as a
-//! subcommand.
+//! [`serve`] runs a session over any reader/writer pair; [`run`] serves
+//! stdio or HTTP as [`ServeOptions`] say; [`main_entry`] is the whole
+//! program, so another binary can embed the server as a subcommand.
 
+mod cli;
+mod http;
+mod meta;
 mod outbox;
 mod registry;
 mod session;
@@ -13,6 +16,7 @@ mod stdio;
 mod tools;
 pub mod version;
 
+pub use http::HttpOptions;
 use std::io;
 use std::process::ExitCode;
 pub use stdio::StdioMode;
@@ -31,6 +35,8 @@ pub struct ServeOptions {
     pub shutdown: CancellationToken,
     /// How [`run`] drives stdin and stdout (ignored by [`serve`]).
     pub stdio: StdioMode,
+    /// Serve Streamable HTTP instead of stdio ([`run`] only).
+    pub http: Option<HttpOptions>,
 }
 
 /// Serves one MCP session: reads newline-delimited JSON-RPC from `reader`
@@ -46,35 +52,28 @@ where
     stdio::serve(reader, writer, options.verbose, &options.shutdown).await
 }
 
-/// The whole server program: serves stdin/stdout until EOF or SIGTERM.
+/// The whole server program: serves stdin/stdout until EOF or SIGTERM, or
+/// Streamable HTTP with `--http ADDR` until SIGTERM.
 ///
-/// Recognises `--verbose` (or `REFERENCE_SERVER_VERBOSE=1`) and `--help`;
-/// any other argument is ignored, so an embedding binary may pass its own
-/// subcommand name through.
+/// Reads `std::env::args_os().skip(1)`; `--help` lists the options, and any
+/// argument it does not know is ignored, so an embedding binary may pass its
+/// own subcommand name through. Bad option values exit with status 2.
 pub fn main_entry() -> ExitCode {
-    let mut options = ServeOptions {
-        verbose: std::env::var_os(VERBOSE_ENV).is_some_and(|v| v == "1"),
-        ..ServeOptions::default()
-    };
-    for arg in std::env::args_os().skip(1) {
-        if arg == "--verbose" || arg == "-v" {
-            options.verbose = true;
-        } else if arg == "--fast-pipes" {
-            options.stdio = StdioMode::FastPipes;
-        } else if arg == "--help" || arg == "-h" {
-            println!(
-                "usage: reference-server [--verbose] [--fast-pipes]\n\nserves MCP over stdin/stdout until EOF or SIGTERM; \
-                 --verbose (or {VERBOSE_ENV}=1) logs each cancellation to stderr; \
-                 --fast-pipes (Linux) polls private reopenings of stdin/stdout pipes instead of \
-                 tokio's blocking stdio"
-            );
-            return ExitCode::SUCCESS;
+    match cli::parse(std::env::args_os().skip(1)) {
+        Ok(cli::Command::Serve(options)) => run(options),
+        Ok(cli::Command::Help) => {
+            println!("{}", cli::USAGE);
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("reference-server: {message}");
+            ExitCode::from(2)
         }
     }
-    run(options)
 }
 
-/// Serves stdin/stdout with `options` on a fresh single-threaded runtime.
+/// Serves stdin/stdout (or HTTP, when `options.http` is set) on a fresh
+/// single-threaded runtime.
 pub fn run(options: ServeOptions) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -90,15 +89,20 @@ pub fn run(options: ServeOptions) -> ExitCode {
     };
     let result = runtime.block_on(async {
         watch_signals(&options.shutdown);
-        let (input, output) = stdio::open(options.stdio);
-        serve(input, output, options).await
+        match options.http {
+            Some(http) => http::serve(http, options.verbose, &options.shutdown).await,
+            None => {
+                let (input, output) = stdio::open(options.stdio);
+                serve(input, output, options).await
+            }
+        }
     });
     // A blocked stdin read must not keep the process alive.
     runtime.shutdown_background();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("reference-server: stdio failed: {e}; the client's pipes are gone");
+            eprintln!("reference-server: {e}");
             ExitCode::FAILURE
         }
     }

@@ -90,6 +90,8 @@ pub(crate) struct Route {
     /// Whether the outbox belongs to this request alone (an HTTP response
     /// stream), so that its final response or its cancellation ends it.
     own_stream: bool,
+    /// Whether notifications can be delivered (not in a JSON HTTP body).
+    notifications: bool,
 }
 
 impl Route {
@@ -98,12 +100,35 @@ impl Route {
         Self {
             outbox,
             own_stream: false,
+            notifications: true,
         }
     }
 
-    /// Queues a notification about the request.
+    /// A route into a queue of this request's own (an HTTP SSE stream).
+    pub(crate) fn own(outbox: Arc<Outbox>) -> Self {
+        Self {
+            outbox,
+            own_stream: true,
+            notifications: true,
+        }
+    }
+
+    /// A route into a queue of this request's own that carries only the
+    /// response (an HTTP JSON body): notifications are dropped at once.
+    pub(crate) fn own_without_notifications(outbox: Arc<Outbox>) -> Self {
+        Self {
+            outbox,
+            own_stream: true,
+            notifications: false,
+        }
+    }
+
+    /// Queues a notification about the request (or, on stdio, an error
+    /// for a line that was not a request at all).
     pub(crate) fn notify(&self, line: String) {
-        self.outbox.push(line);
+        if self.notifications {
+            self.outbox.push(line);
+        }
     }
 
     /// Queues the request's response; its own stream ends after it.

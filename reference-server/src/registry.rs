@@ -30,8 +30,12 @@ pub(crate) const WITNESS_CAPACITY: usize = 1_000;
 /// What an in-flight request is registered under.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Key {
-    /// Its JSON-RPC id: a cancel names it.
+    /// Its JSON-RPC id: a cancel names it (stdio, HTTP sessions).
     Id(RequestId),
+    /// The serial number of its own HTTP response stream (2026-07-28): only
+    /// closing that stream cancels it, and ids of different clients may
+    /// coincide, so the id is no key.
+    Stream(u64),
 }
 
 /// Why a request could not be registered.
@@ -197,5 +201,6 @@ impl Registry {
 fn describe(key: &Key) -> String {
     match key {
         Key::Id(id) => id.to_string(),
+        Key::Stream(serial) => format!("on response stream #{serial}"),
     }
 }

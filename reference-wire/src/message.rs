@@ -49,6 +49,12 @@ impl RpcError {
         }
     }
 
+    /// The same error with a `data` member.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
     fn to_value(&self) -> Value {
         let mut obj = Map::new();
         obj.insert("code".into(), self.code.into());

@@ -20,6 +20,7 @@ pub use pipes::StdioMode;
 use crate::outbox::{Out, Outbox, Route};
 use crate::registry::Registry;
 use crate::session::Session;
+use crate::version::Transport;
 use reference_wire::{
     error_response, LineError, LineReader, RpcError, INVALID_REQUEST, MAX_LINE_BYTES, PARSE_ERROR,
 };
@@ -62,7 +63,7 @@ where
 {
     let (outbox, output) = Outbox::new(OUTPUT_LIMIT);
     let registry = Arc::new(Registry::new(verbose));
-    let session = Session::new(Arc::clone(&registry), verbose);
+    let session = Session::new(Arc::clone(&registry), Transport::Stdio, verbose);
     // Fired at EOF as well as at shutdown: from then on the session is over.
     let ended = shutdown.child_token();
     let (lines_tx, lines) = mpsc::unbounded_channel();
