@@ -103,10 +103,40 @@ function transportFor(env) {
   return new StdioClientTransport({ command: env.server[0], args: env.server.slice(1), stderr: "inherit" });
 }
 
-// Ends the session the way the SDK offers: over HTTP `close()` only aborts the open streams,
-// so the session is ended with `terminateSession()` (DELETE) first; over stdio `close()` ends
-// the server's stdin, waits 2 s, then sends SIGTERM, waits 2 s more, then SIGKILL.
-async function end(client, transport) {
+// How long the end of the session waits for messages still being sent (at most).
+const SEND_DRAIN_MS = 1500;
+
+// Keeps the transport's unfinished sends. The SDK sends a cancel without awaiting it (the
+// call's promise rejects at once), and over HTTP that send is a POST of its own; ending the
+// session right after (DELETE, then `close()`, which aborts every POST) could overtake or
+// abort it. `drain()` waits for what is still being sent, so the session ends after it.
+function trackSends(transport) {
+  const sending = new Set();
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    const sent = send(message, options);
+    const settled = sent.then(
+      () => {},
+      () => {},
+    );
+    sending.add(settled);
+    settled.then(() => sending.delete(settled));
+    return sent;
+  };
+  return async () => {
+    if (sending.size === 0) return;
+    const limit = new Promise((resolve) => setTimeout(() => resolve("limit"), SEND_DRAIN_MS));
+    const ended = await Promise.race([Promise.all([...sending]), limit]);
+    if (ended === "limit") log(`${sending.size} message(s) still being sent after ${SEND_DRAIN_MS} ms; ending the session anyway`);
+  };
+}
+
+// Ends the session the way the SDK offers, once every message still being sent is out: over
+// HTTP `close()` only aborts the open streams, so the session is ended with
+// `terminateSession()` (DELETE) first; over stdio `close()` ends the server's stdin, waits
+// 2 s, then sends SIGTERM, waits 2 s more, then SIGKILL.
+async function end(client, transport, drain) {
+  await drain();
   if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
     await transport.terminateSession().catch((error) => log(`terminateSession failed: ${error}`));
   }
@@ -120,11 +150,13 @@ async function main() {
   }
   let client;
   let transport;
+  let drain;
   const pending = [];
   let exitIndex;
   for (const [index, action] of env.actions.entries()) {
     if (action.connect !== undefined) {
       transport = transportFor(env);
+      drain = trackSends(transport);
       client = new Client({ name: "conformance-adapter-typescript", version: "0.2.0" });
       const options = action.timeout_ms !== undefined ? { timeout: action.timeout_ms } : {};
       const closed = new Promise((resolve) => (client.onclose = resolve));
@@ -156,7 +188,7 @@ async function main() {
     }
   }
   await Promise.all(pending);
-  if (client) await end(client, transport);
+  if (client) await end(client, transport, drain);
   if (exitIndex !== undefined) report(exitIndex, "result");
 }
 
