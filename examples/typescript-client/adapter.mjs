@@ -7,7 +7,12 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  LATEST_PROTOCOL_VERSION,
+  ListRootsRequestSchema,
+  McpError,
+} from "@modelcontextprotocol/sdk/types.js";
 
 function log(message) {
   process.stderr.write(`[typescript-client adapter] ${message}\n`);
@@ -70,6 +75,11 @@ async function call(client, index, action) {
   const seen = [];
   const options = { signal: controller.signal };
   if (action.timeout_ms !== undefined) options.timeout = action.timeout_ms;
+  // The SDK's own options: a progress notification restarts the timeout, and the cap is
+  // checked only when progress arrives (`_resetTimeout` in shared/protocol.js), so it acts
+  // only together with `resetTimeoutOnProgress`.
+  if (action.reset_timeout_on_progress) options.resetTimeoutOnProgress = true;
+  if (action.max_total_timeout_ms !== undefined) options.maxTotalTimeout = action.max_total_timeout_ms;
   if (action.progress) {
     options.onprogress = (p) => {
       seen.push(p.progress);
@@ -131,6 +141,24 @@ function trackSends(transport) {
   };
 }
 
+// `roots_delay_ms`: the client declares `roots` and answers `roots/list` with no roots that
+// long after it arrives. The wait ends early when the server cancels the request (the
+// handler's signal); the SDK then drops the handler's answer (`_onrequest` sends nothing for
+// an aborted request), so a cancelled `roots/list` is never answered.
+function answerRoots(client, delay) {
+  client.setRequestHandler(ListRootsRequestSchema, async (_request, extra) => {
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, delay);
+      extra.signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        log(`roots/list ${extra.requestId} cancelled by the server: ${extra.signal.reason}`);
+        resolve();
+      });
+    });
+    return { roots: [] };
+  });
+}
+
 // Ends the session the way the SDK offers, once every message still being sent is out: over
 // HTTP `close()` only aborts the open streams, so the session is ended with
 // `terminateSession()` (DELETE) first; over stdio `close()` ends the server's stdin, waits
@@ -157,7 +185,12 @@ async function main() {
     if (action.connect !== undefined) {
       transport = transportFor(env);
       drain = trackSends(transport);
-      client = new Client({ name: "conformance-adapter-typescript", version: "0.2.0" });
+      const roots = action.roots_delay_ms !== undefined;
+      client = new Client(
+        { name: "conformance-adapter-typescript", version: "0.2.0" },
+        roots ? { capabilities: { roots: {} } } : {},
+      );
+      if (roots) answerRoots(client, action.roots_delay_ms);
       const options = action.timeout_ms !== undefined ? { timeout: action.timeout_ms } : {};
       const closed = new Promise((resolve) => (client.onclose = resolve));
       try {

@@ -94,6 +94,11 @@ async function call(client, index, action) {
   const seen = [];
   const options = { signal: controller.signal };
   if (action.timeout_ms !== undefined) options.timeout = action.timeout_ms;
+  // The SDK's own options: a progress notification restarts the timeout, and the cap is
+  // checked only when progress arrives (`_resetTimeout` in core-internal
+  // src/shared/protocol.ts), so it acts only together with `resetTimeoutOnProgress`.
+  if (action.reset_timeout_on_progress) options.resetTimeoutOnProgress = true;
+  if (action.max_total_timeout_ms !== undefined) options.maxTotalTimeout = action.max_total_timeout_ms;
   if (action.progress) {
     options.onprogress = (p) => {
       seen.push(p.progress);
@@ -151,6 +156,25 @@ function trackSends(transport) {
   };
 }
 
+// `roots_delay_ms`: the client declares `roots` and answers `roots/list` with no roots that
+// long after it arrives. The wait ends early when the server cancels the request (the
+// handler's `ctx.mcpReq.signal`); the SDK then drops the handler's answer (`_onrequest`
+// sends nothing for an aborted request), so a cancelled `roots/list` is never answered.
+function answerRoots(client, delay) {
+  client.setRequestHandler("roots/list", async (_request, ctx) => {
+    const signal = ctx.mcpReq.signal;
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, delay);
+      signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        log(`roots/list ${ctx.mcpReq.id} cancelled by the server: ${signal.reason}`);
+        resolve();
+      });
+    });
+    return { roots: [] };
+  });
+}
+
 // Ends the session the way the SDK offers, once every message still being sent is out: over
 // HTTP `close()` only aborts the open streams, so a 2025-era session is ended with
 // `terminateSession()` (DELETE) first (a 2026-era connection has no session to end); over
@@ -175,7 +199,11 @@ async function main() {
     if (action.connect !== undefined) {
       transport = transportFor(env);
       drain = trackSends(transport);
-      client = new Client({ name: "conformance-adapter-typescript-v2", version: "0.1.0" }, clientOptions(env.version));
+      const roots = action.roots_delay_ms !== undefined;
+      const options = clientOptions(env.version);
+      if (roots) options.capabilities = { roots: {} };
+      client = new Client({ name: "conformance-adapter-typescript-v2", version: "0.1.0" }, options);
+      if (roots) answerRoots(client, action.roots_delay_ms);
       const connecting = action.timeout_ms !== undefined ? { timeout: action.timeout_ms } : {};
       const closed = new Promise((resolve) => (client.onclose = resolve));
       try {
