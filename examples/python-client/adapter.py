@@ -15,7 +15,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import REQUEST_TIMEOUT
+from mcp_types import REQUEST_TIMEOUT, ListRootsResult
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 
 
@@ -72,12 +72,37 @@ async def handshake(session, version):
     await session.initialize()
 
 
+def roots_callback(delay_ms):
+    """`roots_delay_ms`: a `list_roots_callback` (declaring it makes the session offer the
+    `roots` capability) that answers with no roots that long after the request arrives. When
+    the server cancels the request, the SDK cancels this callback's scope and never answers
+    it (`shared/jsonrpc_dispatcher.py`, the default peer-cancel mode `"interrupt"`)."""
+
+    async def list_roots(context):
+        try:
+            await anyio.sleep(delay_ms / 1000)
+        except anyio.get_cancelled_exc_class():
+            log(f"roots/list {context.request_id!r} cancelled by the server")
+            raise
+        return ListRootsResult(roots=[])
+
+    return list_roots
+
+
+def ignored_options(action):
+    """The SDK has no reset-on-progress and no total cap: its one timeout ends the call."""
+    for key in ("reset_timeout_on_progress", "max_total_timeout_ms"):
+        if key in action:
+            log(f"{key} ignored: the SDK has no such option (read_timeout_seconds is its only timeout)")
+
+
 def result_text(result):
     return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
 
 
 async def call(session, index, action):
     seen = []
+    ignored_options(action)
     timeout = action["timeout_ms"] / 1000 if "timeout_ms" in action else None
     extra = {"progress": seen} if action.get("progress") else {}
     with anyio.CancelScope() as scope:
@@ -136,8 +161,9 @@ async def main():
     exit_index = None
     failed = None  # how connect failed: (outcome, text)
     async with transport(url, server) as (read, write):
-        async with ClientSession(read, write) as session:
-            connect = actions[0]
+        connect = actions[0]
+        roots = {"list_roots_callback": roots_callback(connect["roots_delay_ms"])} if "roots_delay_ms" in connect else {}
+        async with ClientSession(read, write, **roots) as session:
             try:
                 if "timeout_ms" in connect:
                     # The session has no connect deadline; the adapter's scope is one, and

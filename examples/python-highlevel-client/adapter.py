@@ -18,7 +18,7 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from mcp_types import REQUEST_TIMEOUT
+from mcp_types import REQUEST_TIMEOUT, ListRootsResult
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
 # `Client.send_ping` is deprecated because 2026-07-28 has no ping; the cases still ping
@@ -56,12 +56,37 @@ def environment():
     return url, server, actions, os.environ.get("CONFORMANCE_PROTOCOL_VERSION")
 
 
+def roots_callback(delay_ms):
+    """`roots_delay_ms`: a `list_roots_callback` (declaring it makes the session offer the
+    `roots` capability) that answers with no roots that long after the request arrives. When
+    the server cancels the request, the SDK cancels this callback's scope and never answers
+    it (`shared/jsonrpc_dispatcher.py`, the default peer-cancel mode `"interrupt"`)."""
+
+    async def list_roots(context):
+        try:
+            await anyio.sleep(delay_ms / 1000)
+        except anyio.get_cancelled_exc_class():
+            log(f"roots/list {context.request_id!r} cancelled by the server")
+            raise
+        return ListRootsResult(roots=[])
+
+    return list_roots
+
+
+def ignored_options(action):
+    """The SDK has no reset-on-progress and no total cap: its one timeout ends the call."""
+    for key in ("reset_timeout_on_progress", "max_total_timeout_ms"):
+        if key in action:
+            log(f"{key} ignored: the SDK has no such option (read_timeout_seconds is its only timeout)")
+
+
 def result_text(result):
     return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
 
 
 async def call(client, index, action):
     seen = []
+    ignored_options(action)
     timeout = action["timeout_ms"] / 1000 if "timeout_ms" in action else None
     extra = {"progress": seen} if action.get("progress") else {}
     with anyio.CancelScope() as scope:
@@ -124,6 +149,7 @@ async def main():
         )
     target = url if url is not None else StdioServerParameters(command=server[0], args=server[1:])
     connect = actions[0]
+    roots = {"list_roots_callback": roots_callback(connect["roots_delay_ms"])} if "roots_delay_ms" in connect else {}
     connected = False
     exit_index = None
     # The client has no connect deadline. The adapter's is a cancel scope around the whole
@@ -134,7 +160,7 @@ async def main():
     deadline = anyio.current_time() + connect["timeout_ms"] / 1000 if "timeout_ms" in connect else math.inf
     try:
         with anyio.CancelScope(deadline=deadline) as connecting:
-            async with Client(target) as client:
+            async with Client(target, **roots) as client:
                 connecting.deadline = math.inf
                 connected = True
                 log(f"connected at {client.protocol_version}")
