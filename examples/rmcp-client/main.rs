@@ -8,15 +8,19 @@
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
-    ClientConfig, ClientNotification, ClientRequest, Implementation, PingRequest,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerResult,
+    ClientCapabilities, ClientConfig, ClientNotification, ClientRequest, Implementation,
+    PingRequest, ProgressNotificationParam, ProgressToken, ProtocolVersion, RootsCapabilities,
+    ServerResult,
 };
+// Roots are deprecated from 2026-07-28 on (SEP-2577) and still part of the handshake era.
+#[allow(deprecated)]
+use rmcp::model::ListRootsResult;
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RequestHandle,
-    RunningService,
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RequestContext,
+    RequestHandle, RunningService,
 };
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess, Transport};
-use rmcp::{ClientHandler, Peer, RoleClient, ServiceError};
+use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, ServiceError};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::future::Future;
@@ -137,11 +141,29 @@ impl ProgressRoutes {
 struct Adapter {
     info: ClientConfig,
     progress: Arc<Mutex<ProgressRoutes>>,
+    /// `roots_delay_ms` of the `connect` action: when set, the client offers `roots` and
+    /// answers `roots/list` that long after it arrives.
+    roots_delay: Option<Duration>,
 }
 
 impl Adapter {
     fn routes(&self) -> std::sync::MutexGuard<'_, ProgressRoutes> {
         self.progress.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The adapter for one `connect` action: with `roots_delay_ms` it declares the `roots`
+    /// capability (deprecated from 2026-07-28 on, still valid in the handshake era).
+    #[allow(deprecated)]
+    fn for_connect(&self, action: &Value) -> Adapter {
+        let mut adapter = self.clone();
+        adapter.roots_delay = millis(action, "roots_delay_ms");
+        if adapter.roots_delay.is_some() {
+            // The builder needs rmcp's `server` or `macros` feature; the fields are public.
+            let mut capabilities = ClientCapabilities::default();
+            capabilities.roots = Some(RootsCapabilities::default());
+            adapter.info.capabilities = capabilities;
+        }
+        adapter
     }
 }
 
@@ -157,6 +179,24 @@ impl ClientHandler for Adapter {
     ) {
         self.routes()
             .deliver(params.progress_token, params.progress);
+    }
+
+    /// Answers with no roots after `roots_delay_ms`, or stops waiting when the server cancels
+    /// the request (`context.ct`). rmcp itself drops the answer of a cancelled request (the
+    /// serve loop removes its id from `local_ct_pool` on `notifications/cancelled`, and a
+    /// response without an entry there is not sent: `service.rs`, "dropping response for
+    /// cancelled request"), so the adapter returns either way.
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let delay = self.roots_delay.unwrap_or_default();
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = context.ct.cancelled() => log(&format!("roots/list {} cancelled by the server", context.id)),
+        }
+        Ok(ListRootsResult::default())
     }
 }
 
@@ -359,6 +399,13 @@ async fn call(adapter: Adapter, peer: Peer<RoleClient>, index: usize, action: Va
     let on_progress = action.get("cancel").and_then(Value::as_str) == Some("on-progress");
     let wants_progress = action.get("progress").and_then(Value::as_bool) == Some(true);
     let timeout = millis(&action, "timeout_ms");
+    let reset_on_progress = action
+        .get("reset_timeout_on_progress")
+        .and_then(Value::as_bool)
+        == Some(true);
+    let max_total = millis(&action, "max_total_timeout_ms");
+    // Any of rmcp's deadlines makes `await_response` the waiter.
+    let deadline = timeout.is_some() || max_total.is_some();
     let request = if action.get("ping").is_some() {
         ClientRequest::PingRequest(PingRequest::default())
     } else {
@@ -377,7 +424,7 @@ async fn call(adapter: Adapter, peer: Peer<RoleClient>, index: usize, action: Va
         ))
     };
 
-    if !wants_progress && timeout.is_none() {
+    if !wants_progress && !deadline {
         if let ClientRequest::CallToolRequest(request) = request {
             let ended = tokio::select! {
                 result = peer.call_tool(request.params) => Some(result.map(ServerResult::CallToolResult)),
@@ -399,10 +446,20 @@ async fn call(adapter: Adapter, peer: Peer<RoleClient>, index: usize, action: Va
         }
     }
 
-    let options = match timeout {
+    // rmcp's own deadlines: the plain timeout; with `reset_timeout_on_progress`, each
+    // progress notification for the request's token restarts it; `max_total_timeout` caps
+    // the whole call with a timer of its own, and its cancel says "maximum total timeout
+    // exceeded" (`service.rs`, `await_response_with_progress_timeout`).
+    let mut options = match timeout {
         Some(timeout) => PeerRequestOptions::with_timeout(timeout),
         None => PeerRequestOptions::no_options(),
     };
+    if reset_on_progress {
+        options = options.reset_timeout_on_progress();
+    }
+    if let Some(cap) = max_total {
+        options = options.with_max_total_timeout(cap);
+    }
     let handle: RequestHandle<RoleClient> =
         match peer.send_cancellable_request(request, options).await {
             Ok(handle) => handle,
@@ -412,7 +469,7 @@ async fn call(adapter: Adapter, peer: Peer<RoleClient>, index: usize, action: Va
     let mut progress = adapter.routes().claim(token.clone());
     let mut seen = vec![];
     let id = handle.id.clone();
-    let ended = if timeout.is_some() {
+    let ended = if deadline {
         // rmcp's timeout lives in `await_response`, which owns the handle: a caller cancel
         // racing it can only drop it and send the cancel through the peer.
         let waiting = handle.await_response();
@@ -478,15 +535,17 @@ async fn act(env: Environment) {
     let mut info = ClientConfig::default();
     info.protocol_version = version;
     info.client_info = Implementation::new("conformance-adapter-rmcp", "0.1.0");
-    let adapter = Adapter {
+    let mut adapter = Adapter {
         info,
         progress: Arc::default(),
+        roots_delay: None,
     };
     let mut session: Option<Session> = None;
     let mut pending = vec![];
     let mut exit_index = None;
     for (index, action) in env.actions.iter().enumerate() {
         if action.get("connect").is_some() {
+            adapter = adapter.for_connect(action);
             match connect(&env, adapter.clone(), action).await {
                 Ok(started) => {
                     let era = started
