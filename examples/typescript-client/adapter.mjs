@@ -147,12 +147,19 @@ function trackSends(transport) {
 // an aborted request), so a cancelled `roots/list` is never answered.
 function answerRoots(client, delay) {
   client.setRequestHandler(ListRootsRequestSchema, async (_request, extra) => {
+    const signal = extra.signal;
     await new Promise((resolve) => {
-      const timer = setTimeout(resolve, delay);
-      extra.signal.addEventListener("abort", () => {
-        clearTimeout(timer);
-        log(`roots/list ${extra.requestId} cancelled by the server: ${extra.signal.reason}`);
+      // Over stdio the cancel can be read in the same chunk as the request, and so abort the
+      // signal before the handler runs: an aborted signal fires no more events.
+      const cancelled = () => {
+        log(`roots/list ${extra.requestId} cancelled by the server: ${signal.reason}`);
         resolve();
+      };
+      if (signal.aborted) return cancelled();
+      const timer = setTimeout(resolve, delay);
+      signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        cancelled();
       });
     });
     return { roots: [] };

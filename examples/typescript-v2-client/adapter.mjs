@@ -164,11 +164,17 @@ function answerRoots(client, delay) {
   client.setRequestHandler("roots/list", async (_request, ctx) => {
     const signal = ctx.mcpReq.signal;
     await new Promise((resolve) => {
+      // Over stdio the cancel can be read in the same chunk as the request, and so abort the
+      // signal before the handler runs: an aborted signal fires no more events.
+      const cancelled = () => {
+        log(`roots/list ${ctx.mcpReq.id} cancelled by the server: ${signal.reason}`);
+        resolve();
+      };
+      if (signal.aborted) return cancelled();
       const timer = setTimeout(resolve, delay);
       signal.addEventListener("abort", () => {
         clearTimeout(timer);
-        log(`roots/list ${ctx.mcpReq.id} cancelled by the server: ${signal.reason}`);
-        resolve();
+        cancelled();
       });
     });
     return { roots: [] };
