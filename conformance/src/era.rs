@@ -96,6 +96,18 @@ impl ProtocolVersion {
         self.era() == Era::Stateless
     }
 
+    /// Whether the version runs over Streamable HTTP (from 2025-03-26; 2024-11-05 had the
+    /// older HTTP+SSE transport, HTTP-21).
+    pub fn has_streamable_http(self) -> bool {
+        self >= ProtocolVersion::V2025_03_26
+    }
+
+    /// Whether requests over HTTP carry the `MCP-Protocol-Version` header (from 2025-06-18,
+    /// HTTP-18).
+    pub fn has_version_header(self) -> bool {
+        self >= ProtocolVersion::V2025_06_18
+    }
+
     /// Whether `notifications/progress` may carry `message` (added in 2025-03-26, PRG-05).
     pub fn progress_has_message(self) -> bool {
         self >= ProtocolVersion::V2025_03_26
@@ -177,6 +189,10 @@ mod tests {
         assert!(ProtocolVersion::V2025_11_25.has_handshake());
         assert!(!ProtocolVersion::V2026_07_28.has_ping());
         assert!(!ProtocolVersion::V2024_11_05.progress_has_message());
+        assert!(!ProtocolVersion::V2024_11_05.has_streamable_http());
+        assert!(ProtocolVersion::V2025_03_26.has_streamable_http());
+        assert!(!ProtocolVersion::V2025_03_26.has_version_header());
+        assert!(ProtocolVersion::V2025_11_25.has_version_header());
         assert!(ProtocolVersion::V2026_07_28.cancel_closes_channel(true));
         assert!(!ProtocolVersion::V2026_07_28.cancel_closes_channel(false));
         assert!(!ProtocolVersion::V2025_11_25.cancel_closes_channel(true));

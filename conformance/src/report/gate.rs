@@ -288,11 +288,20 @@ mod tests {
             exit_code(&[pass.clone(), known.clone()], false, false, false),
             0
         );
-        assert_eq!(exit_code(std::slice::from_ref(&warn), false, false, false), 0);
+        assert_eq!(
+            exit_code(std::slice::from_ref(&warn), false, false, false),
+            0
+        );
         assert_eq!(exit_code(&[warn], true, false, false), 1);
-        assert_eq!(exit_code(std::slice::from_ref(&stale), false, false, false), 1);
+        assert_eq!(
+            exit_code(std::slice::from_ref(&stale), false, false, false),
+            1
+        );
         assert_eq!(exit_code(&[stale], false, false, true), 0);
-        assert_eq!(exit_code(std::slice::from_ref(&pass), false, true, false), 2);
+        assert_eq!(
+            exit_code(std::slice::from_ref(&pass), false, true, false),
+            2
+        );
         let broken = Verdict {
             broken: true,
             ..pass
