@@ -5,9 +5,11 @@ use clap::{Parser, Subcommand};
 use conformance::baseline::Baseline;
 use conformance::case::{parse_duration, Case, CaseError, Role};
 use conformance::engine::client::run_client_case;
+use conformance::engine::server::Connect;
 use conformance::engine::Options;
 use conformance::fixtures::Fixtures;
 use conformance::report::gate::CaseResult;
+use conformance::transport::http::{HttpTarget, PORT};
 use conformance::transport::process::{display_argv, Launch};
 use conformance::{harness, runner, suite, target_file};
 use std::io::Write as _;
@@ -31,8 +33,8 @@ pub struct Args {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run the server cases against a stdio server (the bundled reference server if none is
-    /// given).
+    /// Run the server cases against a server over stdio or Streamable HTTP (the bundled
+    /// reference server over stdio if none is given).
     #[command(after_help = EXIT_CODES)]
     Server(ServerArgs),
     /// List the cases with their level, requirements and intent.
@@ -123,6 +125,12 @@ struct RunArgs {
 struct ServerArgs {
     #[command(flatten)]
     run: RunArgs,
+    /// Test a server over Streamable HTTP at this MCP endpoint. With a command after `--`
+    /// the harness also starts the server, once per case; `{port}` in the URL and the
+    /// command becomes a free loopback port, and the harness waits (within
+    /// --startup-timeout) until it accepts connections.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
     /// A target file (JSON): the server's command and which of its tools play the fixture
     /// roles. See the README.
     #[arg(long, value_name = "FILE")]
@@ -293,7 +301,7 @@ fn server(args: ServerArgs) -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let (launch, fixtures, file_version) = match target(&args) {
+    let (connect, fixtures, file_version) = match target(&args) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
@@ -313,11 +321,17 @@ fn server(args: ServerArgs) -> ExitCode {
         startup_timeout: args.run.startup_timeout,
         fixtures,
     };
-    let jobs = args.run.jobs.unwrap_or_else(|| (cpus() * 2).max(4));
+    // Cases that share one running server could see each other's requests: one at a time,
+    // unless the user says otherwise.
+    let shared = matches!(&connect, Connect::Http(t) if !t.isolated());
+    let jobs = args
+        .run
+        .jobs
+        .unwrap_or_else(|| if shared { 1 } else { (cpus() * 2).max(4) });
     let started = std::time::Instant::now();
     let results = runner::execute(
         &prepared.cases,
-        &launch,
+        &connect,
         &options,
         &|_| version.clone(),
         jobs,
@@ -328,11 +342,12 @@ fn server(args: ServerArgs) -> ExitCode {
     } else {
         "read the diff and the transcript (--dump DIR keeps it); fix the target, rerun this case alone by giving its id as the filter, or record known failures with --write-baseline FILE"
     };
-    let target = display_argv(&launch.argv);
+    let target = connect.display();
     let run = Finished {
         cases: &prepared.cases,
         results: &results,
         target: &target,
+        transport: connect.transport().as_str(),
         version: &version,
         started,
     };
@@ -387,46 +402,63 @@ fn client(args: ClientArgs) -> ExitCode {
         cases: &prepared.cases,
         results: &results,
         target: &target,
+        transport: "stdio",
         version: &version,
         started,
     };
     finish(&run, &wishes(&args, &prepared, next))
 }
 
-/// How to start the target: a target file, an argv, or the bundled reference server.
-fn target(args: &ServerArgs) -> Result<(Launch, Option<Fixtures>, Option<String>), String> {
+/// How to reach the target: a target file, a URL (with an argv to start it), an argv, or
+/// the bundled reference server.
+fn target(args: &ServerArgs) -> Result<(Connect, Option<Fixtures>, Option<String>), String> {
     if let Some(path) = &args.target {
-        if !args.run.argv.is_empty() {
-            return Err("give the server either with --target FILE or after `--`, not both".into());
+        if !args.run.argv.is_empty() || args.url.is_some() {
+            return Err(
+                "give the server either with --target FILE or with --url and `--`, not both".into(),
+            );
         }
         let file = target_file::load(path)?;
-        return Ok((file.launch, file.fixtures, file.protocol_version));
+        let connect = match (file.url, file.launch) {
+            (Some(url), launch) => Connect::Http(HttpTarget { url, launch }),
+            (None, Some(launch)) => Connect::Stdio(launch),
+            (None, None) => unreachable!("a target file has a command or a url"),
+        };
+        return Ok((connect, file.fixtures, file.protocol_version));
     }
-    if !args.run.argv.is_empty() {
-        return Ok((
-            Launch {
-                argv: args.run.argv.clone(),
-                env: vec![],
-                cwd: None,
-            },
-            None,
-            None,
-        ));
+    let launch = (!args.run.argv.is_empty()).then(|| Launch::argv(args.run.argv.clone()));
+    match (&args.url, launch) {
+        (Some(url), launch) => {
+            if url.contains(PORT) && launch.is_none() {
+                return Err(format!(
+                    "`{url}` has `{PORT}`, which only a server the harness starts can listen on; give its command after `--`, or the port it listens on"
+                ));
+            }
+            Ok((
+                Connect::Http(HttpTarget {
+                    url: url.clone(),
+                    launch,
+                }),
+                None,
+                None,
+            ))
+        }
+        (None, Some(launch)) => Ok((Connect::Stdio(launch), None, None)),
+        (None, None) => bundled_reference(),
     }
-    bundled_reference()
 }
 
 /// The bundled reference server: this executable's hidden `reference-server` subcommand.
 #[cfg(feature = "bundled-reference")]
-fn bundled_reference() -> Result<(Launch, Option<Fixtures>, Option<String>), String> {
+fn bundled_reference() -> Result<(Connect, Option<Fixtures>, Option<String>), String> {
     let exe = std::env::current_exe().map_err(|e| {
         format!("cannot find this executable to run the bundled reference server: {e}; give a server after `--`")
     })?;
     let argv = vec![exe.display().to_string(), "reference-server".into()];
-    Ok((Launch::argv(argv), None, None))
+    Ok((Connect::Stdio(Launch::argv(argv)), None, None))
 }
 
 #[cfg(not(feature = "bundled-reference"))]
-fn bundled_reference() -> Result<(Launch, Option<Fixtures>, Option<String>), String> {
+fn bundled_reference() -> Result<(Connect, Option<Fixtures>, Option<String>), String> {
     Err("no server given, and this build has no bundled reference server (feature `bundled-reference`); give the server's command after `--` or a target file with --target".into())
 }

@@ -30,6 +30,8 @@ pub struct Finished<'a> {
     pub results: &'a [CaseResult],
     /// The target as shown to people.
     pub target: &'a str,
+    /// The transport the cases ran over (`stdio`, `http`).
+    pub transport: &'a str,
     /// The protocol version requested.
     pub version: &'a str,
     pub started: std::time::Instant,
@@ -124,7 +126,7 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
         }
     }
     if let Some(path) = wishes.json {
-        let doc = json::render(run.target, run.version, &verdicts, &summary);
+        let doc = json::render(run.target, run.transport, run.version, &verdicts, &summary);
         if let Err(e) = std::fs::write(path, format!("{doc:#}\n")) {
             eprintln!(
                 "error: cannot write the JSON report {}: {e}",
@@ -143,11 +145,12 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
         }
     }
     println!(
-        "conformance: {} case{} against {} (protocol {}) in {:.2}s{}",
+        "conformance: {} case{} against {} (protocol {}, over {}) in {:.2}s{}",
         run.cases.len(),
         if run.cases.len() == 1 { "" } else { "s" },
         run.target,
         run.version,
+        run.transport,
         run.started.elapsed().as_secs_f64(),
         if blessed > 0 {
             format!(", {blessed} blessed")

@@ -2,10 +2,9 @@
 //! small tokio runtime each.
 
 use crate::case::Case;
-use crate::engine::server::run_server_case;
+use crate::engine::server::{run_case, Connect};
 use crate::engine::Options;
 use crate::report::gate::CaseResult;
-use crate::transport::process::Launch;
 use std::sync::{mpsc, Mutex};
 
 /// Runs `cases` on `jobs` worker threads, each with its own small tokio runtime. `version_of`
@@ -13,7 +12,7 @@ use std::sync::{mpsc, Mutex};
 /// finishing order; the results come back in the order of `cases`.
 pub fn execute(
     cases: &[Case],
-    launch: &Launch,
+    connect: &Connect,
     options: &Options,
     version_of: &(dyn Fn(&Case) -> String + Sync),
     jobs: usize,
@@ -24,7 +23,7 @@ pub fn execute(
             protocol_version: version_of(case),
             ..options.clone()
         };
-        runtime.block_on(run_server_case(case, launch, &options))
+        runtime.block_on(run_case(case, connect, &options))
     })
 }
 

@@ -5,7 +5,7 @@
 //! `<` lines that differ are rewritten from the actual run, but only when nothing else went
 //! wrong (refused when CI is set).
 
-use conformance::case::{Case, Role, HANDSHAKE_VERSIONS};
+use conformance::case::{Case, Role, TransportKind, HANDSHAKE_VERSIONS};
 use conformance::engine::server::run_server_case;
 use conformance::engine::Options;
 use conformance::harness;
@@ -62,6 +62,7 @@ fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
     let trials = harness::cases(&dir, Role::Server)
         .into_iter()
+        .filter(|c| c.transports.contains(&TransportKind::Stdio))
         .map(|c| trial(c, bless))
         .collect();
     libtest_mimic::run(&args, trials).exit();

@@ -53,6 +53,34 @@ pub enum Role {
     Client,
 }
 
+/// A transport a case can run over (`@transports`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportKind {
+    /// Newline-delimited JSON-RPC over a process's stdin and stdout.
+    Stdio,
+    /// Streamable HTTP: one POST per message, a response stream per POST.
+    Http,
+}
+
+impl TransportKind {
+    /// The word case files and reports use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportKind::Stdio => "stdio",
+            TransportKind::Http => "http",
+        }
+    }
+
+    /// The transport a word names.
+    pub fn parse(word: &str) -> Option<TransportKind> {
+        match word {
+            "stdio" => Some(TransportKind::Stdio),
+            "http" => Some(TransportKind::Http),
+            _ => None,
+        }
+    }
+}
+
 /// A duration that is either written in the case or taken from a loop variable (milliseconds).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Span {
@@ -146,6 +174,25 @@ pub enum StepKind {
     CloseStdin,
     /// `! exit D`: the target must exit within D.
     Exit(Span),
+    /// `! witness not ID…`: the `cancellations` fixture must list none of these (their work
+    /// goes on).
+    Unwitnessed(Vec<String>),
+    /// `! header NAME: VALUE`: the next `>` message's POST carries this header; an empty
+    /// value removes a header the harness would send (HTTP).
+    Header { name: String, value: String },
+    /// `! status CODE|…`: the HTTP status of the request just made must be one of these
+    /// (`202`, `4xx`). It follows the `>` line, `! listen` or `! delete-session` it judges.
+    Status(Vec<String>),
+    /// `! disconnect ID`: closes the response stream of request ID without cancelling it
+    /// (HTTP).
+    Disconnect(String),
+    /// `! session NAME`: switches to session NAME, opening it with its own handshake when it
+    /// is new; the first session is `main` (HTTP).
+    Session(String),
+    /// `! delete-session`: ends the current session with a DELETE (HTTP).
+    DeleteSession,
+    /// `! listen`: opens a GET stream in the current session (HTTP).
+    Listen,
     /// `! repeat N` … `! end`: the inner steps N times, with `{$i}` = 0, 1, …
     Repeat { count: usize, steps: Vec<Step> },
     /// `! sweep NAME FROM..TO step BY` … `! end`: the inner steps once per value (milliseconds),
@@ -204,6 +251,8 @@ pub struct Case {
     pub fixtures: Vec<String>,
     /// Whether the harness performs the `initialize` handshake before the steps.
     pub handshake: bool,
+    /// The transports the case applies to (`@transports`; both by default).
+    pub transports: Vec<TransportKind>,
     /// The case's own time limit, if it sets one.
     pub timeout: Option<Duration>,
     /// Which side the harness plays.

@@ -64,6 +64,12 @@ impl Parser<'_> {
                     window: span(Some(window), "silent ID")?,
                 }
             }
+            ["witness", "not", ids @ ..] if !ids.is_empty() => {
+                for id in ids {
+                    self.check_id(line, id)?;
+                }
+                StepKind::Unwitnessed(ids.iter().map(|s| s.to_string()).collect())
+            }
             ["witness", ids @ ..] if !ids.is_empty() => {
                 for id in ids {
                     self.check_id(line, id)?;
@@ -71,6 +77,53 @@ impl Parser<'_> {
                 StepKind::Witness(ids.iter().map(|s| s.to_string()).collect())
             }
             ["close-stdin"] => StepKind::CloseStdin,
+            ["header", ..] => {
+                let rest = text
+                    .trim_start()
+                    .strip_prefix("header")
+                    .unwrap_or("")
+                    .trim();
+                let (name, value) = rest
+                    .split_once(':')
+                    .filter(|(name, _)| {
+                        !name.trim().is_empty() && !name.contains(char::is_whitespace)
+                    })
+                    .ok_or_else(|| {
+                        self.error(
+                            line,
+                            "write `! header NAME: VALUE` (an empty VALUE removes the header)",
+                        )
+                    })?;
+                StepKind::Header {
+                    name: name.trim().to_string(),
+                    value: value.trim().to_string(),
+                }
+            }
+            ["status", codes] => {
+                let codes: Vec<String> = codes.split('|').map(str::to_string).collect();
+                let valid = |c: &String| {
+                    c.len() == 3
+                        && c.as_bytes()[0].is_ascii_digit()
+                        && (c[1..].bytes().all(|b| b.is_ascii_digit()) || &c[1..] == "xx")
+                };
+                if !codes.iter().all(valid) {
+                    return Err(self.error(line, "write `! status 202` or `! status 202|4xx`"));
+                }
+                StepKind::Status(codes)
+            }
+            ["disconnect", id] => {
+                self.check_id(line, id)?;
+                StepKind::Disconnect(id.to_string())
+            }
+            ["session", name]
+                if name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
+            {
+                StepKind::Session(name.to_string())
+            }
+            ["delete-session"] => StepKind::DeleteSession,
+            ["listen"] => StepKind::Listen,
             ["cancel", id, ..] => {
                 self.check_id(line, id)?;
                 let reason = text
@@ -133,7 +186,8 @@ impl Parser<'_> {
                     line,
                     format!(
                         "unknown control `! {text}`; known: barrier, cancel, after, wait, silent, \
-                         witness, arrives, close-stdin, exit, repeat, sweep, end (see \
+                         witness, arrives, close-stdin, exit, repeat, sweep, end, and for HTTP \
+                         header, status, disconnect, session, delete-session, listen (see \
                          cases/README.md)"
                     ),
                 ))
@@ -178,6 +232,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
         versions: HANDSHAKE_VERSIONS.iter().map(|v| v.to_string()).collect(),
         fixtures: vec![],
         handshake: true,
+        transports: vec![TransportKind::Stdio, TransportKind::Http],
         timeout: None,
         role: if id.starts_with("client/") {
             Role::Client
@@ -251,6 +306,23 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                     }
                 }
                 "fixtures" => case.fixtures = words(),
+                "transports" => {
+                    case.transports = vec![];
+                    for word in value.split_whitespace() {
+                        let kind = TransportKind::parse(word).ok_or_else(|| {
+                            p.error(
+                                line,
+                                format!("unknown transport `{word}`; known: stdio http"),
+                            )
+                        })?;
+                        if !case.transports.contains(&kind) {
+                            case.transports.push(kind);
+                        }
+                    }
+                    if case.transports.is_empty() {
+                        return Err(p.error(line, "`@transports` names stdio, http or both"));
+                    }
+                }
                 "handshake" => {
                     case.handshake = match value {
                         "auto" => true,
@@ -281,7 +353,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                         line,
                         format!(
                         "unknown header `@{key}`; known: requirement, level, versions, fixtures, \
-                             handshake, timeout, role, actions, outcomes"
+                             transports, handshake, timeout, role, actions, outcomes"
                     ),
                     ))
                 }
@@ -383,8 +455,71 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
             "a client case needs `@actions` (what the client under test is told to do)",
         ));
     }
+    check_transport_steps(&p, &case, &top)?;
     case.steps = top;
     Ok(case)
+}
+
+/// Steps that only one transport can carry out need a case that runs only over it, and
+/// `! status` must follow the request it judges.
+fn check_transport_steps(p: &Parser, case: &Case, steps: &[Step]) -> Result<(), CaseError> {
+    let http_only = case.transports == [TransportKind::Http];
+    let stdio_only = case.transports == [TransportKind::Stdio];
+    let mut previous: Option<&StepKind> = None;
+    for step in steps {
+        let (word, needs) = match &step.kind {
+            StepKind::Header { .. } => ("header", Some(TransportKind::Http)),
+            StepKind::Status(_) => ("status", Some(TransportKind::Http)),
+            StepKind::Disconnect(_) => ("disconnect", Some(TransportKind::Http)),
+            StepKind::Session(_) => ("session", Some(TransportKind::Http)),
+            StepKind::DeleteSession => ("delete-session", Some(TransportKind::Http)),
+            StepKind::Listen => ("listen", Some(TransportKind::Http)),
+            StepKind::CloseStdin => ("close-stdin", Some(TransportKind::Stdio)),
+            StepKind::Exit(_) => ("exit", Some(TransportKind::Stdio)),
+            _ => ("", None),
+        };
+        match needs {
+            Some(TransportKind::Http) if case.role == Role::Client => {
+                return Err(p.error(step.line, format!("`! {word}` is for server cases")));
+            }
+            Some(TransportKind::Http) if !http_only => {
+                return Err(p.error(
+                    step.line,
+                    format!("`! {word}` is an HTTP step; add `@transports http`"),
+                ));
+            }
+            Some(TransportKind::Stdio) if case.role == Role::Server && !stdio_only => {
+                return Err(p.error(
+                    step.line,
+                    format!("`! {word}` is a stdio step; add `@transports stdio`"),
+                ));
+            }
+            _ => {}
+        }
+        if let StepKind::Status(_) = step.kind {
+            let follows_request = matches!(
+                previous,
+                Some(
+                    StepKind::Send(_)
+                        | StepKind::Cancel { .. }
+                        | StepKind::DeleteSession
+                        | StepKind::Listen
+                )
+            );
+            if !follows_request {
+                return Err(p.error(
+                    step.line,
+                    "`! status` judges the request just made: put it right after a `>` line, \
+                     `! cancel`, `! listen` or `! delete-session`",
+                ));
+            }
+        }
+        if let StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. } = &step.kind {
+            check_transport_steps(p, case, steps)?;
+        }
+        previous = Some(&step.kind);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -465,6 +600,60 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn http_steps_need_an_http_case() {
+        let head = "# i\n@requirement HTTP-16\n@level must\n";
+        let http = format!("{head}@transports http\n");
+        let case = parse(
+            "server/x",
+            "x",
+            &format!("{http}! header Origin: http://a.example\n> {{}}\n! status 403|4xx\n! header Mcp-Session-Id:\n! disconnect 1\n! session other\n! delete-session\n! status 2xx\n! listen\n! witness not 1 \"a\"\n"),
+        )
+        .unwrap();
+        assert_eq!(case.transports, [TransportKind::Http]);
+        let kinds: Vec<_> = case.steps.iter().map(|s| s.kind.clone()).collect();
+        assert_eq!(
+            kinds[0],
+            StepKind::Header {
+                name: "Origin".into(),
+                value: "http://a.example".into()
+            }
+        );
+        assert_eq!(kinds[2], StepKind::Status(vec!["403".into(), "4xx".into()]));
+        assert_eq!(
+            kinds[3],
+            StepKind::Header {
+                name: "Mcp-Session-Id".into(),
+                value: String::new()
+            }
+        );
+        assert_eq!(kinds[5], StepKind::Session("other".into()));
+        assert_eq!(
+            kinds[9],
+            StepKind::Unwitnessed(vec!["1".into(), "\"a\"".into()])
+        );
+
+        let e = error_of(&format!("{head}! disconnect 1\n"));
+        assert_eq!(e.line, 4);
+        assert!(e.message.contains("add `@transports http`"), "{e}");
+        let e = error_of(&format!("{http}! close-stdin\n"));
+        assert!(e.message.contains("add `@transports stdio`"), "{e}");
+        let e = error_of(&format!("{http}! barrier\n! status 202\n"));
+        assert_eq!(e.line, 6);
+        assert!(e.message.contains("right after"), "{e}");
+        assert!(error_of(&format!("{http}> {{}}\n! status 20\n"))
+            .message
+            .contains("`! status 202`"));
+        assert!(error_of(&format!("{http}! header Origin\n"))
+            .message
+            .contains("NAME: VALUE"));
+        assert!(error_of(&format!("{head}@transports pigeon\n"))
+            .message
+            .contains("unknown transport"));
+        let both = parse("server/x", "x", &format!("{head}> {{}}\n")).unwrap();
+        assert_eq!(both.transports, [TransportKind::Stdio, TransportKind::Http]);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use super::{Engine, Side, Stop};
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{self, canonical};
 use crate::transcript::{self, Direction, Entry};
-use crate::transport::Transport;
+use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::time::Instant as Deadline;
@@ -42,8 +42,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// The unmatched message a pattern is closest to: the one with its id, or else the first
     /// of its method (a response pattern is only ever compared with responses).
     fn candidate_for(&self, pattern: &Value) -> Option<usize> {
+        let session = self.streams.session;
         let unconsumed = |e: &Entry| {
-            e.direction == Direction::Received && e.consumed_by.is_none() && !e.internal
+            e.direction == Direction::Received
+                && e.consumed_by.is_none()
+                && !e.internal
+                && e.session == session
         };
         let entries = self.transcript.iter().enumerate();
         if let Some(id) = self.concrete_id(pattern) {
@@ -94,13 +98,20 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             pattern["result"] = json!("{object}");
         }
         let wait = self.wait_for(&pattern);
+        let channel = self.expected_channel(&pattern);
+        let prefix = channel.map(|c| format!("{c} ")).unwrap_or_default();
         self.expected
-            .push(format!("{} {}", S::EXPECTS, canonical(&pattern)));
+            .push(format!("{} {prefix}{}", S::EXPECTS, canonical(&pattern)));
         let deadline = Deadline::now() + wait;
         loop {
-            if let Some(at) =
-                transcript::take_match(&mut self.transcript, &pattern, &mut self.captures, line)
-            {
+            if let Some((index, at)) = transcript::take_match(
+                &mut self.transcript,
+                &pattern,
+                &mut self.captures,
+                line,
+                self.streams.session,
+            ) {
+                self.show_channel(index, channel);
                 self.arrived(line, at);
                 return Ok(());
             }
@@ -116,13 +127,29 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     }
                 }
             }
-            if !self.next(deadline).await {
+            // Over HTTP, a response whose stream was refused or ended will never come.
+            let gone = id
+                .as_ref()
+                .is_some_and(|id| self.unanswerable(id).is_some());
+            if gone || !self.next(deadline).await {
                 if let Some(stop) = S::ended(self) {
                     return Err(stop);
+                }
+                if let Some(reason) = self.progress_unreachable(&pattern) {
+                    return Err(Stop::Skip(reason));
                 }
                 let candidate = self.candidate_for(&pattern);
                 return self.mismatch(line, &pattern, candidate, wait);
             }
+        }
+    }
+
+    /// A matched message's line in the diff shows its channel as the expectation did.
+    fn show_channel(&mut self, index: usize, expected: Option<Channel>) {
+        let entry = &mut self.transcript[index];
+        let prefix = transcript::channel_prefix(expected, entry.channel);
+        if let Some(shown) = entry.shown.as_mut() {
+            shown.insert_str(0, &prefix);
         }
     }
 
@@ -145,7 +172,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             } else {
                 "no message"
             };
-            let why = S::absence(self);
+            let mut why = S::absence(self);
+            if let Some(reason) = pattern.get("id").and_then(|id| self.unanswerable(id)) {
+                why.push_str(&format!(" ({reason})"));
+            }
             self.finding(
                 severity,
                 FindingKind::Unmet,
@@ -165,9 +195,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             .map(|d| d.to_string())
             .unwrap_or_default();
         let shown = canonical(&pattern::normalize(pattern, &value, &self.captures));
+        let channel = self.expected_channel(pattern);
         let entry = &mut self.transcript[index];
         entry.consumed_by = Some(line);
-        entry.shown = Some(shown.clone());
+        entry.shown = Some(format!(
+            "{}{shown}",
+            transcript::channel_prefix(channel, entry.channel)
+        ));
         self.bless.push((line, format!("{} {shown}", S::EXPECTS)));
         self.finding(
             severity,

@@ -4,7 +4,6 @@
 use super::ledger::SentRequest;
 use super::{Engine, Side, Stop, MAX_RECEIVED_BYTES};
 use crate::outcome::{FindingKind, Severity};
-use crate::pattern::id_key;
 use crate::rules::envelope;
 use crate::transcript::Entry;
 use crate::transport::process::MAX_LINE;
@@ -42,7 +41,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     let token = params
                         .and_then(|p| p.pointer("/_meta/progressToken"))
                         .filter(|t| t.is_string() || t.is_number())
-                        .map(id_key);
+                        .map(|t| self.ledger.key(t));
                     let tool = role
                         .as_deref()
                         .or_else(|| params.and_then(|p| p.get("name")).and_then(Value::as_str));
@@ -53,10 +52,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                         .flatten()
                         .map(|ms| self.now() + crate::fixtures::sleep_natural_end(ms));
                     if let Some(token) = &token {
-                        self.ledger.tokens.insert(token.clone(), id_key(id));
+                        self.ledger
+                            .tokens
+                            .insert(token.clone(), self.ledger.key(id));
                     }
                     request = Some((
-                        id_key(id),
+                        self.ledger.key(id),
                         SentRequest {
                             line: self.line,
                             method: method.to_string(),
@@ -75,19 +76,22 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     ));
                 }
                 (None, Some(id)) => {
-                    if let Some(r) = self.ledger.received.get_mut(&id_key(id)) {
+                    let key = self.ledger.key(id);
+                    if let Some(r) = self.ledger.received.get_mut(&key) {
                         r.answered.get_or_insert_with(Instant::now);
                     }
                 }
                 _ => {}
             }
         }
-        if !internal {
+        let expected = (!internal).then(|| {
             self.expected.push(format!("{} {text}", S::SENDS));
-        }
+            self.expected.len() - 1
+        });
         let reply_to = self.reply_channel(value.as_ref());
-        self.transcript
-            .push(Entry::sent(self.now(), text.clone(), value, internal));
+        let mut entry = Entry::sent(self.now(), text.clone(), value, internal);
+        entry.session = self.streams.session;
+        self.transcript.push(entry);
         self.last_send = Instant::now();
         if let Some((key, request)) = &request {
             self.ledger.sent.insert(key.clone(), request.clone());
@@ -95,6 +99,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         match self.io.send(text.as_bytes(), reply_to).await {
             Ok(channel) => {
                 self.transcript[index].channel = channel;
+                self.opened(channel, index, expected);
                 if let Some((key, _)) = request {
                     if let Some(r) = self.ledger.sent.get_mut(&key) {
                         r.channel = channel;
@@ -113,7 +118,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             return None;
         }
         let id = value.get("id")?;
-        self.ledger.received.get(&id_key(id)).map(|r| r.channel)
+        self.ledger
+            .received
+            .get(&self.ledger.key(id))
+            .map(|r| r.channel)
     }
 
     /// Sends the harness's own answer to one of the target's requests, without waiting on
@@ -121,14 +129,26 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     pub(crate) async fn reply(&mut self, answer: Value) {
         let text = answer.to_string();
         if let Some(id) = answer.get("id") {
-            if let Some(r) = self.ledger.received.get_mut(&id_key(id)) {
+            let key = self.ledger.key(id);
+            if let Some(r) = self.ledger.received.get_mut(&key) {
                 r.answered.get_or_insert_with(Instant::now);
             }
         }
         let reply_to = self.reply_channel(Some(&answer));
-        self.transcript
-            .push(Entry::sent(self.now(), text.clone(), Some(answer), true));
-        let _ = self.io.send(text.as_bytes(), reply_to).await;
+        let index = self.transcript.len();
+        let mut entry = Entry::sent(self.now(), text.clone(), Some(answer), true);
+        entry.session = self.streams.session;
+        self.transcript.push(entry);
+        if let Ok(channel) = self.io.send(text.as_bytes(), reply_to).await {
+            self.opened(channel, index, None);
+        }
+    }
+
+    /// The ledger scope of session `session`.
+    pub(crate) fn scope_of(&self, session: usize) -> Option<String> {
+        (session > 0)
+            .then(|| self.streams.names.get(session).cloned())
+            .flatten()
     }
 
     /// Takes in events until the deadline.
@@ -163,6 +183,22 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 }
                 self.receive(at, channel, bytes).await;
             }
+            Event::Overlong(channel) if channel != Channel::Stdio => {
+                self.record(
+                    at,
+                    channel,
+                    format!("[more than {MAX_LINE} bytes without a complete message, discarded]"),
+                    None,
+                );
+                self.finding(
+                    Severity::Fail,
+                    FindingKind::Limit,
+                    format!(
+                        "{channel} sent more than {} MiB without completing a message; the harness stopped reading it",
+                        MAX_LINE >> 20
+                    ),
+                );
+            }
             Event::Overlong(channel) => {
                 self.record(
                     at,
@@ -182,6 +218,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             }
             Event::OutputClosed => self.output_closed = true,
             Event::Exited(_) => self.exited = true,
+            event @ (Event::Status { .. } | Event::Body { .. } | Event::Closed { .. }) => {
+                self.stream_event(at, &event);
+                S::observe(self, at, event);
+            }
             other => S::observe(self, at, other),
         }
         true
@@ -195,8 +235,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         text: String,
         value: Option<Value>,
     ) -> usize {
-        self.transcript
-            .push(Entry::received(at, channel, text, value));
+        let mut entry = Entry::received(at, channel, text, value);
+        entry.session = self.streams.session_of(channel);
+        if let Some(stream) = self.streams.by.get_mut(&channel) {
+            stream.messages += 1;
+        }
+        self.transcript.push(entry);
         self.transcript.len() - 1
     }
 
@@ -216,7 +260,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             self.rule(p.severity, p.requirement, p.message);
         }
         if is_object {
+            // Ids are scoped to the session of the channel the message came on.
+            let session = self.transcript[index].session;
+            let scope = self.scope_of(session);
+            let own = std::mem::replace(&mut self.ledger.scope, scope);
             S::judge(self, index).await;
+            self.ledger.scope = own;
         }
     }
 }

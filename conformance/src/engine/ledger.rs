@@ -2,7 +2,9 @@
 //!
 //! The standing rules need it (one response per request, progress only for live tokens, a
 //! cancel only for one's own live request) and so do the steps (waiting for an answer). Ids
-//! are keyed by their canonical JSON text, so `7` and `"7"` are different requests.
+//! are keyed by their canonical JSON text, so `7` and `"7"` are different requests. Ids are
+//! scoped to a session: over HTTP a case may hold two sessions that both use id `1`, and the
+//! ledger keys the other session's as `1 in session NAME`.
 
 use crate::pattern::id_key;
 use crate::transport::Channel;
@@ -10,13 +12,40 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+/// What proved that the target had read a cancel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadProof {
+    /// An answered barrier on an ordered transport (stdio): the target read everything sent
+    /// before it.
+    Barrier,
+    /// Over HTTP: the cancel's POST was accepted (202), and a grace window passed for what
+    /// was already in flight.
+    Accepted {
+        /// The grace window.
+        grace: Duration,
+    },
+}
+
+impl ReadProof {
+    /// How a finding names the proof.
+    pub fn describe(self) -> String {
+        match self {
+            ReadProof::Barrier => "the barrier proved the cancel had been read".into(),
+            ReadProof::Accepted { grace } => format!(
+                "the cancel's 202 plus a {} ms grace proved it read",
+                grace.as_millis()
+            ),
+        }
+    }
+}
+
 /// Where the harness's cancel of one of its requests stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CancelMark {
     /// The transcript index of the cancel.
     pub at: usize,
-    /// Whether something since proved the target had read it (an answered barrier).
-    pub read: bool,
+    /// What proved the target had read it, once something did.
+    pub read: Option<ReadProof>,
 }
 
 /// A request the harness sent.
@@ -47,8 +76,9 @@ pub struct SentRequest {
     pub cancel: Option<CancelMark>,
     /// Whether it had been answered when it was cancelled.
     pub answered_before_cancel: bool,
-    /// The last progress value seen for it.
-    pub last_progress: Option<f64>,
+    /// The last progress value seen for it, and the channel it came on (progress is only
+    /// compared within one stream, AMB-07).
+    pub last_progress: Option<(f64, Channel)>,
 }
 
 /// A request the target sent.
@@ -82,24 +112,42 @@ pub struct Ledger {
     pub tokens: HashMap<String, String>,
     /// Requests the target sent, by id key.
     pub received: HashMap<String, ReceivedRequest>,
+    /// The session ids are scoped to right now (`None`: the first, whose keys are the bare
+    /// ids).
+    pub scope: Option<String>,
 }
 
 impl Ledger {
-    /// Records the harness's cancel of request `id`, sent at transcript index `at`. The first
-    /// cancel counts.
-    pub fn cancel_sent(&mut self, id: &Value, at: usize) {
-        if let Some(request) = self.sent.get_mut(&id_key(id)) {
-            request.answered_before_cancel = request.answers > 0;
-            request.cancel.get_or_insert(CancelMark { at, read: false });
+    /// The key of a request id or progress token in the current scope.
+    pub fn key(&self, id: &Value) -> String {
+        match &self.scope {
+            None => id_key(id),
+            Some(session) => format!("{} in session {session}", id_key(id)),
         }
     }
 
-    /// Marks every cancel sent before transcript index `before` as read by the target.
-    pub fn prove_read(&mut self, before: usize) {
+    /// Records the harness's cancel of request `id`, sent at transcript index `at`. The first
+    /// cancel counts.
+    pub fn cancel_sent(&mut self, id: &Value, at: usize) {
+        let key = self.key(id);
+        if let Some(request) = self.sent.get_mut(&key) {
+            request.answered_before_cancel = request.answers > 0;
+            request.cancel.get_or_insert(CancelMark { at, read: None });
+        }
+    }
+
+    /// Marks every cancel sent before transcript index `before` as read by the target, by
+    /// `proof`.
+    pub fn prove_read(&mut self, before: usize, proof: ReadProof) {
+        self.prove_read_where(proof, |mark| mark.at < before);
+    }
+
+    /// Marks the cancels `proven` picks as read by the target, by `proof`.
+    pub fn prove_read_where(&mut self, proof: ReadProof, proven: impl Fn(&CancelMark) -> bool) {
         for request in self.sent.values_mut() {
             if let Some(mark) = request.cancel.as_mut() {
-                if mark.at < before {
-                    mark.read = true;
+                if mark.read.is_none() && proven(mark) {
+                    mark.read = Some(proof);
                 }
             }
         }
@@ -107,7 +155,7 @@ impl Ledger {
 
     /// The harness's request with this id.
     pub fn sent(&self, id: &Value) -> Option<&SentRequest> {
-        self.sent.get(&id_key(id))
+        self.sent.get(&self.key(id))
     }
 
     /// The first response to the harness's request `id`, as a transcript index.

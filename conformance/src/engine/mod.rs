@@ -14,6 +14,8 @@
 mod adapter;
 pub mod client;
 mod expect;
+pub mod http;
+mod http_steps;
 mod io;
 pub mod ledger;
 mod proof;
@@ -206,6 +208,8 @@ pub struct Engine<'a, T, S> {
     arrival: Option<Arrival>,
     /// When the last expected message arrived.
     last_arrival: Option<Duration>,
+    /// The HTTP channels of the case (empty on stdio).
+    pub(crate) streams: http::Streams,
 }
 
 impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
@@ -232,6 +236,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             version: None,
             arrival: None,
             last_arrival: None,
+            streams: http::Streams::default(),
         }
     }
 
@@ -300,8 +305,14 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         steps: &'s [Step],
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Stop>> + 's>> {
         Box::pin(async move {
-            for step in steps {
+            for (i, step) in steps.iter().enumerate() {
                 self.line = step.line;
+                // A request whose status the next step judges is left to it by the standing
+                // rules.
+                self.streams.next_status = match steps.get(i + 1).map(|s| &s.kind) {
+                    Some(StepKind::Status(codes)) => Some(codes.clone()),
+                    _ => None,
+                };
                 self.step(step).await?;
             }
             Ok(())
@@ -342,8 +353,15 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
                 }
                 Ok(())
             }
+            StepKind::Status(codes) => self.status_step(codes).await,
+            StepKind::Header { name, value } => self.header_step(name, value),
+            StepKind::Disconnect(id) => self.disconnect_step(id).await,
+            StepKind::Listen => self.open_step(true).await,
+            StepKind::DeleteSession => self.open_step(false).await,
             StepKind::Silent { .. }
             | StepKind::Witness(_)
+            | StepKind::Unwitnessed(_)
+            | StepKind::Session(_)
             | StepKind::CloseStdin
             | StepKind::Exit(_) => S::role_step(self, step).await,
         }

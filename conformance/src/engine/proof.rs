@@ -2,6 +2,7 @@
 //! everything sent before it was read) and `! cancel`, carried out as the era and the
 //! transport call for.
 
+use super::ledger::ReadProof;
 use super::{Engine, Side, Stop};
 use crate::era::ProtocolVersion;
 use crate::outcome::Severity;
@@ -35,6 +36,22 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             if let Some(index) = self.ledger.answer_of(&id) {
                 return Ok(self.transcript[index].value.clone().unwrap_or(Value::Null));
             }
+            // Over HTTP, an answer whose stream was refused or ended will never come.
+            if let Some(why) = self.unanswerable(&id) {
+                if self.exited || self.output_closed {
+                    S::gone(self);
+                    return Err(Stop::Gone);
+                }
+                self.rule(
+                    Severity::Fail,
+                    requirement,
+                    format!(
+                        "no answer to the harness's `{method}` (id {}): {why}",
+                        canonical(&id)
+                    ),
+                );
+                return Err(Stop::Hung);
+            }
             if !self.next(deadline).await {
                 if self.exited || self.output_closed {
                     S::gone(self);
@@ -61,6 +78,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// it (stdin is a FIFO and stdout one ordered stream), so every cancel sent before it is
     /// known to have been read.
     pub(crate) async fn barrier(&mut self) -> Result<(), Stop> {
+        // Over HTTP the probe's answer proves nothing about other POSTs: the proof is each
+        // cancel's 202 and a grace window.
+        let settled = if self.streams.over_http {
+            Some(self.settle().await)
+        } else {
+            None
+        };
         self.counter += 1;
         let id = format!("barrier-{}", self.counter);
         let sent_at = self.transcript.len();
@@ -68,7 +92,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             .protocol()
             .unwrap_or(ProtocolVersion::V2025_11_25)
             .probe(&id);
+        let asked = Instant::now();
         let answer = self.request_internal(probe, "PING-01").await?;
+        if self.streams.over_http {
+            self.streams.sample(asked.elapsed());
+        }
         if answer.get("result").is_none_or(|r| !r.is_object()) {
             self.rule(
                 Severity::Fail,
@@ -81,7 +109,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             );
         }
         if self.io.ordered() {
-            self.ledger.prove_read(sent_at);
+            self.ledger.prove_read(sent_at, ReadProof::Barrier);
+        } else if let Some((accepted, grace)) = settled {
+            self.prove_accepted(&accepted, grace);
         }
         Ok(())
     }
@@ -111,6 +141,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.last_send = Instant::now();
                 return Ok(());
             }
+        }
+        if self.streams.over_http {
+            // A cancel POSTed before the request it names has arrived would be read first.
+            self.await_arrival(&id).await;
         }
         let mut params = json!({"requestId": id});
         if let Some(reason) = reason {

@@ -31,17 +31,24 @@ pub fn actual_lines(report: &Report) -> Vec<String> {
         .iter()
         .filter(|e| !e.internal)
         .filter_map(|e| match e.direction {
-            Direction::Sent => Some(format!("> {}", e.text)),
+            Direction::Sent => Some(format!("> {}", e.shown.as_deref().unwrap_or(&e.text))),
+            Direction::Transport => None,
             Direction::Received => {
                 let is_notification = e.value.as_ref().is_some_and(|v| v.get("method").is_some());
                 if is_notification && e.consumed_by.is_none_or(|l| l == 0) {
                     return None;
                 }
-                let text = e
-                    .shown
-                    .clone()
-                    .or_else(|| e.value.as_ref().map(canonical))
-                    .unwrap_or_else(|| e.text.clone());
+                let text = e.shown.clone().unwrap_or_else(|| {
+                    let text = e
+                        .value
+                        .as_ref()
+                        .map(canonical)
+                        .unwrap_or_else(|| e.text.clone());
+                    match e.channel {
+                        crate::transport::Channel::Stdio => text,
+                        channel => format!("{channel} {text}"),
+                    }
+                });
                 Some(format!("< {text}"))
             }
         })

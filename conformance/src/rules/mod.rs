@@ -5,15 +5,17 @@
 //! - [`envelope`]: JSON-RPC 2.0 on one line, for either role.
 //! - `server`: what a server writes (responses, progress, its own requests).
 //! - `client`: what a client writes (requests, cancels, progress tokens, responses).
+//! - `http`: what a server over Streamable HTTP must respect beyond its messages (statuses,
+//!   streams, session ids).
 
 mod client;
 pub mod envelope;
+mod http;
 mod server;
 
 use crate::engine::ledger::SentRequest;
 use crate::engine::{Engine, Side};
 use crate::outcome::Severity;
-use crate::pattern::id_key;
 use crate::transport::Transport;
 use envelope::short;
 use serde_json::Value;
@@ -62,7 +64,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             // An error with id null answers a line that could not be read; the case judges it.
             return None;
         }
-        let key = id_key(&id);
+        let key = self.ledger.key(&id);
         let who = S::WRITER.who;
         let Some(request) = self.ledger.sent.get_mut(&key) else {
             self.transcript[index].consumed_by = Some(0);

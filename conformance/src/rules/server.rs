@@ -6,15 +6,16 @@
 use crate::engine::server::ServerTarget;
 use crate::engine::Engine;
 use crate::outcome::{FindingKind, Severity};
-use crate::pattern::{canonical, id_key};
+use crate::pattern::canonical;
 use crate::rules::envelope::short;
 use crate::transcript::Direction;
-use crate::transport::Transport;
+use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
 
 impl<T: Transport> Engine<'_, T, ServerTarget> {
     /// Applies the standing rules to one message object the server wrote.
     pub(crate) async fn judge_server_message(&mut self, index: usize) {
+        self.judge_channel(index);
         let value = self.value(index);
         let method = value.get("method").and_then(Value::as_str);
         match (method, value.get("id")) {
@@ -28,16 +29,19 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 };
                 self.reply(answer).await;
             }
-            (Some("notifications/progress"), None) => self.progress(value.get("params")),
+            (Some("notifications/progress"), None) => {
+                let channel = self.transcript[index].channel;
+                self.progress(value.get("params"), channel)
+            }
             (Some(_), None) => {}
             (None, _) => self.response(index, &value),
         }
     }
 
-    fn progress(&mut self, params: Option<&Value>) {
+    fn progress(&mut self, params: Option<&Value>, channel: Channel) {
         let token = params.and_then(|p| p.get("progressToken"));
         let Some(request_key) = token
-            .and_then(|t| self.ledger.tokens.get(&id_key(t)))
+            .and_then(|t| self.ledger.tokens.get(&self.ledger.key(t)))
             .cloned()
         else {
             let shown = token.map(canonical).unwrap_or_else(|| "none".into());
@@ -62,11 +66,14 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 "PRG-07",
                 format!("progress for request {request_key} after its response; progress must stop when the operation completes"),
             ),
-            Some((false, Some(mark))) if mark.read => self.rule(
-                Severity::Warn,
-                "CAN-05",
-                format!("progress for request {request_key} after the target had read its cancel (the barrier proved it)"),
-            ),
+            Some((false, Some(mark))) if mark.read.is_some() => {
+                let proof = mark.read.map(|p| p.describe()).unwrap_or_default();
+                self.rule(
+                    Severity::Warn,
+                    "CAN-05",
+                    format!("progress for request {request_key} after the target had read its cancel ({proof})"),
+                )
+            }
             _ => {}
         }
         let Some(value) = value else {
@@ -82,7 +89,13 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             .sent
             .get_mut(&request_key)
             .expect("token maps to a request");
-        let last = request.last_progress.replace(value);
+        // Progress is compared within one stream only: across HTTP streams, arrival order is
+        // not send order (AMB-07).
+        let last = request
+            .last_progress
+            .replace((value, channel))
+            .filter(|(_, on)| *on == channel)
+            .map(|(prev, _)| prev);
         match last {
             Some(prev) if value < prev => self.rule(
                 Severity::Fail,
@@ -102,7 +115,10 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         let Some(request) = self.settle_response(index) else {
             return;
         };
-        let key = id_key(&value["id"]);
+        if request.starts {
+            self.agreed_version(value);
+        }
+        let key = self.ledger.key(&value["id"]);
         let at = self.transcript[index].at;
         let Some(mark) = request.cancel else {
             return;
@@ -117,15 +133,16 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         // saying it was cancelled (-32800, as several SDKs send).
         let cancelled_error = value.pointer("/error/code").and_then(Value::as_i64) == Some(-32800);
         let cause = if request.endless {
-            Some("its tool never ends on its own, so the cancel caused it")
+            Some("its tool never ends on its own, so the cancel caused it".to_string())
         } else if request.natural_end.is_some_and(|end| at < end) {
-            Some("it came before the tool could have finished on its own, so the cancel caused it")
+            Some(
+                "it came before the tool could have finished on its own, so the cancel caused it"
+                    .to_string(),
+            )
         } else if cancelled_error {
-            Some("its error -32800 says the cancel caused it")
-        } else if mark.read {
-            Some("the barrier proved the cancel had been read")
+            Some("its error -32800 says the cancel caused it".to_string())
         } else {
-            None
+            mark.read.map(|proof| proof.describe())
         };
         match cause {
             Some(why) => self.rule(
