@@ -1,9 +1,10 @@
 //! What the command line offers and how results become output and an exit code.
 
+use crate::args::{Args, ClientArgs, Command, RunArgs, ServerArgs};
+use crate::console::say;
 use crate::finish::{finish, Finished, Wishes};
-use clap::{Parser, Subcommand};
 use conformance::baseline::Baseline;
-use conformance::case::{parse_duration, Case, CaseError, Role};
+use conformance::case::{Case, CaseError, Role};
 use conformance::engine::client::run_client_case;
 use conformance::engine::server::Connect;
 use conformance::engine::Options;
@@ -11,142 +12,11 @@ use conformance::fixtures::Fixtures;
 use conformance::report::gate::CaseResult;
 use conformance::transport::http::{HttpTarget, PORT};
 use conformance::transport::process::{display_argv, Launch};
+use conformance::transport::reap;
 use conformance::{harness, runner, suite, target_file};
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-
-const EXIT_CODES: &str = "\
-Exit codes:
-  0  every case passed, or failed as its baseline expected (warnings allowed unless --strict)
-  1  a case failed (or warned, with --strict), or a baseline entry is stale
-  2  usage error, a broken case or target file, or a target that could not be started";
-
-/// Replays scripted MCP cancellation cases against a target and judges the transcript.
-#[derive(Parser, Debug)]
-#[command(name = "conformance", version, after_help = EXIT_CODES)]
-pub struct Args {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand, Debug)]
-enum Command {
-    /// Run the server cases against a server over stdio or Streamable HTTP (the bundled
-    /// reference server over stdio if none is given).
-    #[command(after_help = EXIT_CODES)]
-    Server(ServerArgs),
-    /// List the cases with their level, requirements and intent.
-    List {
-        /// Read cases from this folder instead of the embedded copy.
-        #[arg(long, value_name = "DIR")]
-        cases: Option<PathBuf>,
-        /// Only cases whose id contains this text.
-        filter: Option<String>,
-    },
-    /// Serve MCP as the bundled reference server (its own arguments follow).
-    #[cfg(feature = "bundled-reference")]
-    #[command(hide = true)]
-    ReferenceServer {
-        /// The reference server's own arguments.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
-    /// Run the client cases against a client adapter: the harness plays the server (README:
-    /// Testing a client).
-    #[command(after_help = EXIT_CODES)]
-    Client(ClientArgs),
-    /// The server a client under test starts: relays its stdio to the harness at ADDR.
-    #[command(hide = true)]
-    Relay {
-        /// The harness's loopback address.
-        addr: String,
-    },
-}
-
-/// What both `server` and `client` runs take.
-#[derive(clap::Args, Debug)]
-struct RunArgs {
-    /// Only cases whose id contains this text.
-    filter: Option<String>,
-    /// Read cases from this folder instead of the embedded copy.
-    #[arg(long, value_name = "DIR")]
-    cases: Option<PathBuf>,
-    /// The protocol version to request (server cases) or to play when the client asks for
-    /// one the harness does not know (client cases) [default: a target file's, else
-    /// 2025-11-25].
-    #[arg(long, value_name = "VERSION")]
-    protocol_version: Option<String>,
-    /// Case ids known to fail (one a line, `#` comments). Listed failures do not fail the run;
-    /// a listed case that passes fails it as stale.
-    #[arg(long, value_name = "FILE")]
-    baseline: Option<PathBuf>,
-    /// Write today's failing case ids to FILE (the run then exits 0 unless it could not run).
-    #[arg(long, value_name = "FILE")]
-    write_baseline: Option<PathBuf>,
-    /// Write a JSON report to PATH.
-    #[arg(long, value_name = "PATH")]
-    json: Option<PathBuf>,
-    /// Write a JUnit XML report to PATH.
-    #[arg(long, value_name = "PATH")]
-    junit: Option<PathBuf>,
-    /// Time limit for one case, a hang becomes a failure with the transcript so far
-    /// [default: 10s for servers, 30s for client adapters].
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    timeout: Option<Duration>,
-    /// How long to wait for an expected message or an answer.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration)]
-    reply_timeout: Duration,
-    /// How long a server may take to answer `initialize` (interpreters and package runners
-    /// start slowly, more so with cases in parallel).
-    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = duration)]
-    startup_timeout: Duration,
-    /// Warnings (broken SHOULDs) fail the run.
-    #[arg(long)]
-    strict: bool,
-    /// Rewrite the expected lines that differ from what the target sent (needs --cases;
-    /// refused when CI is set). Also enabled by CONFORMANCE_BLESS=1.
-    #[arg(long)]
-    bless: bool,
-    /// Write the actual transcript of every case to DIR/<case id>.mcpt.
-    #[arg(long, value_name = "DIR")]
-    dump: Option<PathBuf>,
-    /// How many cases run at once [default: twice the CPUs for servers, the CPUs for client
-    /// adapters].
-    #[arg(long, value_name = "N")]
-    jobs: Option<usize>,
-    /// The target's command, run without a shell.
-    #[arg(last = true, value_name = "ARGV")]
-    argv: Vec<String>,
-}
-
-#[derive(clap::Args, Debug)]
-struct ServerArgs {
-    #[command(flatten)]
-    run: RunArgs,
-    /// Test a server over Streamable HTTP at this MCP endpoint. With a command after `--`
-    /// the harness also starts the server, once per case; `{port}` in the URL and the
-    /// command becomes a free loopback port, and the harness waits (within
-    /// --startup-timeout) until it accepts connections.
-    #[arg(long, value_name = "URL")]
-    url: Option<String>,
-    /// A target file (JSON): the server's command and which of its tools play the fixture
-    /// roles. See the README.
-    #[arg(long, value_name = "FILE")]
-    target: Option<PathBuf>,
-}
-
-#[derive(clap::Args, Debug)]
-struct ClientArgs {
-    #[command(flatten)]
-    run: RunArgs,
-}
-
-fn duration(text: &str) -> Result<Duration, String> {
-    parse_duration(text)
-        .ok_or_else(|| format!("`{text}` is not a duration; write e.g. 500ms or 5s"))
-}
 
 /// Runs the command.
 pub fn main(args: Args) -> ExitCode {
@@ -157,21 +27,31 @@ pub fn main(args: Args) -> ExitCode {
             match load(cases.as_ref(), filter.as_deref().unwrap_or("")) {
                 Ok(cases) => {
                     for case in cases {
-                        println!(
+                        say(format_args!(
                             "{:<44} {:<6} {:<28} {}",
                             case.id,
                             case.level.as_str(),
                             case.requirements.join(" "),
                             case.intent
-                        );
+                        ));
                     }
                     ExitCode::SUCCESS
                 }
                 Err(code) => code,
             }
         }
-        Command::Server(args) => server(args),
-        Command::Client(args) => client(args),
+        Command::Server(args) => {
+            crate::interrupt::guard();
+            let code = server(args);
+            reap::kill_everything();
+            code
+        }
+        Command::Client(args) => {
+            crate::interrupt::guard();
+            let code = client(args);
+            reap::kill_everything();
+            code
+        }
         Command::Relay { addr } => {
             ExitCode::from(u8::try_from(conformance::transport::relay::run(&addr)).unwrap_or(1))
         }
@@ -275,19 +155,24 @@ fn wishes<'a>(args: &'a RunArgs, prepared: &'a Prepared, next: &'a str) -> Wishe
     }
 }
 
-/// Prints each case's outcome as it finishes.
-fn progress_line(case: &Case, result: &CaseResult) {
-    let (word, ms) = match result {
-        Ok(r) => (r.outcome.as_str(), r.duration.as_millis()),
-        Err(_) => ("error", 0),
-    };
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(
-        out,
-        "{word:<5} [{:<6}] {} ({ms} ms)",
-        case.level.as_str(),
-        case.id
-    );
+/// Prints each run's outcome as it finishes.
+fn progress_line(repeat: u32) -> impl Fn(&Case, usize, &CaseResult) + Sync {
+    move |case, run, result| {
+        let (word, ms) = match result {
+            Ok(r) => (r.outcome.as_str(), r.duration.as_millis()),
+            Err(_) => ("error", 0),
+        };
+        let run = if repeat > 1 {
+            format!(" run {}/{repeat}", run + 1)
+        } else {
+            String::new()
+        };
+        say(format_args!(
+            "{word:<5} [{:<6}] {} ({ms} ms){run}",
+            case.level.as_str(),
+            case.id
+        ));
+    }
 }
 
 fn cpus() -> usize {
@@ -324,18 +209,21 @@ fn server(args: ServerArgs) -> ExitCode {
     // Cases that share one running server could see each other's requests: one at a time,
     // unless the user says otherwise.
     let shared = matches!(&connect, Connect::Http(t) if !t.isolated());
-    let jobs = args
-        .run
-        .jobs
-        .unwrap_or_else(|| if shared { 1 } else { (cpus() * 2).max(4) });
+    let plan = runner::Plan {
+        jobs: args
+            .run
+            .jobs
+            .unwrap_or_else(|| if shared { 1 } else { (cpus() * 2).max(4) }),
+        repeat: args.run.repeat as usize,
+    };
     let started = std::time::Instant::now();
     let results = runner::execute(
         &prepared.cases,
         &connect,
         &options,
         &|_| version.clone(),
-        jobs,
-        &progress_line,
+        plan,
+        &progress_line(args.run.repeat),
     );
     let next = if args.run.baseline.is_some() || args.run.write_baseline.is_some() {
         "read the diff and the transcript (--dump DIR keeps it); fix the target, or list the case in the baseline if the failure is known"
@@ -391,9 +279,13 @@ fn client(args: ClientArgs) -> ExitCode {
         startup_timeout: args.startup_timeout,
         fixtures: None,
     };
-    let jobs = args.jobs.unwrap_or_else(cpus);
+    let plan = runner::Plan {
+        jobs: args.jobs.unwrap_or_else(cpus),
+        repeat: args.repeat as usize,
+    };
     let started = std::time::Instant::now();
-    let results = runner::execute_each(&prepared.cases, jobs, &progress_line, &|runtime, case| {
+    let progress = progress_line(args.repeat);
+    let results = runner::execute_each(&prepared.cases, plan, &progress, &|runtime, case| {
         runtime.block_on(run_client_case(case, &launch, &relay, &options))
     });
     let next = "read the diff and the transcript (--dump DIR keeps it, with the adapter's outcome lines); fix the client or its adapter, or rerun one case with its id as the filter";

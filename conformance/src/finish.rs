@@ -2,6 +2,7 @@
 //! failure explanations, the summary line and the exit code. The decisions are the library's
 //! ([`conformance::report::gate`]); this prints them and writes the files.
 
+use crate::console::say;
 use conformance::baseline::{self, Baseline};
 use conformance::case::Case;
 use conformance::outcome::Outcome;
@@ -27,7 +28,8 @@ pub struct Wishes<'a> {
 /// What a finished run holds, for the summary line and the reports.
 pub struct Finished<'a> {
     pub cases: &'a [Case],
-    pub results: &'a [CaseResult],
+    /// Every run of every case.
+    pub results: &'a [Vec<CaseResult>],
     /// The target as shown to people.
     pub target: &'a str,
     /// The transport the cases ran over (`stdio`, `http`).
@@ -47,11 +49,12 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
         bless: wishes.bless,
         baseline: wishes.baseline,
     };
-    println!();
-    for (case, result) in run.cases.iter().zip(run.results) {
-        let mut verdict = gate::verdict(case, result, &gate, wishes.next);
+    say(format_args!(""));
+    for (case, runs) in run.cases.iter().zip(run.results) {
+        let mut verdict = gate::verdict_of_runs(case, runs, &gate, wishes.next);
+        let result = gate::worst(runs);
         let Ok(report) = result else {
-            println!("error: {}: {}", case.id, verdict.message);
+            say(format_args!("error: {}: {}", case.id, verdict.message));
             verdicts.push(verdict);
             continue;
         };
@@ -69,11 +72,11 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
             match suite::bless(case, &report.bless) {
                 Ok(()) => {
                     blessed += 1;
-                    println!(
+                    say(format_args!(
                         "blessed {} ({} lines); review with `git diff`",
                         case.path,
                         report.bless.len()
-                    );
+                    ));
                     verdict.outcome = Outcome::Pass;
                     verdicts.push(verdict);
                     continue;
@@ -84,16 +87,22 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
                         bless: false,
                         ..gate
                     };
-                    verdict = gate::verdict(case, result, &unblessed, wishes.next);
+                    verdict = gate::verdict_of_runs(case, runs, &unblessed, wishes.next);
                 }
             }
         }
         if verdict.baseline == Some(BaselineState::Stale) {
-            println!(
+            say(format_args!(
                 "---- {} STALE BASELINE ENTRY ----\n{}\n",
                 case.id, verdict.message
-            );
+            ));
         }
+        let flaky = if verdict.flaky {
+            let runs: Vec<&str> = verdict.runs.iter().map(|o| o.as_str()).collect();
+            format!(" FLAKY ({}; the worst counts)", runs.join(", "))
+        } else {
+            String::new()
+        };
         let show = match (verdict.outcome, verdict.baseline) {
             (_, Some(BaselineState::ExpectedFailure)) => {
                 "FAILED (expected: listed in the baseline)"
@@ -106,8 +115,8 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
                 continue;
             }
         };
-        println!("---- {} {show} ----", case.id);
-        println!("{}", verdict.details);
+        say(format_args!("---- {} {show}{flaky} ----", case.id));
+        say(format_args!("{}", verdict.details));
         verdicts.push(verdict);
     }
     let summary = Summary::of(run.results);
@@ -118,7 +127,11 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
             .map(|v| v.id.as_str())
             .collect();
         match std::fs::write(path, baseline::render(&ids, run.target)) {
-            Ok(()) => println!("wrote {} failing case(s) to {}", ids.len(), path.display()),
+            Ok(()) => say(format_args!(
+                "wrote {} failing case(s) to {}",
+                ids.len(),
+                path.display()
+            )),
             Err(e) => {
                 eprintln!("error: cannot write the baseline {}: {e}", path.display());
                 trouble = true;
@@ -144,7 +157,13 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
             trouble = true;
         }
     }
-    println!(
+    let flaky = verdicts.iter().filter(|v| v.flaky).count();
+    if flaky > 0 {
+        say(format_args!(
+            "{flaky} flaky case(s): their runs disagreed (see FLAKY above); the worst run counts"
+        ));
+    }
+    say(format_args!(
         "conformance: {} case{} against {} (protocol {}, over {}) in {:.2}s{}",
         run.cases.len(),
         if run.cases.len() == 1 { "" } else { "s" },
@@ -157,8 +176,8 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
         } else {
             String::new()
         }
-    );
-    println!("{summary}");
+    ));
+    say(format_args!("{summary}"));
     ExitCode::from(gate::exit_code(
         &verdicts,
         wishes.strict,

@@ -54,3 +54,41 @@ pub fn expect_clean(case: &Case, report: &Report, bless: bool, next: &str) -> Re
         report::explain(case, report, next)
     ))
 }
+
+/// Keeps every CPU busy while it lives (and other saturations live): the verdicts a test
+/// checks under it must be the verdicts of a calm machine. Busy loops start with the first
+/// saturation and stop when the last one is dropped.
+pub struct Saturation(());
+
+static SATURATIONS: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+static SPINNING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Starts busy loops on every core (one per CPU), unless they are running already.
+pub fn saturate_cpus() -> Saturation {
+    use std::sync::atomic::Ordering;
+    let mut count = SATURATIONS.lock().unwrap_or_else(|e| e.into_inner());
+    *count += 1;
+    if *count == 1 {
+        SPINNING.store(true, Ordering::SeqCst);
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        for _ in 0..cpus {
+            std::thread::spawn(|| {
+                let mut x: u64 = 0;
+                while SPINNING.load(Ordering::Relaxed) {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            });
+        }
+    }
+    Saturation(())
+}
+
+impl Drop for Saturation {
+    fn drop(&mut self) {
+        let mut count = SATURATIONS.lock().unwrap_or_else(|e| e.into_inner());
+        *count -= 1;
+        if *count == 0 {
+            SPINNING.store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}

@@ -1,12 +1,15 @@
 //! The `conformance` command: parses arguments and hands over to [`cli`].
 
+mod args;
 mod cli;
+mod console;
 mod finish;
+mod interrupt;
 
 use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = cli::Args::parse();
+    let args = args::Args::parse();
     cli::main(args)
 }

@@ -84,6 +84,8 @@ pub struct Finding {
     pub kind: FindingKind,
     /// What happened, in one sentence.
     pub message: String,
+    /// How many times it happened.
+    pub times: u32,
 }
 
 impl Finding {

@@ -1,5 +1,6 @@
 //! Runs many cases at once, each against its own target, on a pool of worker threads with a
-//! small tokio runtime each.
+//! small tokio runtime each; with `repeat`, every case several times (to find the cases whose
+//! outcome differs from run to run).
 
 use crate::case::Case;
 use crate::engine::server::{run_case, Connect};
@@ -7,18 +8,17 @@ use crate::engine::Options;
 use crate::report::gate::CaseResult;
 use std::sync::{mpsc, Mutex};
 
-/// Runs `cases` on `jobs` worker threads, each with its own small tokio runtime. `version_of`
-/// picks the protocol version to request per case. `done` is called as each case finishes, in
-/// finishing order; the results come back in the order of `cases`.
+/// Runs `cases` against a stdio server `launch`, `repeat` times each, on `jobs` threads.
+/// `version_of` picks the protocol version to request per case.
 pub fn execute(
     cases: &[Case],
     connect: &Connect,
     options: &Options,
     version_of: &(dyn Fn(&Case) -> String + Sync),
-    jobs: usize,
-    done: &(dyn Fn(&Case, &CaseResult) + Sync),
-) -> Vec<CaseResult> {
-    execute_each(cases, jobs, done, &|runtime, case| {
+    plan: Plan,
+    done: &(dyn Fn(&Case, usize, &CaseResult) + Sync),
+) -> Vec<Vec<CaseResult>> {
+    execute_each(cases, plan, done, &|runtime, case| {
         let options = Options {
             protocol_version: version_of(case),
             ..options.clone()
@@ -27,18 +27,32 @@ pub fn execute(
     })
 }
 
-/// Runs `cases` on `jobs` worker threads, each with its own small tokio runtime, playing each
-/// case with `play` (the server engine in [`execute`], the client engine in client mode).
+/// How many cases run at once, and how many times each.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    /// Worker threads.
+    pub jobs: usize,
+    /// Runs of each case (at least 1).
+    pub repeat: usize,
+}
+
+/// Runs each of `cases` `plan.repeat` times on `plan.jobs` worker threads, playing each run
+/// with `play`. `done` is called as each run finishes (with the run's number from 0), in
+/// finishing order; the results come back per case, in the order of `cases`, runs in order.
 pub fn execute_each(
     cases: &[Case],
-    jobs: usize,
-    done: &(dyn Fn(&Case, &CaseResult) + Sync),
+    plan: Plan,
+    done: &(dyn Fn(&Case, usize, &CaseResult) + Sync),
     play: &(dyn Fn(&tokio::runtime::Runtime, &Case) -> CaseResult + Sync),
-) -> Vec<CaseResult> {
-    let queue = Mutex::new(0..cases.len());
+) -> Vec<Vec<CaseResult>> {
+    let repeat = plan.repeat.max(1);
+    let total = cases.len() * repeat;
+    // Runs interleave (case 1 run 1, case 2 run 1, …) so repeated runs of one case are spread
+    // over time rather than bunched together.
+    let queue = Mutex::new(0..total);
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|scope| {
-        for _ in 0..jobs.clamp(1, cases.len().max(1)) {
+        for _ in 0..plan.jobs.clamp(1, total.max(1)) {
             let tx = tx.clone();
             let queue = &queue;
             scope.spawn(move || {
@@ -57,21 +71,23 @@ pub fn execute_each(
                 loop {
                     let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
                     let Some(i) = next else { break };
-                    let case = &cases[i];
+                    let case = &cases[i % cases.len()];
                     let result = play(&runtime, case);
-                    done(case, &result);
+                    done(case, i / cases.len(), &result);
                     let _ = tx.send((i, result));
                 }
             });
         }
         drop(tx);
-        let mut results: Vec<Option<CaseResult>> = (0..cases.len()).map(|_| None).collect();
+        let mut slots: Vec<Option<CaseResult>> = (0..total).map(|_| None).collect();
         for (i, result) in rx {
-            results[i] = Some(result);
+            slots[i] = Some(result);
+        }
+        let mut results: Vec<Vec<CaseResult>> = (0..cases.len()).map(|_| vec![]).collect();
+        for (i, slot) in slots.into_iter().enumerate() {
+            results[i % cases.len()]
+                .push(slot.unwrap_or_else(|| Err("the worker running this case stopped".into())));
         }
         results
-            .into_iter()
-            .map(|r| r.unwrap_or_else(|| Err("the worker running this case stopped".into())))
-            .collect()
     })
 }

@@ -159,7 +159,19 @@ pub fn take_match(
     line: usize,
     session: usize,
 ) -> Option<(usize, Duration)> {
-    let (index, entry) = entries.iter_mut().enumerate().find(|(_, e)| {
+    take_match_from(entries, 0, pattern, captures, line, session)
+}
+
+/// [`take_match`] among the entries from index `from` on.
+pub fn take_match_from(
+    entries: &mut [Entry],
+    from: usize,
+    pattern: &serde_json::Value,
+    captures: &mut Captures,
+    line: usize,
+    session: usize,
+) -> Option<(usize, Duration)> {
+    let (index, entry) = entries.iter_mut().enumerate().skip(from).find(|(_, e)| {
         e.direction == Direction::Received
             && e.consumed_by.is_none()
             && !e.internal

@@ -5,7 +5,8 @@
 //! (synchronous, one thread per long call) and exits; otherwise it runs the trials, each of
 //! which starts this same executable with a mode and plays one case against it. Mode `correct`
 //! is the fixture profile done right and must pass, so every other verdict is caused by the
-//! fault the mode adds.
+//! fault the mode adds. Every row also runs as `loaded/…` with a busy loop on every core: the
+//! verdict must be the same on a loaded machine.
 
 use conformance::case::{Case, Role};
 use conformance::engine::server::run_server_case;
@@ -180,6 +181,20 @@ mod server {
                         }),
                         false,
                     );
+                    if self.is("chatty") {
+                        // Correct, if talkative: log notifications are allowed at any time.
+                        for n in 0..20_000 {
+                            self.write(
+                                &json!({"jsonrpc": "2.0", "method": "notifications/message",
+                                "params": {"level": "debug", "data": format!("log line {n}")}}),
+                            );
+                        }
+                    }
+                    if self.is("floods-unknown-progress") {
+                        for n in 0..100_000u64 {
+                            self.progress(&json!("ghost"), n);
+                        }
+                    }
                 }
                 "ping" => self.result(id, json!({}), false),
                 "tools/call" => self.tool(id, &params),
@@ -318,6 +333,58 @@ mod server {
         }
     }
 
+    /// Adds a pid to the pid file, for the trial to check it is gone afterwards.
+    fn append_pid(pid: u32) {
+        if let Some(file) = std::env::var_os("BROKEN_PID_FILE") {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(file)
+                .expect("pid file is writable");
+            let _ = writeln!(f, "\n{pid}");
+        }
+    }
+
+    /// Leaves a daemon behind the way daemons are made: fork, setsid, fork again, stdio to
+    /// /dev/null. It is in a process group and session of its own. Returns once the daemon has
+    /// written its pid to the pid file.
+    fn daemonize() {
+        // SAFETY: the process is single-threaded here (nothing else has started yet); the
+        // children only call async-signal-safe functions before sleeping or exiting.
+        unsafe {
+            let mut ready = [0i32; 2];
+            assert_eq!(libc::pipe(ready.as_mut_ptr()), 0, "a pipe");
+            match libc::fork() {
+                0 => {
+                    libc::setsid();
+                    match libc::fork() {
+                        0 => {
+                            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+                            for fd in 0..3 {
+                                libc::dup2(null, fd);
+                            }
+                            append_pid(std::process::id());
+                            libc::write(ready[1], [1u8].as_ptr().cast(), 1);
+                            libc::close(ready[1]);
+                            libc::sleep(30);
+                            libc::_exit(0);
+                        }
+                        _ => libc::_exit(0),
+                    }
+                }
+                child if child > 0 => {
+                    let mut status = 0;
+                    libc::waitpid(child, &mut status, 0);
+                    libc::close(ready[1]);
+                    let mut byte = [0u8; 1];
+                    libc::read(ready[0], byte.as_mut_ptr().cast(), 1);
+                    libc::close(ready[0]);
+                }
+                _ => panic!("fork failed"),
+            }
+        }
+    }
+
     enum Long {
         Work,
         Sleep(u64),
@@ -354,6 +421,42 @@ mod server {
         }
         if mode == "exits-at-once" {
             std::process::exit(0);
+        }
+        if mode == "exits-leaving-child" {
+            // The child inherits stdout and keeps it open after this process has gone.
+            #[allow(clippy::zombie_processes)]
+            let child = std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .expect("sleep starts");
+            append_pid(child.id());
+            std::process::exit(0);
+        }
+        if mode == "half-line" {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(br#"{"jsonrpc":"2.0","#);
+            let _ = out.flush();
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
+        if mode == "floods-pings-unread" {
+            // Requests to the harness, without ever reading what it answers.
+            let mut out = std::io::stdout().lock();
+            for n in 0u64.. {
+                let line =
+                    format!("{{\"jsonrpc\":\"2.0\",\"id\":\"p-{n}\",\"method\":\"ping\"}}\n");
+                if out
+                    .write_all(line.as_bytes())
+                    .and_then(|()| out.flush())
+                    .is_err()
+                {
+                    std::process::exit(0);
+                }
+            }
+        }
+        if mode == "daemonizes" {
+            daemonize();
         }
         let server = Arc::new(Server {
             mode: mode.to_string(),
@@ -402,6 +505,8 @@ struct Verdict {
     reaped: bool,
     /// The harness's peak memory must stay small: what the target floods is not kept.
     small: bool,
+    /// The startup allowance, when the trial is about how long a start may take.
+    startup: Option<Duration>,
 }
 
 const fn verdict(outcome: Outcome) -> Verdict {
@@ -411,6 +516,7 @@ const fn verdict(outcome: Outcome) -> Verdict {
         within: None,
         reaped: false,
         small: false,
+        startup: None,
     }
 }
 
@@ -421,14 +527,15 @@ const fn with(outcome: Outcome, requirement: &'static str, severity: Severity) -
         within: None,
         reaped: false,
         small: false,
+        startup: None,
     }
 }
 
-fn options() -> Options {
+fn options(want: &Verdict) -> Options {
     Options {
         case_timeout: Duration::from_secs(12),
         reply_timeout: Duration::from_millis(500),
-        startup_timeout: Duration::from_secs(2),
+        startup_timeout: want.startup.unwrap_or(Duration::from_secs(2)),
         ..Options::default()
     }
 }
@@ -454,15 +561,16 @@ fn alive(pid: u32) -> bool {
     }
 }
 
-fn pid_file(mode: &str, case: &str) -> PathBuf {
+fn pid_file(mode: &str, case: &str, loaded: bool) -> PathBuf {
     std::env::temp_dir().join(format!(
-        "conformance-broken-{}-{mode}-{}.pid",
+        "conformance-broken-{}-{}{mode}-{}.pid",
         std::process::id(),
+        if loaded { "loaded-" } else { "" },
         case.replace('/', "-")
     ))
 }
 
-fn play(case: &Case, mode: &str, pids: &Path) -> Result<Report, Failed> {
+fn play(case: &Case, mode: &str, pids: &Path, want: &Verdict) -> Result<Report, Failed> {
     let exe = std::env::current_exe()?;
     let launch = Launch {
         argv: vec![exe.display().to_string()],
@@ -475,12 +583,12 @@ fn play(case: &Case, mode: &str, pids: &Path) -> Result<Report, Failed> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    Ok(runtime.block_on(run_server_case(case, &launch, &options()))?)
+    Ok(runtime.block_on(run_server_case(case, &launch, &options(want)))?)
 }
 
-fn check(case: &Case, mode: &str, want: Verdict) -> Result<(), Failed> {
-    let pids = pid_file(mode, &case.id);
-    let report = play(case, mode, &pids);
+fn check(case: &Case, mode: &str, want: Verdict, loaded: bool) -> Result<(), Failed> {
+    let pids = pid_file(mode, &case.id, loaded);
+    let report = play(case, mode, &pids, &want);
     let started: Vec<u32> = std::fs::read_to_string(&pids)
         .unwrap_or_default()
         .lines()
@@ -570,6 +678,9 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
     use Severity::{Fail as F, Warn as W};
     let reaped = |v: Verdict| Verdict { reaped: true, ..v };
     let fast = |v: Verdict| Verdict { within: Some(Duration::from_secs(3)), ..v };
+    // A start may take 15 s, as by default: only a target that has not yet written anything
+    // gets it.
+    let slow_start = |v: Verdict| Verdict { startup: Some(Duration::from_secs(15)), ..v };
     let small = |v: Verdict| Verdict { small: true, ..v };
     let mut rows = vec![];
     // The mini server is sound: every case passes (info cases are recorded).
@@ -615,6 +726,16 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         ("floods-stdout-line",          "cancel-unknown-id",           reaped(small(fast(with(Fail, "STD-02", F))))),
         ("floods-stderr",               "cancel-unknown-id",           reaped(small(fast(verdict(Pass))))),
         ("spawns-child",                "shutdown-on-stdin-close",     reaped(verdict(Pass))),
+        // Issue-9 hostile targets: each ends in bounded time with the reason, and leaves
+        // nothing behind.
+        ("floods-pings-unread",         "cancel-unknown-id",           reaped(fast(with(Fail, "CAN-11", F)))),
+        ("exits-leaving-child",         "cancel-unknown-id",           reaped(fast(slow_start(with(Fail, "STD-01", F))))),
+        ("half-line",                   "cancel-unknown-id",           reaped(fast(slow_start(with(Fail, "LIF-02", F))))),
+        ("daemonizes",                  "cancel-unknown-id",           reaped(verdict(Pass))),
+        ("chatty",                      "ping-during-long-call",       verdict(Pass)),
+        ("floods-unknown-progress",     "cancel-unknown-id",           small(with(Fail, "PRG-06", F))),
+        // A ticker that ignores its cancel keeps reporting progress after the last barrier.
+        ("ignores-cancels",             "progress-monotonic",          with(Warn, "CAN-05", W)),
     ]);
     rows
 }
@@ -624,19 +745,31 @@ fn main() {
         server::serve(&mode);
     }
     let args = Arguments::from_args();
+    conformance::transport::reap::become_subreaper();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
     let cases = harness::cases(&dir, Role::Server);
-    let trials = table()
-        .into_iter()
-        .map(|(mode, name, want)| {
-            let id = format!("server/{name}");
-            let case = cases
-                .iter()
-                .find(|c| c.id == id)
-                .cloned()
-                .unwrap_or_else(|| panic!("no case {id} in {}", dir.display()));
-            Trial::test(format!("{mode}/{name}"), move || check(&case, mode, want))
-        })
-        .collect();
+    let mut trials = vec![];
+    for (mode, name, want) in table() {
+        let id = format!("server/{name}");
+        let case = cases
+            .iter()
+            .find(|c| c.id == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no case {id} in {}", dir.display()));
+        // The same verdict with a busy loop on every core (how long the run takes under load
+        // is not asserted, only what it concludes).
+        let loaded_case = case.clone();
+        let loaded = Verdict {
+            within: None,
+            ..want
+        };
+        trials.push(Trial::test(format!("{mode}/{name}"), move || {
+            check(&case, mode, want, false)
+        }));
+        trials.push(Trial::test(format!("loaded/{mode}/{name}"), move || {
+            let _load = harness::saturate_cpus();
+            check(&loaded_case, mode, loaded, true)
+        }));
+    }
     libtest_mimic::run(&args, trials).exit();
 }

@@ -339,3 +339,128 @@ fn baselines_reports_and_target_files_gate_a_run() {
             "`command` must be a non-empty array",
         ));
 }
+
+#[test]
+fn a_closed_stdout_ends_the_listing_quietly() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .arg("list")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("conformance starts");
+    // Read one line, then close the pipe, as `| head -1` does.
+    let mut first = [0u8; 16];
+    let mut stdout = child.stdout.take().expect("piped");
+    std::io::Read::read_exact(&mut stdout, &mut first).expect("a first line");
+    drop(stdout);
+    let output = child.wait_with_output().expect("conformance ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && !stderr.contains("panicked"),
+        "{:?}: {stderr}",
+        output.status
+    );
+}
+
+#[test]
+fn repeated_runs_that_disagree_are_reported_as_flaky() {
+    let dir = TempDir::new("flaky");
+    let counter = dir.path().join("starts");
+    // Every other start serves correctly; the others exit at once.
+    let script = format!(
+        "n=$(cat {c} 2>/dev/null || echo 0); echo $((n+1)) > {c}; \
+         if [ $((n % 2)) = 0 ]; then exec {exe} reference-server; else exit 3; fi",
+        c = counter.display(),
+        exe = env!("CARGO_BIN_EXE_conformance")
+    );
+    let json = dir.path().join("report.json");
+    let junit = dir.path().join("junit.xml");
+    conformance()
+        .args([
+            "server",
+            "cancel-unknown-id",
+            "--repeat",
+            "4",
+            "--jobs",
+            "1",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .arg("--junit")
+        .arg(&junit)
+        .args(["--", "sh", "-c", &script])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("FLAKY (pass, fail, pass, fail"))
+        .stdout(predicate::str::contains("run 4/4"));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("json");
+    let case = &report["cases"][0];
+    assert_eq!(case["flaky"], true, "{case}");
+    assert_eq!(case["outcome"], "fail", "{case}");
+    assert_eq!(
+        case["runs"],
+        serde_json::json!(["pass", "fail", "pass", "fail"])
+    );
+    let xml = std::fs::read_to_string(&junit).expect("junit");
+    assert!(xml.contains(r#"name="flaky" value="true""#), "{xml}");
+}
+
+#[test]
+fn an_interrupted_run_leaves_no_target_behind() {
+    let dir = TempDir::new("interrupt");
+    let pids = dir.path().join("pids");
+    // Targets that never answer and ignore both stdin's end and SIGTERM.
+    let script = format!(
+        "trap '' TERM; echo $$ >> {}; exec sleep 300",
+        pids.display()
+    );
+    let mut harness = std::process::Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args([
+            "server",
+            "cancel",
+            "--jobs",
+            "4",
+            "--startup-timeout",
+            "60s",
+        ])
+        .args(["--", "sh", "-c", &script])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("conformance starts");
+    let started = std::time::Instant::now();
+    let listed = || {
+        std::fs::read_to_string(&pids)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse::<i32>().ok())
+            .collect::<Vec<_>>()
+    };
+    while listed().len() < 4 && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let running = listed();
+    assert_eq!(running.len(), 4, "four targets started");
+    // SAFETY: kill only sends a signal to the harness this test started.
+    unsafe {
+        libc::kill(harness.id() as i32, libc::SIGTERM);
+    }
+    let status = harness.wait().expect("the harness ends");
+    assert!(
+        !status.success(),
+        "an interrupted run does not pass: {status:?}"
+    );
+    let alive = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim_start().to_string()))
+            .is_some_and(|state| !state.starts_with('Z') && !state.starts_with('X'))
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while running.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left: Vec<_> = running.iter().filter(|p| alive(**p)).collect();
+    assert!(left.is_empty(), "still running after the harness: {left:?}");
+}

@@ -1,6 +1,9 @@
 //! Every case against the freshly built reference server, one libtest trial per case, every
 //! level enforced: the reference must be clean.
 //!
+//! Each case also runs as `loaded/<id>` with a busy loop on every core: the verdict must not
+//! move.
+//!
 //! Bless with `CONFORMANCE_BLESS=1 cargo test -p conformance --test reference -- <filter>`:
 //! `<` lines that differ are rewritten from the actual run, but only when nothing else went
 //! wrong (refused when CI is set).
@@ -28,10 +31,16 @@ fn version_for(case: &Case) -> String {
         .unwrap_or(default)
 }
 
-fn trial(case: Case, bless: bool) -> Trial {
-    let name = case.id.clone();
+fn trial(case: Case, bless: bool, loaded: bool) -> Trial {
+    let name = if loaded {
+        format!("loaded/{}", case.id)
+    } else {
+        case.id.clone()
+    };
     let kind = case.level.as_str();
     Trial::test(name, move || {
+        // Every core busy: the reference must stay clean on a loaded machine too.
+        let _load = loaded.then(harness::saturate_cpus);
         let launch = Launch::argv(vec![
             env!("CARGO_BIN_EXE_conformance").into(),
             "reference-server".into(),
@@ -48,7 +57,7 @@ fn trial(case: Case, bless: bool) -> Trial {
             "if the reference is right and the case is stale, bless it: CONFORMANCE_BLESS=1 cargo test -p conformance --test reference -- {} (then review `git diff cases/`)",
             case.id
         );
-        Ok(harness::expect_clean(&case, &report, bless, &next)?)
+        Ok(harness::expect_clean(&case, &report, bless && !loaded, &next)?)
     })
     .with_kind(kind)
 }
@@ -60,10 +69,21 @@ fn main() {
         std::process::exit(2);
     });
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
-    let trials = harness::cases(&dir, Role::Server)
+    // Cases over Streamable HTTP run against the reference once it serves HTTP; until then
+    // the stdio cases.
+    let cases: Vec<Case> = harness::cases(&dir, Role::Server)
         .into_iter()
         .filter(|c| c.transports.contains(&TransportKind::Stdio))
-        .map(|c| trial(c, bless))
+        .collect();
+    let loaded: Vec<Trial> = cases
+        .iter()
+        .cloned()
+        .map(|c| trial(c, false, true))
+        .collect();
+    let trials = cases
+        .into_iter()
+        .map(|c| trial(c, bless, false))
+        .chain(loaded)
         .collect();
     libtest_mimic::run(&args, trials).exit();
 }

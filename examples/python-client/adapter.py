@@ -1,7 +1,9 @@
-"""Conformance adapter for the official Python SDK client (`mcp` on PyPI).
+"""Conformance adapter for the official Python SDK's low-level `ClientSession` (`mcp` on PyPI).
 
 Acts out the actions of one `conformance client` case and prints one outcome line per
-action on stdout; the contract is in the repository README, "Testing a client".
+action on stdout; the contract is in the repository README, "Testing a client". It talks to
+its server over stdio (`CONFORMANCE_SERVER`, an argv to spawn) or over Streamable HTTP
+(`CONFORMANCE_SERVER_URL`).
 """
 
 import json
@@ -11,16 +13,73 @@ import sys
 import anyio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT
+from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
+
+
+def log(message):
+    print(f"[python-client adapter] {message}", file=sys.stderr, flush=True)
 
 
 def report(action, outcome, **extra):
     print(json.dumps({"action": action, "outcome": outcome, **extra}), flush=True)
 
 
+def environment():
+    """Reads the contract's variables; exits 2 with the reason when they are unusable."""
+
+    def read(name):
+        text = os.environ.get(name)
+        if text is None:
+            return None
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as error:
+            sys.exit(f"{name} is not JSON ({error}): {text}")
+
+    url = os.environ.get("CONFORMANCE_SERVER_URL")
+    server = read("CONFORMANCE_SERVER")
+    actions = read("CONFORMANCE_ACTIONS")
+    if not isinstance(actions, list) or not actions or "connect" not in actions[0]:
+        sys.exit("CONFORMANCE_ACTIONS must be a JSON array of actions whose first action is connect")
+    if url is None and not (isinstance(server, list) and server and all(isinstance(s, str) for s in server)):
+        sys.exit("set CONFORMANCE_SERVER (a JSON array: the server's argv) or CONFORMANCE_SERVER_URL")
+    return url, server, actions, os.environ.get("CONFORMANCE_PROTOCOL_VERSION")
+
+
+def transport(url, server):
+    """The SDK's stdio or Streamable HTTP transport. Leaving the stdio one closes the server's
+    stdin and waits for it; leaving the HTTP one sends DELETE for the session."""
+    if url is not None:
+        return streamable_http_client(url)
+    return stdio_client(StdioServerParameters(command=server[0], args=server[1:]))
+
+
+async def handshake(session, version):
+    """`initialize` always offers the SDK's newest 2025-era version (it cannot be chosen).
+    For a 2026-era version the session probes `server/discover` first, and falls back to
+    `initialize` when the server does not know it, as the high-level client does."""
+    if version in MODERN_PROTOCOL_VERSIONS:
+        try:
+            await session.discover()
+            return
+        except MCPError as error:
+            log(f"server/discover failed ({error}); falling back to initialize")
+    elif version is not None and version != LATEST_HANDSHAKE_VERSION:
+        log(f"the harness plays {version}; initialize always asks for {LATEST_HANDSHAKE_VERSION}")
+    await session.initialize()
+
+
+def result_text(result):
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
 async def call(session, index, action):
     seen = []
+    timeout = action["timeout_ms"] / 1000 if "timeout_ms" in action else None
+    extra = {"progress": seen} if action.get("progress") else {}
     with anyio.CancelScope() as scope:
         if "cancel_after_ms" in action:
             scope.deadline = anyio.current_time() + action["cancel_after_ms"] / 1000
@@ -30,8 +89,6 @@ async def call(session, index, action):
             if action.get("cancel") == "on-progress":
                 scope.cancel()
 
-        extra = {"progress": seen} if action.get("progress") else {}
-        timeout = action["timeout_ms"] / 1000 if "timeout_ms" in action else None
         try:
             if "ping" in action:
                 await session.send_ping()
@@ -43,54 +100,66 @@ async def call(session, index, action):
                     read_timeout_seconds=timeout,
                     progress_callback=on_progress if action.get("progress") else None,
                 )
-                text = "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
-                report(index, "result", text=text, **extra)
+                report(index, "result", text=result_text(result), **extra)
         except MCPError as error:
-            word = "timeout" if error.error.code == REQUEST_TIMEOUT else "error"
+            # The session's own deadline raises REQUEST_TIMEOUT; a server's error response
+            # could carry the same code, so only a call that had a deadline can time out.
+            word = "timeout" if error.code == REQUEST_TIMEOUT and timeout is not None else "error"
             report(index, word, text=str(error), **extra)
         except Exception as error:  # any other failure of the call
             report(index, "error", text=repr(error), **extra)
+    # The caller's cancel is the adapter's own scope: the SDK raises nothing of its own.
     if scope.cancelled_caught:
         report(index, "cancelled", **extra)
 
 
+async def act(session, actions):
+    """Every action after `connect`; returns the index of `exit`, if the case has one."""
+    async with anyio.create_task_group() as group:
+        for index, action in enumerate(actions[1:], start=1):
+            if "exit" in action:
+                return index
+            if "connect" in action:
+                report(index, "error", text="connect is only the first action")
+            elif "sleep_ms" in action:
+                await anyio.sleep(action["sleep_ms"] / 1000)
+                report(index, "result")
+            elif action.get("concurrent"):
+                group.start_soon(call, session, index, action)
+            else:
+                await call(session, index, action)
+    return None
+
+
 async def main():
-    server = json.loads(os.environ["CONFORMANCE_SERVER"])
-    actions = json.loads(os.environ["CONFORMANCE_ACTIONS"])
-    if not actions or "connect" not in actions[0]:
-        sys.exit("the first action must be connect")
-    params = StdioServerParameters(command=server[0], args=server[1:])
+    url, server, actions, version = environment()
     exit_index = None
-    async with stdio_client(params) as (read, write):
+    failed = None  # how connect failed: (outcome, text)
+    async with transport(url, server) as (read, write):
         async with ClientSession(read, write) as session:
             connect = actions[0]
             try:
                 if "timeout_ms" in connect:
+                    # The session has no connect deadline; the adapter's scope is one, and
+                    # the SDK never cancels initialize (or server/discover) on the wire.
                     with anyio.fail_after(connect["timeout_ms"] / 1000):
-                        await session.initialize()
+                        await handshake(session, version)
                 else:
-                    await session.initialize()
+                    await handshake(session, version)
             except TimeoutError as error:
-                report(0, "timeout", text=repr(error))
-                return
+                failed = ("timeout", repr(error))
             except Exception as error:
-                report(0, "error", text=repr(error))
-                return
-            report(0, "result")
-            async with anyio.create_task_group() as group:
-                for index, action in enumerate(actions[1:], start=1):
-                    if "exit" in action:
-                        exit_index = index
-                        break
-                    if "sleep_ms" in action:
-                        await anyio.sleep(action["sleep_ms"] / 1000)
-                        report(index, "result")
-                    elif action.get("concurrent"):
-                        group.start_soon(call, session, index, action)
-                    else:
-                        await call(session, index, action)
-    # Leaving stdio_client closed the server's stdin and waited for it to exit.
-    if exit_index is not None:
+                failed = ("error", repr(error))
+            if failed is None:
+                log(f"connected at {session.protocol_version}")
+                report(0, "result")
+                exit_index = await act(session, actions)
+    # Leaving stdio_client closed the server's stdin and waited for it to exit (then SIGTERM,
+    # then SIGKILL); leaving streamable_http_client sent DELETE for the session. A failed
+    # connect is reported only now, once the session is closed.
+    if failed is not None:
+        report(0, failed[0], text=failed[1])
+    elif exit_index is not None:
         report(exit_index, "result")
 
 

@@ -3,7 +3,9 @@
 //! action ended, one JSON line per action on stdout. The contract is in the README
 //! ("Testing a client"); this file is its model implementation.
 
-use reference_client::{CallError, Client, ClientOptions, Progress};
+use reference_client::{
+    CallError, Client, ClientOptions, ConnectError, Progress, RequestOptions, KNOWN_VERSIONS,
+};
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::io::Write as _;
@@ -45,19 +47,26 @@ fn millis(action: &Value, key: &str) -> Option<Duration> {
 /// Adapter mode's entry point.
 pub fn main() -> ExitCode {
     let setup = (|| {
-        let server = env_json("CONFORMANCE_SERVER")?;
-        let argv: Vec<OsString> = server
-            .as_array()
-            .filter(|a| !a.is_empty())
-            .and_then(|a| a.iter().map(|s| s.as_str().map(OsString::from)).collect())
-            .ok_or("CONFORMANCE_SERVER must be a JSON array of strings")?;
+        let server = match std::env::var(URL_ENV) {
+            Ok(url) => Server::Url(url),
+            Err(_) => {
+                let argv = env_json("CONFORMANCE_SERVER")
+                    .map_err(|e| format!("{e} (nor is {URL_ENV})"))?;
+                let argv: Vec<OsString> = argv
+                    .as_array()
+                    .filter(|a| !a.is_empty())
+                    .and_then(|a| a.iter().map(|s| s.as_str().map(OsString::from)).collect())
+                    .ok_or("CONFORMANCE_SERVER must be a JSON array of strings")?;
+                Server::Argv(argv)
+            }
+        };
         let actions = env_json(ACTIONS_ENV)?
             .as_array()
             .cloned()
             .ok_or("CONFORMANCE_ACTIONS must be a JSON array")?;
-        Ok::<_, String>((argv, actions))
+        Ok::<_, String>((server, actions))
     })();
-    let (argv, actions) = match setup {
+    let (server, actions) = match setup {
         Ok(s) => s,
         Err(e) => {
             eprintln!("reference-client adapter: {e}");
@@ -75,29 +84,64 @@ pub fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    runtime.block_on(act(argv, actions));
+    runtime.block_on(act(server, actions));
     ExitCode::SUCCESS
 }
 
-async fn act(argv: Vec<OsString>, actions: Vec<Value>) {
+/// The variable naming a Streamable HTTP endpoint to connect to instead of a stdio server.
+const URL_ENV: &str = "CONFORMANCE_SERVER_URL";
+
+/// Where the server is: a command to start over stdio, or an HTTP endpoint.
+enum Server {
+    Argv(Vec<OsString>),
+    Url(String),
+}
+
+impl Server {
+    async fn connect(&self, options: ClientOptions) -> Result<Client, ConnectError> {
+        match self {
+            Server::Argv(argv) => Client::spawn(argv, options).await,
+            Server::Url(url) => Client::connect_http(url, options).await,
+        }
+    }
+}
+
+/// The variable naming the protocol version the harness plays.
+const VERSION_ENV: &str = "CONFORMANCE_PROTOCOL_VERSION";
+
+/// The connection options an action asks for: the harness's version where this client
+/// speaks it, and the action's deadline for the handshake.
+fn connect_options(action: &Value) -> ClientOptions {
+    let mut options = ClientOptions::default();
+    match std::env::var(VERSION_ENV) {
+        Ok(version) if KNOWN_VERSIONS.contains(&version.as_str()) => {
+            options.protocol_version = Some(version)
+        }
+        Ok(version) => eprintln!(
+            "reference-client adapter: {VERSION_ENV}={version:?} is not a version this client speaks; asking for its own"
+        ),
+        Err(_) => {}
+    }
+    if let Some(timeout) = millis(action, "timeout_ms") {
+        options.initialize_timeout = timeout;
+    }
+    options
+}
+
+async fn act(server: Server, actions: Vec<Value>) {
     let mut client: Option<Arc<Client>> = None;
     let mut pending: Vec<JoinHandle<()>> = vec![];
     for (i, action) in actions.iter().enumerate() {
         if action.get("connect").is_some() {
-            let mut options = ClientOptions::default();
-            if let Some(timeout) = millis(action, "timeout_ms") {
-                options.initialize_timeout = timeout;
-            }
-            match Client::spawn(&argv, options).await {
+            match server.connect(connect_options(action)).await {
                 Ok(c) => {
                     client = Some(Arc::new(c));
                     report(i, "result", None, None);
                 }
                 Err(e) => {
-                    let word = if e.to_string().contains("timed out") {
-                        "timeout"
-                    } else {
-                        "error"
+                    let word = match e {
+                        ConnectError::TimedOut(_) => "timeout",
+                        _ => "error",
                     };
                     report(i, word, Some(e.to_string()), None);
                     return;
@@ -125,7 +169,7 @@ async fn act(argv: Vec<OsString>, actions: Vec<Value>) {
     for call in pending {
         let _ = call.await;
     }
-    // `exit`, or the end of the actions: close the session the stdio way.
+    // `exit`, or the end of the actions: close the session (stdin first, or DELETE).
     let exit_index = actions.iter().position(|a| a.get("exit").is_some());
     let closed = match client.map(Arc::try_unwrap) {
         Some(Ok(client)) => client.close().await.map(drop).map_err(|e| e.to_string()),
@@ -152,9 +196,9 @@ async fn call(client: &Client, index: usize, action: &Value) {
             token.cancel();
         });
     }
-    let timeout = millis(action, "timeout_ms").unwrap_or(Duration::from_secs(60));
+    let timeout = millis(action, "timeout_ms");
     let (method, params) = if action.get("ping").is_some() {
-        ("ping", json!({}))
+        (client.liveness_method(), json!({}))
     } else {
         let name = action.get("call").and_then(Value::as_str).unwrap_or("");
         let arguments = action.get("arguments").cloned().unwrap_or(json!({}));
@@ -171,11 +215,12 @@ async fn call(client: &Client, index: usize, action: &Value) {
             token.cancel();
         }
     };
-    let progress: Option<reference_client::ProgressFn<'_>> =
-        wants_progress.then_some(&mut handler as reference_client::ProgressFn<'_>);
-    let outcome = client
-        .request(method, params, progress, cancel, timeout)
-        .await;
+    let options = RequestOptions {
+        progress: wants_progress.then_some(&mut handler as reference_client::ProgressFn<'_>),
+        cancel: Some(cancel),
+        timeout,
+    };
+    let outcome = client.request(method, params, options).await;
     let seen = wants_progress.then(|| seen.lock().unwrap_or_else(|e| e.into_inner()).clone());
     match outcome {
         Ok(result) => {

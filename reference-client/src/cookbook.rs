@@ -4,7 +4,7 @@
 //! or at a deadline with `--deadline-ms`), then calls `ping` on the same
 //! server to show that cancelling one request leaves the server running.
 
-use crate::{CallError, Client, ClientOptions, Progress};
+use crate::{CallError, Client, ClientOptions, ConnectError, Progress, RequestOptions};
 use serde_json::json;
 use std::ffi::OsString;
 use std::io::Write;
@@ -16,15 +16,31 @@ use tokio_util::sync::CancellationToken;
 /// Hidden flag: run the reference server in this process instead.
 pub const SERVE_FLAG: &str = "--serve";
 
-const USAGE: &str = "usage: reference-client [--deadline-ms N] [-- <server argv...>]";
+const USAGE: &str =
+    "usage: reference-client [--deadline-ms N] [--timeout-ms N] [--url URL | -- <server argv...>]";
 
 struct Args {
     deadline: Option<Duration>,
+    /// The deadline of each request (the library's `request_timeout`).
+    timeout: Option<Duration>,
+    /// A Streamable HTTP endpoint to use instead of starting a server.
+    url: Option<String>,
     server: Vec<OsString>,
+}
+
+fn millis(name: &str, value: Option<OsString>) -> Result<Duration, String> {
+    let value = value.ok_or_else(|| format!("{name} needs a number of milliseconds"))?;
+    value
+        .to_str()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .ok_or_else(|| format!("{name}: {value:?} is not a whole number of milliseconds"))
 }
 
 fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> {
     let mut deadline = None;
+    let mut timeout = None;
+    let mut url = None;
     let mut server = Vec::new();
     while let Some(arg) = args.next() {
         match arg.to_str() {
@@ -34,22 +50,29 @@ fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> 
                     return Err("nothing follows --; give the server's argv after it".into());
                 }
             }
-            Some("--deadline-ms") => {
+            Some("--deadline-ms") => deadline = Some(millis("--deadline-ms", args.next())?),
+            Some("--timeout-ms") => timeout = Some(millis("--timeout-ms", args.next())?),
+            Some("--url") => {
                 let value = args
                     .next()
-                    .ok_or("--deadline-ms needs a number of milliseconds")?;
-                let ms = value
-                    .to_str()
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .ok_or_else(|| {
-                        format!("--deadline-ms: {value:?} is not a whole number of milliseconds")
-                    })?;
-                deadline = Some(Duration::from_millis(ms));
+                    .ok_or("--url needs the server's MCP endpoint URL")?;
+                let value = value
+                    .into_string()
+                    .map_err(|v| format!("--url: {v:?} is not valid text"))?;
+                url = Some(value);
             }
             _ => return Err(format!("unexpected argument {arg:?}")),
         }
     }
-    Ok(Args { deadline, server })
+    if url.is_some() && !server.is_empty() {
+        return Err("give either --url or a server argv after --, not both".into());
+    }
+    Ok(Args {
+        deadline,
+        timeout,
+        url,
+        server,
+    })
 }
 
 /// The server to start when none is given: the `reference-server` binary
@@ -85,7 +108,7 @@ pub fn main_entry() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if args.server.is_empty() {
+    if args.server.is_empty() && args.url.is_none() {
         match default_server() {
             Ok(server) => args.server = server,
             Err(e) => {
@@ -122,9 +145,19 @@ fn say(line: &str) {
 }
 
 async fn run(args: Args) -> Result<(), String> {
-    let client = Client::spawn(&args.server, ClientOptions::default())
-        .await
-        .map_err(|e| e.to_string())?;
+    let mut options = ClientOptions::default();
+    if let Some(timeout) = args.timeout {
+        options.request_timeout = timeout;
+    }
+    let connected = match &args.url {
+        Some(url) => Client::connect_http(url, options).await,
+        None => Client::spawn(&args.server, options).await,
+    };
+    let client = connected.map_err(|e| match (e, &args.url) {
+        (ConnectError::Spawn(e), _) => e.to_string(),
+        (e, Some(url)) => format!("cannot connect to {url}: {e}"),
+        (e, None) => format!("cannot connect to {:?}: {e}", args.server[0]),
+    })?;
     let outcome = cookbook(&client, args.deadline).await;
     let closed = client.close().await;
     outcome?;
@@ -147,9 +180,10 @@ async fn cookbook(client: &Client, deadline: Option<Duration>) -> Result<(), Str
                 say(&format!("Client: cancel requested after {message}"));
                 canceller.cancel();
             };
-            client
-                .call_tool("work", json!({}), Some(&mut on_progress), cancellation)
-                .await
+            let options = RequestOptions::default()
+                .progress(&mut on_progress)
+                .cancel(cancellation);
+            client.call_tool("work", json!({}), options).await
         }
         Some(deadline) => {
             let canceller = cancellation.clone();
@@ -157,9 +191,8 @@ async fn cookbook(client: &Client, deadline: Option<Duration>) -> Result<(), Str
                 tokio::time::sleep(deadline).await;
                 canceller.cancel();
             });
-            let call = client
-                .call_tool("work", json!({}), None, cancellation)
-                .await;
+            let options = RequestOptions::default().cancel(cancellation);
+            let call = client.call_tool("work", json!({}), options).await;
             timer.abort();
             call
         }
@@ -171,12 +204,22 @@ async fn cookbook(client: &Client, deadline: Option<Duration>) -> Result<(), Str
                 "work returned instead of being cancelled: {result:?}"
             ))
         }
+        Err(CallError::TimedOut(after)) => {
+            return Err(format!(
+                "the server sent neither progress nor an answer for `work` within {after:?}, so the call was cancelled and the connection closed; the server may be hung or stopped (SIGSTOP), or it sends no progress (progress is optional, and impossible over HTTP with JSON answers); --deadline-ms N cancels at a deadline instead, --timeout-ms N sets how long to wait"
+            ))
+        }
         Err(e) => return Err(format!("work failed: {e}")),
     }
     let ping = client
-        .call_tool("ping", json!({}), None, CancellationToken::new())
+        .call_tool("ping", json!({}), RequestOptions::default())
         .await
-        .map_err(|e| format!("ping after the cancellation failed: {e}"))?;
+        .map_err(|e| match e {
+            CallError::TimedOut(after) => format!(
+                "the server did not answer `ping` within {after:?} after `work` was cancelled, so the connection closed; cancelling one request may have hung the server; --timeout-ms N sets how long to wait"
+            ),
+            e => format!("ping after the cancellation failed: {e}"),
+        })?;
     say(&ping.text());
     Ok(())
 }

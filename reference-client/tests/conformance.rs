@@ -33,9 +33,16 @@ fn run(case: &Case, launch: &Launch) -> Result<Report, Failed> {
     Ok(runtime.block_on(run_client_case(case, launch, &relay(), &Options::default()))?)
 }
 
-fn reference_trial(case: Case) -> Trial {
+fn reference_trial(case: Case, loaded: bool) -> Trial {
     let kind = case.level.as_str();
-    Trial::test(case.id.clone(), move || {
+    let name = if loaded {
+        format!("loaded/{}", case.id)
+    } else {
+        case.id.clone()
+    };
+    Trial::test(name, move || {
+        // Every core busy: the reference client must stay clean on a loaded machine too.
+        let _load = loaded.then(harness::saturate_cpus);
         let launch = Launch {
             argv: vec![env!("CARGO_BIN_EXE_reference-client").into()],
             env: vec![],
@@ -210,6 +217,7 @@ fn main() {
             Severity::Warn,
         ),
     ];
-    trials.extend(cases.iter().cloned().map(reference_trial));
+    trials.extend(cases.iter().cloned().map(|c| reference_trial(c, false)));
+    trials.extend(cases.iter().cloned().map(|c| reference_trial(c, true)));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -1,7 +1,7 @@
 //! Client library rules: distinct outcomes, cancels with exact ids, late
 //! answers ignored, unique progress tokens, and the shutdown ladder.
 
-use reference_client::{CallError, Client, ClientOptions, Progress};
+use reference_client::{CallError, Client, ClientOptions, ConnectError, Progress, RequestOptions};
 use reference_server::{serve, ServeOptions};
 use reference_wire::{LineReader, Message, RequestId};
 use serde_json::{json, Value};
@@ -9,20 +9,29 @@ use std::time::Duration;
 use tokio::io::{AsyncWriteExt, DuplexStream};
 use tokio_util::sync::CancellationToken;
 
+/// Options that speak the handshake era without the `server/discover` probe, as the
+/// scripted peers here expect `initialize` first.
+fn handshake_era() -> ClientOptions {
+    ClientOptions {
+        protocol_version: Some(reference_client::PROTOCOL_VERSION.into()),
+        ..ClientOptions::default()
+    }
+}
+
 /// A client connected to an in-process reference server.
 async fn in_process() -> Client {
     let (client_side, server_side) = tokio::io::duplex(64 * 1024);
     let (server_read, server_write) = tokio::io::split(server_side);
     tokio::spawn(serve(server_read, server_write, ServeOptions::default()));
     let (read, write) = tokio::io::split(client_side);
-    Client::connect(read, write, ClientOptions::default())
+    Client::connect(read, write, handshake_era())
         .await
         .expect("connect")
 }
 
 async fn witness(client: &Client) -> Value {
     let result = client
-        .call_tool("cancellations", json!({}), None, CancellationToken::new())
+        .call_tool("cancellations", json!({}), RequestOptions::default())
         .await
         .expect("cancellations");
     serde_json::from_str(&result.text()).expect("json")
@@ -39,9 +48,10 @@ async fn cancellation_is_its_own_outcome() {
         seen.push(p.clone());
         canceller.cancel();
     };
-    let outcome = client
-        .call_tool("work", json!({}), Some(&mut on_progress), cancel)
-        .await;
+    let options = RequestOptions::default()
+        .progress(&mut on_progress)
+        .cancel(cancel);
+    let outcome = client.call_tool("work", json!({}), options).await;
     assert!(matches!(outcome, Err(CallError::Cancelled)), "{outcome:?}");
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].message.as_deref(), Some("Started"));
@@ -53,24 +63,19 @@ async fn cancellation_is_its_own_outcome() {
 async fn tool_errors_and_protocol_errors_are_not_cancellations() {
     let client = in_process().await;
     let tool_error = client
-        .call_tool("echo", json!({"text": 5}), None, CancellationToken::new())
+        .call_tool("echo", json!({"text": 5}), RequestOptions::default())
         .await
         .expect("a result");
     assert!(tool_error.is_error);
     let unknown = client
-        .call_tool("nope", json!({}), None, CancellationToken::new())
+        .call_tool("nope", json!({}), RequestOptions::default())
         .await;
     assert!(
         matches!(unknown, Err(CallError::Rpc(ref e)) if e.code == -32602),
         "{unknown:?}"
     );
     let fine = client
-        .call_tool(
-            "echo",
-            json!({"text": "ok"}),
-            None,
-            CancellationToken::new(),
-        )
+        .call_tool("echo", json!({"text": "ok"}), RequestOptions::default())
         .await
         .expect("echo");
     assert!(!fine.is_error);
@@ -84,9 +89,7 @@ async fn timeout_sends_a_cancel() {
         .request(
             "tools/call",
             json!({"name": "work", "arguments": {}}),
-            None,
-            CancellationToken::new(),
-            Duration::from_millis(20),
+            RequestOptions::default().timeout(Duration::from_millis(20)),
         )
         .await;
     assert!(
@@ -122,7 +125,7 @@ where
         script(lines, peer_write).await;
     });
     let (read, write) = tokio::io::split(client_side);
-    Client::connect(read, write, ClientOptions::default())
+    Client::connect(read, write, handshake_era())
         .await
         .expect("connect")
 }
@@ -168,9 +171,10 @@ async fn cancel_carries_the_exact_id_and_a_late_answer_is_ignored() {
     let cancel = CancellationToken::new();
     let canceller = cancel.clone();
     let mut on_progress = |_: &Progress| canceller.cancel();
-    let outcome = client
-        .call_tool("work", json!({}), Some(&mut on_progress), cancel)
-        .await;
+    let options = RequestOptions::default()
+        .progress(&mut on_progress)
+        .cancel(cancel);
+    let outcome = client.call_tool("work", json!({}), options).await;
     assert!(matches!(outcome, Err(CallError::Cancelled)), "{outcome:?}");
     client.ping().await.expect("ping after a late answer");
     client.close().await.expect("close");
@@ -218,8 +222,7 @@ async fn concurrent_calls_get_unique_progress_tokens() {
                 .call_tool(
                     name,
                     json!({}),
-                    Some(&mut on_progress),
-                    CancellationToken::new(),
+                    RequestOptions::default().progress(&mut on_progress),
                 )
                 .await
                 .expect("result");
@@ -241,7 +244,7 @@ async fn server_exit_fails_pending_calls() {
     })
     .await;
     let outcome = client
-        .call_tool("work", json!({}), None, CancellationToken::new())
+        .call_tool("work", json!({}), RequestOptions::default())
         .await;
     assert!(matches!(outcome, Err(CallError::Closed)), "{outcome:?}");
 }
@@ -255,7 +258,7 @@ async fn close_escalates_from_stdin_to_sigterm_to_sigkill() {
     let argv = ["sh", "-c", script].map(Into::into);
     let options = ClientOptions {
         shutdown_grace: Duration::from_millis(100),
-        ..ClientOptions::default()
+        ..handshake_era()
     };
     let client = Client::spawn(&argv, options).await.expect("spawn");
     let start = std::time::Instant::now();
@@ -278,13 +281,78 @@ async fn close_of_a_well_behaved_server_is_a_clean_exit() {
 #[tokio::test]
 async fn dropping_a_call_cancels_it() {
     let client = in_process().await;
-    let call = client.call_tool(
-        "sleep",
-        json!({"ms": 60_000}),
-        None,
-        CancellationToken::new(),
-    );
+    let call = client.call_tool("sleep", json!({"ms": 60_000}), RequestOptions::default());
     let gave_up = tokio::time::timeout(Duration::from_millis(20), call).await;
     assert!(gave_up.is_err(), "the sleep cannot have finished");
     assert_eq!(witness(&client).await, json!([1]));
+}
+
+#[tokio::test]
+async fn connect_errors_are_typed() {
+    // A server that never answers initialize: the connect times out, typed as such.
+    let (client_side, _silent_peer) = tokio::io::duplex(1024);
+    let (read, write) = tokio::io::split(client_side);
+    let options = ClientOptions {
+        initialize_timeout: Duration::from_millis(50),
+        ..handshake_era()
+    };
+    let outcome = Client::connect(read, write, options).await;
+    assert!(
+        matches!(outcome, Err(ConnectError::TimedOut(d)) if d == Duration::from_millis(50)),
+        "{:?}",
+        outcome.err()
+    );
+    // A missing program is a spawn failure, not a timeout.
+    let argv = ["/nonexistent/mcp-server"].map(Into::into);
+    let outcome = Client::spawn(&argv, ClientOptions::default()).await;
+    assert!(
+        matches!(outcome, Err(ConnectError::Spawn(_))),
+        "{:?}",
+        outcome.err()
+    );
+    // A server that exits at once: the connection closed during the handshake.
+    let argv = ["true"].map(Into::into);
+    let outcome = Client::spawn(&argv, ClientOptions::default()).await;
+    assert!(
+        matches!(outcome, Err(ConnectError::Closed)),
+        "{:?}",
+        outcome.err()
+    );
+}
+
+#[tokio::test]
+async fn a_refused_or_foreign_handshake_is_typed() {
+    for (answer, expect) in [
+        (json!({"error": {"code": -32602, "message": "no"}}), "rpc"),
+        (json!({"result": {"capabilities": {}}}), "invalid"),
+        (
+            json!({"result": {"protocolVersion": "1900-01-01", "capabilities": {}}}),
+            "version",
+        ),
+    ] {
+        let (client_side, peer_side) = tokio::io::duplex(64 * 1024);
+        let (peer_read, mut peer_write) = tokio::io::split(peer_side);
+        let answer2 = answer.clone();
+        tokio::spawn(async move {
+            let mut lines = LineReader::new(peer_read);
+            let Message::Request { id, .. } = next_message(&mut lines).await else {
+                panic!("expected initialize")
+            };
+            let mut reply = answer2;
+            reply["jsonrpc"] = json!("2.0");
+            reply["id"] = id.to_value();
+            send(&mut peer_write, reply.to_string()).await;
+            // Keep the pipe open until the client closes it.
+            while lines.next_line().await.is_some() {}
+        });
+        let (read, write) = tokio::io::split(client_side);
+        let outcome = Client::connect(read, write, handshake_era()).await;
+        let ok = match (expect, &outcome) {
+            ("rpc", Err(ConnectError::Rpc(e))) => e.code == -32602,
+            ("invalid", Err(ConnectError::InvalidResult(_))) => true,
+            ("version", Err(ConnectError::UnsupportedVersion(v))) => v == "1900-01-01",
+            _ => false,
+        };
+        assert!(ok, "{answer}: {:?}", outcome.err());
+    }
 }

@@ -113,6 +113,8 @@ impl Side for ClientTarget {
     const WRITER: &'static Writer = &CLIENT;
     const SENDS: char = '<';
     const EXPECTS: char = '>';
+    const EXIT_GRACE: Option<Duration> = None;
+    const PROBES: bool = false;
 
     async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop> {
         let limit = e.case.timeout.unwrap_or(e.options.case_timeout);
@@ -161,9 +163,10 @@ impl Side for ClientTarget {
         e.judge_client_message(index).await;
     }
 
-    fn observe<T: Transport>(e: &mut Engine<'_, T, Self>, _at: Duration, event: Event) {
+    fn observe<T: Transport>(e: &mut Engine<'_, T, Self>, at: Duration, event: Event) {
         match event {
             Event::Connected(count) => {
+                e.heard(at);
                 e.side.connections = count;
                 if count > 1 {
                     e.rule(

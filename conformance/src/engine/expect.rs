@@ -1,13 +1,14 @@
 //! Expected messages: waiting for the first message that matches a case's pattern, and, when
 //! none does, showing the closest one in a diff.
 
+use super::ledger::Due;
+use super::proof::Ran;
 use super::{Engine, Side, Stop};
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{self, canonical};
 use crate::transcript::{self, Direction, Entry};
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
-use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
@@ -37,6 +38,24 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 .cloned(),
             _ => Some(id.clone()),
         }
+    }
+
+    /// An unconsumed response with this id that arrived at or after transcript index `from`.
+    fn response_with_id(&self, id: &Value, from: usize) -> Option<usize> {
+        self.transcript
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find(|(_, e)| {
+                e.direction == Direction::Received
+                    && e.consumed_by.is_none()
+                    && !e.internal
+                    && e.value.as_ref().is_some_and(|v| {
+                        v.get("method").is_none()
+                            && v.get("id").is_some_and(|v| pattern::json_equal(v, id))
+                    })
+            })
+            .map(|(i, _)| i)
     }
 
     /// The unmatched message a pattern is closest to: the one with its id, or else the first
@@ -72,17 +91,27 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             .map(|(i, _)| i)
     }
 
-    /// How long a message matching `pattern` may take: an answer to `initialize` as long as a
-    /// start, anything else `--reply-timeout`.
-    fn wait_for(&self, pattern: &Value) -> Duration {
-        let request = self
+    /// What a pattern's message would answer, and when it is due: the harness's request with
+    /// the pattern's id, or (for an error without an id, the answer to an unreadable line) the
+    /// last line the case sent.
+    fn subject(&self, pattern: &Value) -> (Option<usize>, Due) {
+        if let Some(request) = self
             .concrete_id(pattern)
-            .and_then(|id| self.ledger.sent(&id));
-        if request.is_some_and(|r| r.starts) {
-            self.options.startup_timeout
-        } else {
-            self.options.reply_timeout
+            .and_then(|id| self.ledger.sent(&id))
+        {
+            return (Some(request.index), request.due);
         }
+        let unreadable = pattern.get("error").is_some()
+            && pattern.get("method").is_none()
+            && pattern.get("id").is_none_or(Value::is_null);
+        if unreadable {
+            let last = self
+                .transcript
+                .iter()
+                .rposition(|e| e.direction == Direction::Sent && !e.internal);
+            return (last, Due::AtOnce);
+        }
+        (None, Due::Unknown)
     }
 
     /// An expected line: waits for the first unmatched message that matches.
@@ -97,15 +126,21 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             // A target's own tool stands in for the role: its result is its business.
             pattern["result"] = json!("{object}");
         }
-        let wait = self.wait_for(&pattern);
+        let (subject, due) = self.subject(&pattern);
         let channel = self.expected_channel(&pattern);
         let prefix = channel.map(|c| format!("{c} ")).unwrap_or_default();
         self.expected
             .push(format!("{} {prefix}{}", S::EXPECTS, canonical(&pattern)));
-        let deadline = Deadline::now() + wait;
+        let began = Deadline::now();
+        let mut scanned = 0;
         loop {
-            if let Some((index, at)) = transcript::take_match(
+            // Only messages that arrived since the last look can match: the others did not,
+            // and nothing that decides a match has changed meanwhile.
+            let from = scanned;
+            scanned = self.transcript.len();
+            if let Some((index, at)) = transcript::take_match_from(
                 &mut self.transcript,
+                from,
                 &pattern,
                 &mut self.captures,
                 line,
@@ -116,31 +151,52 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 return Ok(());
             }
             // A response for the expected id that does not match will not be followed by another.
-            if id.is_some() {
-                if let Some(index) = self.candidate_for(&pattern) {
-                    if self.transcript[index]
-                        .value
-                        .as_ref()
-                        .is_some_and(|v| v.get("id").is_some())
-                    {
-                        return self.mismatch(line, &pattern, Some(index), wait);
-                    }
+            if let Some(id) = &id {
+                if let Some(index) = self.response_with_id(id, from) {
+                    return self.mismatch(
+                        line,
+                        &pattern,
+                        Some(index),
+                        Ran::Out(self.options.reply_timeout),
+                    );
                 }
             }
             // Over HTTP, a response whose stream was refused or ended will never come.
-            let gone = id
-                .as_ref()
-                .is_some_and(|id| self.unanswerable(id).is_some());
-            if gone || !self.next(deadline).await {
+            if let Some(id) = &id {
+                if self.unanswerable(id).is_some() {
+                    let candidate = self.candidate_for(&pattern);
+                    return self.mismatch(
+                        line,
+                        &pattern,
+                        candidate,
+                        Ran::Out(self.options.reply_timeout),
+                    );
+                }
+            }
+            let (deadline, ran) = self.answer_deadline(began, subject, due);
+            let tick = deadline.min(Deadline::now() + std::time::Duration::from_millis(250));
+            // A wait ends only once the harness has caught up with what the target wrote.
+            let got = self.next(tick).await;
+            if !got {
+                if self.stalled {
+                    return Err(Stop::Hung);
+                }
                 if let Some(stop) = S::ended(self) {
                     return Err(stop);
                 }
+                if self.io.finished() {
+                    let candidate = self.candidate_for(&pattern);
+                    return self.mismatch(line, &pattern, candidate, ran);
+                }
+            }
+            if !got && self.quiet_past(deadline) {
                 if let Some(reason) = self.progress_unreachable(&pattern) {
                     return Err(Stop::Skip(reason));
                 }
                 let candidate = self.candidate_for(&pattern);
-                return self.mismatch(line, &pattern, candidate, wait);
+                return self.mismatch(line, &pattern, candidate, ran);
             }
+            self.probe_if_due(began, subject, due).await;
         }
     }
 
@@ -161,7 +217,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         line: usize,
         pattern: &Value,
         candidate: Option<usize>,
-        wait: Duration,
+        ran: Ran,
     ) -> Result<(), Stop> {
         self.line = line;
         let severity = self.case_severity();
@@ -180,7 +236,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 severity,
                 FindingKind::Unmet,
                 format!(
-                    "{what} matching line {line} within {wait:?}{why}: {}",
+                    "{what} matching line {line} {}{why}: {}",
+                    ran.explain(),
                     canonical(pattern)
                 ),
             );

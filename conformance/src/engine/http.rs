@@ -6,10 +6,9 @@
 //! and the status on every line of the transcript and the diff, and replaces the stdio
 //! barrier's proof: across POSTs the order of arrival proves nothing about the order of
 //! reading, so a cancel counts as read once its POST was accepted (`202`) and a grace window
-//! `T_grace = max(500 ms, 4 × RTT)` passed ([`ReadProof::Accepted`]); where nothing proves
-//! it, only the witness can tell, and findings say so.
+//! `T_grace = max(500 ms, 4 × RTT)` passed (the ledger's `CancelMark::accepted`); where
+//! nothing proves it, only the witness can tell, and findings say so.
 
-use super::ledger::ReadProof;
 use super::{Engine, Side};
 use crate::outcome::Severity;
 use crate::transcript::Entry;
@@ -276,12 +275,27 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 if let Some(session) = &head.session {
                     text.push_str(&format!(", session {}", String::from_utf8_lossy(session)));
                 }
+                let mut accepted_cancel = None;
+                let mut rtt = None;
                 if let Some(stream) = self.streams.by.get_mut(channel) {
                     stream.head = Some((now, head.clone()));
                     if stream.opened.wants_accepted() && head.code == 202 {
-                        let rtt = now.duration_since(stream.sent);
-                        self.streams.sample(rtt);
+                        rtt = Some(now.duration_since(stream.sent));
+                        if let Opened::Notification {
+                            cancels: Some(_), ..
+                        } = stream.opened
+                        {
+                            accepted_cancel = Some(stream.entry);
+                        }
                     }
+                }
+                if let Some(rtt) = rtt {
+                    self.streams.sample(rtt);
+                }
+                if let Some(cancel) = accepted_cancel {
+                    // Accepted: the server has read it at the latest a grace later.
+                    let grace = self.streams.grace();
+                    self.ledger.cancel_accepted(cancel, at, grace);
                 }
                 self.show_status(*channel, Some(head));
                 (*channel, text)
@@ -416,11 +430,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
 
     /// Over HTTP, before the barrier's probe: waits (at most `--reply-timeout`) until every
     /// notification POST so far has its status and every request has arrived or had its
-    /// arrival window, then for a grace window after the last cancel was accepted. Returns the
-    /// cancels (transcript indexes) whose POST was accepted with `202`; once the probe is
-    /// answered they count as read. Cancels that nothing proves are noted.
-    pub(crate) async fn settle(&mut self) -> (Vec<usize>, Duration) {
-        let grace = self.streams.grace();
+    /// arrival window, then until the grace after the last accepted cancel has passed, so that
+    /// every cancel sent before the barrier that was accepted counts as read. Cancels that
+    /// nothing proves are noted.
+    pub(crate) async fn settle(&mut self) {
         let arrival = self.streams.arrival();
         let deadline = Deadline::now() + self.options.reply_timeout;
         loop {
@@ -450,60 +463,44 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 break;
             }
         }
-        let mut accepted = vec![];
-        let mut last_accept: Option<Instant> = None;
-        let marks: Vec<(String, usize)> = self
+        let mut last_read: Option<Duration> = None;
+        let marks: Vec<(String, super::ledger::CancelMark)> = self
             .ledger
             .sent
             .iter()
-            .filter_map(|(key, r)| {
-                r.cancel
-                    .filter(|m| m.read.is_none())
-                    .map(|m| (key.clone(), m.at))
-            })
+            .filter_map(|(key, r)| r.cancel.map(|m| (key.clone(), m)))
             .collect();
-        for (key, at) in marks {
-            let channel = self.transcript[at].channel;
+        for (key, mark) in marks {
+            if let Some(read) = mark.read.filter(|_| mark.accepted.is_some()) {
+                last_read = Some(last_read.map_or(read, |l| l.max(read)));
+                continue;
+            }
+            let channel = self
+                .transcript
+                .get(mark.at)
+                .map_or(Channel::Stdio, |e| e.channel);
             let Some(stream) = self.streams.by.get(&channel) else {
                 continue;
             };
-            match &stream.head {
-                Some((when, head)) if head.code == 202 => {
-                    accepted.push(at);
-                    last_accept = Some(last_accept.map_or(*when, |l| l.max(*when)));
-                }
-                _ if channel == Channel::Stdio || matches!(stream.opened, Opened::Request(_)) => {}
-                other => {
-                    if self.streams.unproven.insert(at) {
-                        let what = match other {
-                            Some((_, head)) => format!("got HTTP {}", head.summary()),
-                            None => {
-                                format!("got no status within {:?}", self.options.reply_timeout)
-                            }
-                        };
-                        self.rule(
-                            Severity::Note,
-                            "HTTP-17",
-                            format!(
-                                "the cancel of request {key} ({channel}) {what}: nothing proves the server read it, so a late response to it is not charged and only the witness can tell whether its work stopped"
-                            ),
-                        );
-                    }
-                }
+            if !stream.opened.wants_accepted() || !self.streams.unproven.insert(mark.at) {
+                continue;
             }
+            let what = match &stream.head {
+                Some((_, head)) => format!("got HTTP {}", head.summary()),
+                None => format!("got no status within {:?}", self.options.reply_timeout),
+            };
+            self.rule(
+                Severity::Note,
+                "HTTP-17",
+                format!(
+                    "the cancel of request {key} ({channel}) {what}: nothing proves the server read it, so a late response to it is not charged and only the witness can tell whether its work stopped"
+                ),
+            );
         }
-        if let Some(last) = last_accept {
-            self.pump_until(Deadline::from_std(last + grace)).await;
+        if let Some(read) = last_read {
+            self.pump_until(Deadline::from_std(self.io.started() + read))
+                .await;
         }
-        (accepted, grace)
-    }
-
-    /// After the probe of a barrier over HTTP was answered: the accepted cancels count as read.
-    pub(crate) fn prove_accepted(&mut self, accepted: &[usize], grace: Duration) {
-        self.ledger
-            .prove_read_where(ReadProof::Accepted { grace }, |mark| {
-                accepted.contains(&mark.at)
-            });
     }
 }
 

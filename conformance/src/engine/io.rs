@@ -1,16 +1,36 @@
 //! The engine's two directions: what the harness sends (and what each message means to the
 //! request ledger), and how each event the transport reports is taken in, bounded and judged.
+//!
+//! Every message the target writes is judged by the standing rules, however many there are;
+//! what is *kept* is bounded (see [`KEEP_BYTES`]): past the budget, messages that are not
+//! answers to the harness's requests are judged and counted but not stored, and the report
+//! says so. The transcript may be cut short; the verdict never is.
 
-use super::ledger::SentRequest;
-use super::{Engine, Side, Stop, MAX_RECEIVED_BYTES};
+use super::ledger::{Due, SentRequest};
+use super::{Engine, Side, Stop};
+use crate::fixtures;
 use crate::outcome::{FindingKind, Severity};
 use crate::rules::envelope;
 use crate::transcript::Entry;
 use crate::transport::process::MAX_LINE;
-use crate::transport::{Channel, Event, Transport};
+use crate::transport::{Channel, Event, SendError, Transport};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
+
+/// How many bytes of received messages one case keeps in its transcript.
+pub const KEEP_BYTES: usize = 8 << 20;
+/// How many received messages one case keeps in its transcript.
+pub const KEEP_ENTRIES: usize = 10_000;
+
+/// When the answer to a request of `method` (calling fixture role `tool`) is due.
+fn due(method: &str, tool: Option<&str>, natural_end: Option<Duration>) -> Due {
+    match (method, tool) {
+        ("tools/call", Some("echo" | "ping")) => Due::AtOnce,
+        ("tools/call", _) => natural_end.map_or(Due::Unknown, Due::By),
+        _ => Due::AtOnce,
+    }
+}
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// Sends one message (a case's line, or the harness's own when `internal`) and records
@@ -27,13 +47,14 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             text = value.as_ref().map(Value::to_string).unwrap_or(text);
         }
         let index = self.transcript.len();
+        let now = self.now();
         let mut request = None;
         if let Some(msg) = value.as_ref().and_then(Value::as_object) {
             let id = msg.get("id").filter(|id| id.is_string() || id.is_number());
             match (msg.get("method").and_then(Value::as_str), id) {
                 (Some("notifications/cancelled"), None) => {
                     if let Some(id) = msg.get("params").and_then(|p| p.get("requestId")) {
-                        self.ledger.cancel_sent(id, index);
+                        self.ledger.cancel_sent(id, index, now);
                     }
                 }
                 (Some(method), Some(id)) => {
@@ -46,11 +67,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                         .as_deref()
                         .or_else(|| params.and_then(|p| p.get("name")).and_then(Value::as_str));
                     let call = method == "tools/call";
-                    let endless = call && tool.is_some_and(crate::fixtures::is_endless);
+                    let endless = call && tool.is_some_and(fixtures::is_endless);
                     let natural_end = (call && tool == Some("sleep"))
                         .then_some(original_ms)
                         .flatten()
-                        .map(|ms| self.now() + crate::fixtures::sleep_natural_end(ms));
+                        .map(|ms| now + fixtures::sleep_natural_end(ms));
                     if let Some(token) = &token {
                         self.ledger
                             .tokens
@@ -60,18 +81,26 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                         self.ledger.key(id),
                         SentRequest {
                             line: self.line,
+                            index,
+                            sent: now,
                             method: method.to_string(),
                             internal,
                             endless,
                             starts: method == "initialize",
                             natural_end,
                             mapped: role.is_some(),
+                            due: if call && endless {
+                                Due::Unknown
+                            } else {
+                                due(method, tool, natural_end)
+                            },
                             channel: Channel::Stdio,
                             answers: 0,
                             answer: None,
                             cancel: None,
                             answered_before_cancel: false,
                             last_progress: None,
+                            watched: false,
                         },
                     ));
                 }
@@ -89,7 +118,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             self.expected.len() - 1
         });
         let reply_to = self.reply_channel(value.as_ref());
-        let mut entry = Entry::sent(self.now(), text.clone(), value, internal);
+        let mut entry = Entry::sent(now, text.clone(), value, internal);
         entry.session = self.streams.session;
         self.transcript.push(entry);
         self.last_send = Instant::now();
@@ -107,7 +136,26 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 }
                 Ok(())
             }
+            Err(SendError::Stalled(waited)) => {
+                self.stalled(waited);
+                Err(Stop::Hung)
+            }
             Err(error) => Err(S::lost(self, error).await),
+        }
+    }
+
+    /// The target stopped reading what the harness writes: the case cannot go on.
+    fn stalled(&mut self, waited: Duration) {
+        if !self.stalled {
+            self.stalled = true;
+            self.rule(
+                Severity::Fail,
+                "CAN-11",
+                format!(
+                    "{} stopped reading what the harness sends: a write waited {waited:?} for room; a peer must keep reading its input while it works",
+                    S::WRITER.who
+                ),
+            );
         }
     }
 
@@ -125,8 +173,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     }
 
     /// Sends the harness's own answer to one of the target's requests, without waiting on
-    /// anything: a failure means the target is gone, which the steps notice.
+    /// anything but the transport's write deadline: a target that is gone is noticed by the
+    /// steps, one that stopped reading fails the case.
     pub(crate) async fn reply(&mut self, answer: Value) {
+        if self.stalled {
+            return;
+        }
         let text = answer.to_string();
         if let Some(id) = answer.get("id") {
             let key = self.ledger.key(id);
@@ -139,8 +191,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let mut entry = Entry::sent(self.now(), text.clone(), Some(answer), true);
         entry.session = self.streams.session;
         self.transcript.push(entry);
-        if let Ok(channel) = self.io.send(text.as_bytes(), reply_to).await {
-            self.opened(channel, index, None);
+        match self.io.send(text.as_bytes(), reply_to).await {
+            Ok(channel) => self.opened(channel, index, None),
+            Err(SendError::Stalled(waited)) => self.stalled(waited),
+            Err(_) => {}
         }
     }
 
@@ -157,33 +211,31 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     }
 
     /// Takes in one event; false once the deadline passed or the target can say nothing more.
+    /// A target that stopped reading says nothing more worth waiting for, and one whose process
+    /// exited gets only a short grace for what it wrote before.
     pub(crate) async fn next(&mut self, deadline: Deadline) -> bool {
+        if self.stalled {
+            return false;
+        }
+        let deadline = match (self.exited_at, S::EXIT_GRACE) {
+            (Some(at), Some(grace)) => deadline.min(Deadline::from_std(at + grace)),
+            _ => deadline,
+        };
         let Some((at, event)) = self.io.next(deadline).await else {
+            let late = Deadline::now().saturating_duration_since(deadline);
+            self.lateness = self.lateness.max(late);
             return false;
         };
+        self.last_event = Some(Instant::now());
         let at = at.saturating_duration_since(self.io.started());
         match event {
             Event::Message { channel, bytes } => {
-                self.received_bytes += bytes.len() + 1;
-                if self.received_bytes > MAX_RECEIVED_BYTES {
-                    if !self.flooded {
-                        self.flooded = true;
-                        self.finding(
-                            Severity::Fail,
-                            FindingKind::Limit,
-                            format!(
-                                "{} wrote more than {} MiB {} in one case; the rest is not kept",
-                                S::WRITER.who,
-                                MAX_RECEIVED_BYTES >> 20,
-                                S::WRITER.stream
-                            ),
-                        );
-                    }
-                    return true;
-                }
+                self.heard(at);
                 self.receive(at, channel, bytes).await;
             }
+            Event::Partial(_) => self.heard(at),
             Event::Overlong(channel) if channel != Channel::Stdio => {
+                self.heard(at);
                 self.record(
                     at,
                     channel,
@@ -200,6 +252,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 );
             }
             Event::Overlong(channel) => {
+                self.heard(at);
                 self.record(
                     at,
                     channel,
@@ -217,14 +270,23 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 );
             }
             Event::OutputClosed => self.output_closed = true,
-            Event::Exited(_) => self.exited = true,
+            Event::Exited(_) => {
+                self.exited = true;
+                self.exited_at.get_or_insert_with(Instant::now);
+            }
             event @ (Event::Status { .. } | Event::Body { .. } | Event::Closed { .. }) => {
+                self.heard(at);
                 self.stream_event(at, &event);
                 S::observe(self, at, event);
             }
             other => S::observe(self, at, other),
         }
         true
+    }
+
+    /// The target has written something: it has started, and the startup allowance is over.
+    pub(crate) fn heard(&mut self, at: Duration) {
+        self.heard.get_or_insert(at);
     }
 
     /// Records a message the target wrote; returns its transcript index.
@@ -235,6 +297,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         text: String,
         value: Option<Value>,
     ) -> usize {
+        self.kept_bytes += text.len();
         let mut entry = Entry::received(at, channel, text, value);
         entry.session = self.streams.session_of(channel);
         if let Some(stream) = self.streams.by.get_mut(&channel) {
@@ -244,7 +307,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         self.transcript.len() - 1
     }
 
-    /// The envelope every message must have, then the side's standing rules.
+    /// Whether the transcript has used up what a case may keep.
+    fn over_budget(&self) -> bool {
+        self.kept_bytes > KEEP_BYTES || self.transcript.len() > KEEP_ENTRIES
+    }
+
+    /// The envelope every message must have, then the side's standing rules. Past the budget,
+    /// a message that is not an answer to one of the harness's requests is judged and dropped.
     pub(crate) async fn receive(&mut self, at: Duration, channel: Channel, bytes: Vec<u8>) {
         let text = String::from_utf8_lossy(&bytes).into_owned();
         if text.trim().is_empty() {
@@ -254,7 +323,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
         let value: Option<Value> = serde_json::from_slice(&bytes).ok();
         let is_object = value.as_ref().is_some_and(Value::is_object);
+        let is_response = value
+            .as_ref()
+            .is_some_and(|v| v.get("method").is_none() && v.get("id").is_some());
         let problems = envelope::check(S::WRITER, &text, value.as_ref());
+        let keep = !self.over_budget() || is_response;
         let index = self.record(at, channel, text, value);
         for p in problems {
             self.rule(p.severity, p.requirement, p.message);
@@ -266,6 +339,27 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             let own = std::mem::replace(&mut self.ledger.scope, scope);
             S::judge(self, index).await;
             self.ledger.scope = own;
+        }
+        if !keep
+            && self
+                .transcript
+                .get(index)
+                .is_some_and(|e| e.consumed_by.is_none())
+        {
+            let entry = self.transcript.remove(index);
+            self.kept_bytes -= entry.text.len();
+            if self.dropped == 0 {
+                self.finding(
+                    Severity::Note,
+                    FindingKind::Limit,
+                    format!(
+                        "the transcript keeps {} messages or {} MiB per case; later messages that answer none of the harness's requests were judged and not kept",
+                        KEEP_ENTRIES,
+                        KEEP_BYTES >> 20
+                    ),
+                );
+            }
+            self.dropped += 1;
         }
     }
 }

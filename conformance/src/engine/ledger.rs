@@ -12,40 +12,50 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-/// What proved that the target had read a cancel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReadProof {
-    /// An answered barrier on an ordered transport (stdio): the target read everything sent
-    /// before it.
-    Barrier,
-    /// Over HTTP: the cancel's POST was accepted (202), and a grace window passed for what
-    /// was already in flight.
-    Accepted {
-        /// The grace window.
-        grace: Duration,
-    },
-}
-
-impl ReadProof {
-    /// How a finding names the proof.
-    pub fn describe(self) -> String {
-        match self {
-            ReadProof::Barrier => "the barrier proved the cancel had been read".into(),
-            ReadProof::Accepted { grace } => format!(
-                "the cancel's 202 plus a {} ms grace proved it read",
-                grace.as_millis()
-            ),
-        }
-    }
-}
-
 /// Where the harness's cancel of one of its requests stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CancelMark {
     /// The transcript index of the cancel.
     pub at: usize,
-    /// What proved the target had read it, once something did.
-    pub read: Option<ReadProof>,
+    /// When it was sent, since the target started.
+    pub sent: Duration,
+    /// Whether something since proved the target had read it, and by when it had certainly
+    /// read it: when an answer to a later request arrived on an ordered transport (such as the
+    /// barrier's); over HTTP, when the grace after the cancel POST's `202` ends.
+    pub read: Option<Duration>,
+    /// Over HTTP, the grace that followed the cancel's `202` (the proof is the 202 and the
+    /// grace, not a later answer).
+    pub accepted: Option<Duration>,
+}
+
+impl CancelMark {
+    /// Whether the target has certainly read the cancel by `at`.
+    pub fn is_read(&self, at: Duration) -> bool {
+        self.read.is_some_and(|read| read <= at)
+    }
+
+    /// How a finding names the proof that the cancel was read.
+    pub fn proof(&self) -> String {
+        match self.accepted {
+            Some(grace) => format!(
+                "the cancel's 202 plus a {} ms grace proved it read",
+                grace.as_millis()
+            ),
+            None => "an answer to a later request proved it".into(),
+        }
+    }
+}
+
+/// When the answer to a request is due, as far as the harness knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Due {
+    /// At once: a protocol method (`ping`, `initialize`, an unknown method) or a tool that
+    /// answers at once (`echo`, `ping`); once the target has read it, only a grace is left.
+    AtOnce,
+    /// Not before this time since the target started (a `sleep` ends on its own then).
+    By(Duration),
+    /// Unknown (a tool that runs until it is cancelled, or a tool the harness does not know).
+    Unknown,
 }
 
 /// A request the harness sent.
@@ -53,6 +63,10 @@ pub struct CancelMark {
 pub struct SentRequest {
     /// The case line that sent it (0 for the harness's own).
     pub line: usize,
+    /// Its transcript index.
+    pub index: usize,
+    /// When it was sent, since the target started.
+    pub sent: Duration,
     /// Its method.
     pub method: String,
     /// The harness's own request (handshake, barrier, witness), not a case's.
@@ -66,6 +80,8 @@ pub struct SentRequest {
     /// A call that went to a target's own tool standing in for a role: only the shape of its
     /// result is judged.
     pub mapped: bool,
+    /// When its answer is due.
+    pub due: Due,
     /// The channel it travelled on.
     pub channel: Channel,
     /// How many responses came for it.
@@ -79,6 +95,8 @@ pub struct SentRequest {
     /// The last progress value seen for it, and the channel it came on (progress is only
     /// compared within one stream, AMB-07).
     pub last_progress: Option<(f64, Channel)>,
+    /// A `! silent` step watched it after its cancel.
+    pub watched: bool,
 }
 
 /// A request the target sent.
@@ -126,28 +144,41 @@ impl Ledger {
         }
     }
 
-    /// Records the harness's cancel of request `id`, sent at transcript index `at`. The first
-    /// cancel counts.
-    pub fn cancel_sent(&mut self, id: &Value, at: usize) {
+    /// Records the harness's cancel of request `id`, sent at transcript index `at`, `sent`
+    /// after the target started. The first cancel counts.
+    pub fn cancel_sent(&mut self, id: &Value, at: usize, sent: Duration) {
         let key = self.key(id);
         if let Some(request) = self.sent.get_mut(&key) {
             request.answered_before_cancel = request.answers > 0;
-            request.cancel.get_or_insert(CancelMark { at, read: None });
+            request.cancel.get_or_insert(CancelMark {
+                at,
+                sent,
+                read: None,
+                accepted: None,
+            });
         }
     }
 
-    /// Marks every cancel sent before transcript index `before` as read by the target, by
-    /// `proof`.
-    pub fn prove_read(&mut self, before: usize, proof: ReadProof) {
-        self.prove_read_where(proof, |mark| mark.at < before);
+    /// Over HTTP: the cancel sent at transcript index `at` was accepted with `202`; it counts
+    /// as read `grace` after `accepted` (since the target started).
+    pub fn cancel_accepted(&mut self, at: usize, accepted: Duration, grace: Duration) {
+        for request in self.sent.values_mut() {
+            if let Some(mark) = request.cancel.as_mut().filter(|m| m.at == at) {
+                if mark.read.is_none() {
+                    mark.read = Some(accepted + grace);
+                    mark.accepted = Some(grace);
+                }
+            }
+        }
     }
 
-    /// Marks the cancels `proven` picks as read by the target, by `proof`.
-    pub fn prove_read_where(&mut self, proof: ReadProof, proven: impl Fn(&CancelMark) -> bool) {
+    /// Marks every cancel sent before transcript index `before` as read by the target, as
+    /// proved by something that arrived `now` after the target started.
+    pub fn prove_read(&mut self, before: usize, now: Duration) {
         for request in self.sent.values_mut() {
             if let Some(mark) = request.cancel.as_mut() {
-                if mark.read.is_none() && proven(mark) {
-                    mark.read = Some(proof);
+                if mark.at < before && mark.read.is_none() {
+                    mark.read = Some(now);
                 }
             }
         }

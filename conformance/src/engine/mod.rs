@@ -35,10 +35,6 @@ use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
 
-/// What one case keeps of what a target writes; a target that floods past it fails, and the
-/// harness's memory stays bounded.
-pub(crate) const MAX_RECEIVED_BYTES: usize = 64 << 20;
-
 /// How a run is carried out.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -135,6 +131,11 @@ pub trait Side: Sized {
     const SENDS: char;
     /// The arrow of lines the harness expects.
     const EXPECTS: char;
+    /// How long after the target process exited its output is still read (`None`: until it
+    /// closes). A server's exit ends its session, even if a child it left holds its stdout.
+    const EXIT_GRACE: Option<Duration>;
+    /// Whether the harness may send probes (requests of its own) to prove a message was read.
+    const PROBES: bool;
 
     /// Plays the whole case: opens the session and plays the steps within the time limits.
     async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop>;
@@ -200,8 +201,28 @@ pub struct Engine<'a, T, S> {
     pub(crate) exited: bool,
     /// The target's output ended (a server's stdout, a client's relay connection).
     pub(crate) output_closed: bool,
-    received_bytes: usize,
-    flooded: bool,
+    /// When the target process exited, as the harness saw it.
+    pub(crate) exited_at: Option<Instant>,
+    /// When the target first wrote anything (since it started): it had started by then.
+    pub(crate) heard: Option<Duration>,
+    /// The target stopped reading what the harness writes (reported once).
+    pub(crate) stalled: bool,
+    /// Every message the harness sent before this transcript index is proven read.
+    pub(crate) proven: usize,
+    /// When that proof arrived (since the target started).
+    pub(crate) proven_at: Option<Duration>,
+    /// The transcript index of the last probe sent, if any.
+    pub(crate) probing: Option<usize>,
+    /// When the last event from the target arrived.
+    pub(crate) last_event: Option<Instant>,
+    /// The shortest round trip of the harness's requests.
+    pub(crate) rtt: Option<Duration>,
+    /// How late the harness itself woke up at the worst: how busy the machine was.
+    pub(crate) lateness: Duration,
+    /// Bytes of received messages the transcript keeps.
+    pub(crate) kept_bytes: usize,
+    /// Received messages judged and not kept.
+    pub(crate) dropped: usize,
     /// The protocol version agreed (or played).
     pub(crate) version: Option<String>,
     /// A `! arrives` window for the next expected message.
@@ -231,8 +252,17 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             counter: 0,
             exited: false,
             output_closed: false,
-            received_bytes: 0,
-            flooded: false,
+            exited_at: None,
+            heard: None,
+            stalled: false,
+            proven: 0,
+            proven_at: None,
+            probing: None,
+            last_event: None,
+            rtt: None,
+            lateness: Duration::ZERO,
+            kept_bytes: 0,
+            dropped: 0,
             version: None,
             arrival: None,
             last_arrival: None,
@@ -246,7 +276,19 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         let started = Instant::now();
         let played = S::play(&mut self).await;
         let skip = S::finish(&mut self, played).await;
-        let log = self.io.shutdown(Duration::from_millis(250)).await;
+        if skip.is_none() {
+            self.drain().await;
+        }
+        let mut log = self.io.shutdown(Duration::ZERO).await;
+        if self.dropped > 0 {
+            log.push(
+                self.now(),
+                format!(
+                    "[harness] {} messages were judged and not kept in the transcript",
+                    self.dropped
+                ),
+            );
+        }
         let outcome = if skip.is_some() {
             Outcome::Skip
         } else {
@@ -266,12 +308,29 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         }
     }
 
+    /// Whatever the target still says until it is shut down is judged by the standing rules:
+    /// its input is closed and it gets a moment to exit.
+    async fn drain(&mut self) {
+        self.io.close_input();
+        let until = Deadline::now() + Duration::from_millis(250);
+        while !self.exited && !self.stalled && self.next(until).await {}
+    }
+
+    /// Records a finding; the same finding again only counts one more time.
     pub(crate) fn finding(&mut self, severity: Severity, kind: FindingKind, message: String) {
+        let line = self.line;
+        if let Some(same) = self.findings.iter_mut().rev().find(|f| {
+            f.severity == severity && f.kind == kind && f.line == line && f.message == message
+        }) {
+            same.times += 1;
+            return;
+        }
         self.findings.push(Finding {
             severity,
-            line: self.line,
+            line,
             kind,
             message,
+            times: 1,
         });
     }
 
@@ -403,11 +462,29 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
     }
 
     /// Notes when an expected message arrived, and judges it against a pending `! arrives`.
+    ///
+    /// Early is always judged: load only makes things later. Late is judged unless the harness
+    /// itself was held up about as long (its own timers ran late by at least half the
+    /// overshoot): then the timing cannot tell the target's delay from the machine's, and the
+    /// finding is a note that says so.
     pub(crate) fn arrived(&mut self, line: usize, at: Duration) {
         if let (Some(arrival), Some(previous)) = (self.arrival.take(), self.last_arrival) {
-            if let Some(complaint) = arrival.judge(at.saturating_sub(previous)) {
+            let gap = at.saturating_sub(previous);
+            if let Some(complaint) = arrival.judge(gap) {
                 self.line = line;
-                self.finding(self.case_severity(), FindingKind::Unmet, complaint);
+                let overshoot = gap.saturating_sub(arrival.to);
+                if !overshoot.is_zero() && self.lateness * 2 >= overshoot {
+                    self.finding(
+                        Severity::Note,
+                        FindingKind::Unmet,
+                        format!(
+                            "{complaint}, but the harness's own timers ran up to {} ms late meanwhile: the machine was busy and the timing cannot tell",
+                            self.lateness.as_millis()
+                        ),
+                    );
+                } else {
+                    self.finding(self.case_severity(), FindingKind::Unmet, complaint);
+                }
             }
         }
         self.last_arrival = Some(at);

@@ -1,8 +1,14 @@
-//! The harness's own requests, and the proofs they give: the barrier (an answered probe proves
-//! everything sent before it was read) and `! cancel`, carried out as the era and the
-//! transport call for.
+//! The harness's own requests, and the proofs that let a wait end early without guessing.
+//!
+//! On an ordered transport (stdio), an answer to a request proves the target read everything
+//! sent before that request: the barrier is built on this, and so is every wait for an answer
+//! that is due at once (a `ping`, `initialize`, an error for an unreadable line). Once such a
+//! wait's subject is proven read, only a grace is left (`T_grace`: the larger of 250 ms and
+//! four round trips), however long `--reply-timeout` is; if no proof has come after a moment,
+//! the harness sends a probe to get one. The startup allowance (`--startup-timeout`) lasts
+//! only until the target has written anything at all.
 
-use super::ledger::ReadProof;
+use super::ledger::Due;
 use super::{Engine, Side, Stop};
 use crate::era::ProtocolVersion;
 use crate::outcome::Severity;
@@ -11,13 +17,121 @@ use crate::rules::envelope::short;
 use crate::transcript::Entry;
 use crate::transport::Transport;
 use serde_json::{json, Value};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
 
+/// The least time a message may still take after what caused it was proven read.
+const MIN_GRACE: Duration = Duration::from_millis(250);
+/// How long a wait for an answer due at once goes without proof before a probe is sent.
+const PROBE_AFTER: Duration = Duration::from_millis(250);
+
+/// Why a wait ended without what it waited for.
+pub(crate) enum Ran {
+    /// The allowance ran out.
+    Out(Duration),
+    /// The subject was proven read and the grace after that ran out.
+    Proven(Duration),
+}
+
+impl Ran {
+    /// Says why, for a finding.
+    pub(crate) fn explain(&self) -> String {
+        match self {
+            Ran::Out(wait) => format!("within {wait:?}"),
+            Ran::Proven(grace) => format!(
+                "within a grace of {grace:?} after the target had certainly read what should have caused it (it answered a later request)"
+            ),
+        }
+    }
+}
+
 impl<T: Transport, S: Side> Engine<'_, T, S> {
-    /// Sends a request of the harness's own and waits for its answer: an `initialize` as long
-    /// as a start may take, anything else `--reply-timeout`. `requirement` is what a missing
-    /// answer breaks.
+    /// The grace a message may still take after what caused it was proven read.
+    pub(crate) fn grace(&self) -> Duration {
+        if self.streams.over_http {
+            return self.streams.grace();
+        }
+        MIN_GRACE.max(self.rtt.unwrap_or_default() * 4)
+    }
+
+    /// How long a wait that began at `began` may last: `--reply-timeout` once the target has
+    /// written anything, the startup allowance until then.
+    fn allowance_deadline(&self, began: Deadline) -> (Deadline, Duration) {
+        let reply = self.options.reply_timeout;
+        match self.heard {
+            Some(at) => {
+                let heard = Deadline::from_std(self.io.started() + at);
+                (began.max(heard) + reply, reply)
+            }
+            None => (
+                began + self.options.startup_timeout,
+                self.options.startup_timeout,
+            ),
+        }
+    }
+
+    /// The deadline of a wait for a message caused by the harness's message at transcript
+    /// index `subject`, due as `due` says; and whether it was shortened by a proof.
+    pub(crate) fn answer_deadline(
+        &self,
+        began: Deadline,
+        subject: Option<usize>,
+        due: Due,
+    ) -> (Deadline, Ran) {
+        let (deadline, allowance) = self.allowance_deadline(began);
+        let proven = subject.filter(|s| *s < self.proven).and(self.proven_at);
+        let due_at = match due {
+            Due::AtOnce => Some(Duration::ZERO),
+            Due::By(end) => Some(end),
+            Due::Unknown => None,
+        };
+        match (proven, due_at) {
+            (Some(proof), Some(due_at)) => {
+                let grace = self.grace();
+                let after = Deadline::from_std(self.io.started() + proof.max(due_at)) + grace;
+                if after < deadline {
+                    return (after, Ran::Proven(grace));
+                }
+                (deadline, Ran::Out(allowance))
+            }
+            _ => (deadline, Ran::Out(allowance)),
+        }
+    }
+
+    /// Sends a probe when a wait for an answer due at once has gone on for a moment without
+    /// proof: its answer proves the subject was read (on an ordered transport).
+    pub(crate) async fn probe_if_due(&mut self, began: Deadline, subject: Option<usize>, due: Due) {
+        let Some(subject) = subject else { return };
+        let due_at = match due {
+            Due::AtOnce => Duration::ZERO,
+            Due::By(end) => end,
+            Due::Unknown => return,
+        };
+        let now = self.now();
+        let waited = Deadline::now().saturating_duration_since(began);
+        if !S::PROBES
+            || !self.io.ordered()
+            || subject < self.proven
+            || self.probing.is_some_and(|p| p > subject)
+            || waited < PROBE_AFTER
+            || now < due_at
+            || self.stalled
+            || self.exited
+        {
+            return;
+        }
+        self.counter += 1;
+        let id = format!("probe-{}", self.counter);
+        let probe = self
+            .protocol()
+            .unwrap_or(ProtocolVersion::V2025_11_25)
+            .probe(&id);
+        self.probing = Some(self.transcript.len());
+        let _ = self.write(probe.to_string(), true).await;
+    }
+
+    /// Sends a request of the harness's own and waits for its answer. `requirement` is what a
+    /// missing answer breaks.
     pub(crate) async fn request_internal(
         &mut self,
         message: Value,
@@ -26,21 +140,16 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let id = message["id"].clone();
         let method = message["method"].as_str().unwrap_or("").to_string();
         self.write(message.to_string(), true).await?;
-        let wait = if method == "initialize" {
-            self.options.startup_timeout
-        } else {
-            self.options.reply_timeout
-        };
-        let deadline = Deadline::now() + wait;
+        let subject = self.ledger.sent(&id).map(|r| r.index);
+        let began = Deadline::now();
         loop {
             if let Some(index) = self.ledger.answer_of(&id) {
-                return Ok(self.transcript[index].value.clone().unwrap_or(Value::Null));
+                return Ok(self.value(index));
             }
             // Over HTTP, an answer whose stream was refused or ended will never come.
             if let Some(why) = self.unanswerable(&id) {
-                if self.exited || self.output_closed {
-                    S::gone(self);
-                    return Err(Stop::Gone);
+                if let Some(stop) = self.wait_ended() {
+                    return Err(stop);
                 }
                 self.rule(
                     Severity::Fail,
@@ -52,42 +161,72 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 );
                 return Err(Stop::Hung);
             }
-            if !self.next(deadline).await {
-                if self.exited || self.output_closed {
-                    S::gone(self);
-                    return Err(Stop::Gone);
+            let (deadline, ran) = self.answer_deadline(began, subject, Due::AtOnce);
+            let tick = deadline.min(Deadline::now() + PROBE_AFTER);
+            // A wait ends only once the harness has caught up with what the target wrote: a
+            // target that talks a lot is not blamed for the time the harness takes to read it.
+            let got = self.next(tick).await;
+            if !got {
+                if let Some(stop) = self.wait_ended() {
+                    return Err(stop);
                 }
+            }
+            if !got && self.quiet_past(deadline) {
                 let message = if method == "initialize" {
                     format!(
-                        "no answer to `initialize` within {wait:?}; the target never started serving (check the command, or raise --startup-timeout for a slow start)"
+                        "no answer to `initialize` {}; the target never started serving (check the command, or raise --startup-timeout for a slow start)",
+                        ran.explain()
                     )
                 } else {
                     format!(
-                        "no answer to the harness's `{method}` (id {}) within {wait:?}; {} stopped serving",
+                        "no answer to the harness's `{method}` (id {}) {}; {} stopped serving",
                         canonical(&id),
+                        ran.explain(),
                         S::WRITER.who
                     )
                 };
                 self.rule(Severity::Fail, requirement, message);
                 return Err(Stop::Hung);
             }
+            self.probe_if_due(began, subject, Due::AtOnce).await;
         }
+    }
+
+    /// Whether a wait with this deadline is over: the deadline has passed and the target has
+    /// been quiet for a grace. A target that is still talking is not judged silent, however
+    /// long the harness takes to read what it says.
+    pub(crate) fn quiet_past(&self, deadline: Deadline) -> bool {
+        let now = Deadline::now();
+        let last = self
+            .last_event
+            .map_or(deadline, |at| Deadline::from_std(at) + self.grace());
+        now >= deadline && now >= last
+    }
+
+    /// A wait ran out: the stop to take when that is because the target is gone or stopped
+    /// reading (already reported), else `None`.
+    pub(crate) fn wait_ended(&mut self) -> Option<Stop> {
+        if self.stalled {
+            return Some(Stop::Hung);
+        }
+        if self.exited || self.output_closed {
+            S::gone(self);
+            return Some(Stop::Gone);
+        }
+        None
     }
 
     /// `! barrier`: a request whose answer proves the target has read everything sent before
     /// it (stdin is a FIFO and stdout one ordered stream), so every cancel sent before it is
-    /// known to have been read.
+    /// known to have been read. Over HTTP the answer proves nothing about other POSTs: the
+    /// barrier first waits for every earlier POST's status and the grace after the last
+    /// accepted cancel (see `http.rs`), and the probe then checks liveness.
     pub(crate) async fn barrier(&mut self) -> Result<(), Stop> {
-        // Over HTTP the probe's answer proves nothing about other POSTs: the proof is each
-        // cancel's 202 and a grace window.
-        let settled = if self.streams.over_http {
-            Some(self.settle().await)
-        } else {
-            None
-        };
+        if self.streams.over_http {
+            self.settle().await;
+        }
         self.counter += 1;
         let id = format!("barrier-{}", self.counter);
-        let sent_at = self.transcript.len();
         let probe = self
             .protocol()
             .unwrap_or(ProtocolVersion::V2025_11_25)
@@ -108,12 +247,25 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 ),
             );
         }
-        if self.io.ordered() {
-            self.ledger.prove_read(sent_at, ReadProof::Barrier);
-        } else if let Some((accepted, grace)) = settled {
-            self.prove_accepted(&accepted, grace);
-        }
         Ok(())
+    }
+
+    /// An answer to the harness's request sent at transcript index `index` arrived: on an
+    /// ordered transport, everything sent before it has certainly been read.
+    pub(crate) fn proof_arrived(&mut self, index: usize, sent: Duration) {
+        let now = self.now();
+        // A round trip counts only once the target was running: the first answer of a slow
+        // start says how long the start took, not how long a round trip takes.
+        let running = self.heard.is_some_and(|heard| heard <= sent);
+        if let Some(rtt) = now.checked_sub(sent).filter(|_| running) {
+            self.rtt = Some(self.rtt.map_or(rtt, |r| r.min(rtt)));
+        }
+        if !self.io.ordered() || index < self.proven {
+            return;
+        }
+        self.proven = index + 1;
+        self.proven_at = Some(now);
+        self.ledger.prove_read(self.proven, now);
     }
 
     /// `! cancel ID [reason]`: cancels the harness's request ID as the protocol version and the
@@ -137,7 +289,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.transcript
                     .push(Entry::sent(self.now(), text, None, false));
                 self.transcript[index].channel = channel;
-                self.ledger.cancel_sent(&id, index);
+                self.ledger.cancel_sent(&id, index, self.now());
                 self.last_send = Instant::now();
                 return Ok(());
             }

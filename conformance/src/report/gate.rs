@@ -64,6 +64,12 @@ pub struct Verdict {
     pub broken: bool,
     /// Blessing was asked for and may rewrite this case: only expected lines differed.
     pub bless: bool,
+    /// The outcome of every run, in order (`--repeat`; one run otherwise). A run whose target
+    /// could not start counts as a failure.
+    pub runs: Vec<Outcome>,
+    /// The runs disagreed: the case's outcome depends on something other than the target's
+    /// behaviour as the case drives it (a race in the target, or timing).
+    pub flaky: bool,
 }
 
 impl Verdict {
@@ -111,7 +117,49 @@ pub fn headline(report: &Report) -> String {
         .unwrap_or_default()
 }
 
-/// The gate's verdict on one case. `next` is the advice that ends a failure's explanation.
+/// How much an outcome weighs when runs of a case disagree: the worst run counts.
+fn weight(result: &CaseResult) -> u8 {
+    match result.as_ref().map(|r| r.outcome) {
+        Err(_) => 5,
+        Ok(Outcome::Fail) => 4,
+        Ok(Outcome::Warn) => 3,
+        Ok(Outcome::Info) => 2,
+        Ok(Outcome::Pass) => 1,
+        Ok(Outcome::Skip) => 0,
+    }
+}
+
+/// The run of a case that stands for all its runs: the worst one (the first of equals).
+pub fn worst(runs: &[CaseResult]) -> &CaseResult {
+    runs.iter()
+        .rev()
+        .max_by_key(|r| weight(r))
+        .expect("a case has at least one run")
+}
+
+/// The gate's verdict on a case from all its runs (the worst run stands for them; see
+/// [`worst`]). `next` is the advice that ends a failure's explanation.
+pub fn verdict_of_runs(case: &Case, runs: &[CaseResult], gate: &Gate, next: &str) -> Verdict {
+    let outcomes: Vec<Outcome> = runs
+        .iter()
+        .map(|r| r.as_ref().map_or(Outcome::Fail, |r| r.outcome))
+        .collect();
+    let gate = Gate {
+        bless: gate.bless && runs.len() == 1,
+        ..*gate
+    };
+    let mut verdict = verdict(case, worst(runs), &gate, next);
+    verdict.flaky = outcomes.windows(2).any(|w| w[0] != w[1]);
+    verdict.runs = outcomes;
+    if verdict.flaky {
+        let shown: Vec<&str> = verdict.runs.iter().map(|o| o.as_str()).collect();
+        verdict.message = format!("flaky ({}): {}", shown.join(", "), verdict.message);
+    }
+    verdict
+}
+
+/// The gate's verdict on one run of a case. `next` is the advice that ends a failure's
+/// explanation.
 pub fn verdict(case: &Case, result: &CaseResult, gate: &Gate, next: &str) -> Verdict {
     let mut verdict = Verdict {
         id: case.id.clone(),
@@ -124,6 +172,8 @@ pub fn verdict(case: &Case, result: &CaseResult, gate: &Gate, next: &str) -> Ver
         baseline: None,
         broken: false,
         bless: false,
+        runs: vec![result.as_ref().map_or(Outcome::Fail, |r| r.outcome)],
+        flaky: false,
     };
     let report = match result {
         Ok(report) => report,
@@ -188,10 +238,10 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Adds up a set of results.
-    pub fn of(results: &[CaseResult]) -> Summary {
+    /// Adds up the cases of a run, each by its worst run.
+    pub fn of(results: &[Vec<CaseResult>]) -> Summary {
         let mut s = Summary::default();
-        for r in results {
+        for r in results.iter().map(|runs| worst(runs)) {
             match r.as_ref().map(|r| r.outcome) {
                 Ok(Outcome::Pass) => s.pass += 1,
                 Ok(Outcome::Warn) => s.warn += 1,
@@ -231,6 +281,7 @@ mod tests {
                 line: 3,
                 kind: *kind,
                 message: "m".into(),
+                times: 1,
             })
             .collect();
         report.outcome = Outcome::from_findings(crate::case::Level::Must, &report.findings);
@@ -279,6 +330,8 @@ mod tests {
             baseline,
             broken: false,
             bless: false,
+            runs: vec![outcome],
+            flaky: false,
         };
         let pass = verdict(Outcome::Pass, None);
         let warn = verdict(Outcome::Warn, None);

@@ -24,6 +24,8 @@ pub fn render(
             "message": v.message,
             "duration_ms": v.duration_ms,
             "baseline": v.baseline.map(|b| b.as_str()),
+            "runs": v.runs.iter().map(|o| o.as_str()).collect::<Vec<_>>(),
+            "flaky": v.flaky,
         })).collect::<Vec<_>>(),
         "summary": {
             "pass": summary.pass,

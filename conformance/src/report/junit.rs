@@ -36,6 +36,11 @@ pub fn render(target: &str, verdicts: &[Verdict], strict: bool) -> String {
         let mut case = TestCase::new(name.to_string(), status);
         case.set_classname(class.replace('/', "."));
         case.set_time(Duration::from_millis(v.duration_ms));
+        if v.runs.len() > 1 {
+            let runs: Vec<&str> = v.runs.iter().map(|o| o.as_str()).collect();
+            case.add_property(("runs", runs.join(",").as_str()));
+            case.add_property(("flaky", if v.flaky { "true" } else { "false" }));
+        }
         if !v.details.is_empty() && !failing {
             case.set_system_out(v.details.clone());
         }

@@ -111,7 +111,12 @@ pub fn explain(case: &Case, report: &Report, next: &str) -> String {
             continue;
         }
         listed.push(f);
-        let times = report.findings.iter().filter(|g| same(g, f)).count();
+        let times: u32 = report
+            .findings
+            .iter()
+            .filter(|g| same(g, f))
+            .map(|g| g.times)
+            .sum();
         let again = if times > 1 {
             format!(" ({times} times)")
         } else {

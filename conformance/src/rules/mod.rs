@@ -79,6 +79,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         request.answer.get_or_insert(index);
         let request = request.clone();
         self.transcript[index].internal = request.internal;
+        if request.answers == 1 {
+            self.proof_arrived(request.index, request.sent);
+        }
         if request.answers > 1 {
             self.transcript[index].consumed_by = Some(0);
             self.rule(

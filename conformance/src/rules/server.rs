@@ -30,15 +30,15 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 self.reply(answer).await;
             }
             (Some("notifications/progress"), None) => {
-                let channel = self.transcript[index].channel;
-                self.progress(value.get("params"), channel)
+                let (channel, at) = (self.transcript[index].channel, self.transcript[index].at);
+                self.progress(value.get("params"), channel, at)
             }
             (Some(_), None) => {}
             (None, _) => self.response(index, &value),
         }
     }
 
-    fn progress(&mut self, params: Option<&Value>, channel: Channel) {
+    fn progress(&mut self, params: Option<&Value>, channel: Channel, at: std::time::Duration) {
         let token = params.and_then(|p| p.get("progressToken"));
         let Some(request_key) = token
             .and_then(|t| self.ledger.tokens.get(&self.ledger.key(t)))
@@ -66,14 +66,14 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 "PRG-07",
                 format!("progress for request {request_key} after its response; progress must stop when the operation completes"),
             ),
-            Some((false, Some(mark))) if mark.read.is_some() => {
-                let proof = mark.read.map(|p| p.describe()).unwrap_or_default();
-                self.rule(
-                    Severity::Warn,
-                    "CAN-05",
-                    format!("progress for request {request_key} after the target had read its cancel ({proof})"),
-                )
-            }
+            Some((false, Some(mark))) if mark.is_read(at) => self.rule(
+                Severity::Warn,
+                "CAN-05",
+                format!(
+                    "progress for request {request_key} after the target had read its cancel ({})",
+                    mark.proof()
+                ),
+            ),
             _ => {}
         }
         let Some(value) = value else {
@@ -128,33 +128,53 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         if request.answered_before_cancel || request.starts {
             return;
         }
-        // Only a response that could have crossed the cancel is excused: not one from a tool
-        // that never ends, nor one that came before the tool could have finished, nor an error
-        // saying it was cancelled (-32800, as several SDKs send).
+        // A response the cancel certainly caused, or one the server sent knowing of the cancel
+        // before its work could have ended, is a warning; where the timing cannot tell whether
+        // the work was done before the cancel was read (CAN-09 lets a finished request ignore
+        // its cancel), the server gets the benefit of the doubt, and the note says so. Load
+        // only makes things later, so none of this flips on a busy machine.
         let cancelled_error = value.pointer("/error/code").and_then(Value::as_i64) == Some(-32800);
-        let cause = if request.endless {
-            Some("its tool never ends on its own, so the cancel caused it".to_string())
+        let ms = |d: std::time::Duration| d.as_millis();
+        let judged: Result<String, String> = if request.endless {
+            Ok("its tool never ends on its own, so the cancel caused it".into())
         } else if request.natural_end.is_some_and(|end| at < end) {
-            Some(
+            Ok(
                 "it came before the tool could have finished on its own, so the cancel caused it"
-                    .to_string(),
+                    .into(),
             )
         } else if cancelled_error {
-            Some("its error -32800 says the cancel caused it".to_string())
+            Ok("its error -32800 says the cancel caused it".into())
         } else {
-            mark.read.map(|proof| proof.describe())
+            match (request.natural_end, mark.read) {
+                (Some(end), _) if mark.sent >= end => Err(format!(
+                    "the cancel of request {key} was sent at +{} ms, when the tool could already have finished (+{} ms), so its response may have been produced before the cancel was read (CAN-09); the timing cannot tell",
+                    ms(mark.sent),
+                    ms(end)
+                )),
+                (Some(end), Some(read)) if read < end => Ok(format!(
+                    "the target had read the cancel before the tool could have finished on its own ({}), and answered all the same",
+                    mark.proof()
+                )),
+                (Some(end), Some(read)) => Err(format!(
+                    "the proof that request {key}'s cancel was read came at +{} ms, after the tool could have finished (+{} ms), so its work may have ended before the cancel was read (CAN-09); the timing cannot tell",
+                    ms(read),
+                    ms(end)
+                )),
+                (None, Some(read)) if at >= read => Err(format!(
+                    "request {key} was answered after the target had read its cancel, but its tool's duration is unknown: the work may have ended before the cancel was read (CAN-09); the timing cannot tell"
+                )),
+                _ => Err(format!(
+                    "the response to request {key} crossed its cancel (allowed)"
+                )),
+            }
         };
-        match cause {
-            Some(why) => self.rule(
+        match judged {
+            Ok(why) => self.rule(
                 Severity::Warn,
                 "CAN-05",
                 format!("request {key} was answered after it was cancelled ({why}); a cancelled request should get no response"),
             ),
-            None => self.rule(
-                Severity::Note,
-                "CAN-08",
-                format!("the response to request {key} crossed its cancel (allowed)"),
-            ),
+            Err(note) => self.rule(Severity::Note, "CAN-08", note),
         }
     }
 

@@ -429,7 +429,7 @@ async fn process_event(
         let text = match event {
             ProcessEvent::Line(bytes) => format!("[stdout] {}", String::from_utf8_lossy(&bytes)),
             ProcessEvent::Overlong => "[stdout] a line too long to keep".into(),
-            ProcessEvent::StdoutClosed => continue,
+            ProcessEvent::StdoutClosed | ProcessEvent::Partial => continue,
             ProcessEvent::Exited(status) => {
                 *done = true;
                 return Some((at, Event::Exited(status)));
@@ -477,6 +477,12 @@ impl Transport for Http {
             self.local.push_back((event.0, Event::OutputClosed));
         }
         Some(event)
+    }
+
+    /// Nothing more can come once the server is gone (it exited, or refuses connections) and
+    /// no response is still being read.
+    fn finished(&self) -> bool {
+        (self.process_done || self.refused) && self.tasks.is_empty() && self.local.is_empty()
     }
 
     fn ordered(&self) -> bool {

@@ -6,18 +6,30 @@ use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder};
 
-/// Reads `\n`-terminated lines, handing each to `sink` without its newline (and without a
-/// trailing `\r`); lines over `max` bytes are discarded as they stream by and reported as
-/// `Err(())`. Stops at end of file, on a read error, or when `sink` returns false. A last
-/// line without a newline is delivered at end of file.
+/// What a line reader hands on.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Chunk {
+    /// One line, without its newline (and without a trailing `\r`).
+    Line(Vec<u8>),
+    /// A line longer than the limit; its bytes were discarded.
+    Overlong,
+    /// The start of a line arrived and its end has not (yet): the peer is writing. Reported
+    /// once per line.
+    Partial,
+}
+
+/// Reads `\n`-terminated lines, handing each to `sink`; lines over `max` bytes are discarded
+/// as they stream by. Stops at end of file, on a read error, or when `sink` returns false. A
+/// last line without a newline is delivered at end of file.
 pub async fn read_lines<R, F, Fut>(mut reader: R, max: usize, mut sink: F)
 where
     R: AsyncRead + Unpin,
-    F: FnMut(Result<Vec<u8>, ()>) -> Fut,
+    F: FnMut(Chunk) -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
     let mut codec = AnyDelimiterCodec::new_with_max_length(b"\n".to_vec(), vec![], max);
     let mut buf = BytesMut::with_capacity(8192);
+    let mut partial_told = false;
     loop {
         loop {
             let item = match codec.decode(&mut buf) {
@@ -26,13 +38,20 @@ where
                     if line.last() == Some(&b'\r') {
                         line.pop();
                     }
-                    Ok(line)
+                    Chunk::Line(line)
                 }
                 Ok(None) => break,
-                Err(AnyDelimiterCodecError::MaxChunkLengthExceeded) => Err(()),
+                Err(AnyDelimiterCodecError::MaxChunkLengthExceeded) => Chunk::Overlong,
                 Err(AnyDelimiterCodecError::Io(_)) => return,
             };
+            partial_told = false;
             if !sink(item).await {
+                return;
+            }
+        }
+        if !buf.is_empty() && !partial_told {
+            partial_told = true;
+            if !sink(Chunk::Partial).await {
                 return;
             }
         }
@@ -44,7 +63,37 @@ where
     }
     if let Ok(Some(rest)) = codec.decode_eof(&mut buf) {
         if !rest.is_empty() {
-            sink(Ok(rest.to_vec())).await;
+            sink(Chunk::Line(rest.to_vec())).await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn chunks(input: &[u8], max: usize) -> Vec<Chunk> {
+        let mut out = vec![];
+        read_lines(input, max, |c| {
+            out.push(c);
+            async { true }
+        })
+        .await;
+        out
+    }
+
+    #[tokio::test]
+    async fn lines_overlong_and_a_last_line_without_newline() {
+        let got = chunks(b"a\r\nbbbbbbbbbb\nc\nd", 4).await;
+        assert_eq!(
+            got,
+            [
+                Chunk::Line(b"a".to_vec()),
+                Chunk::Overlong,
+                Chunk::Line(b"c".to_vec()),
+                Chunk::Partial,
+                Chunk::Line(b"d".to_vec()),
+            ]
+        );
     }
 }

@@ -20,6 +20,7 @@ pub mod http;
 mod http_stream;
 pub mod lines;
 pub mod process;
+pub mod reap;
 pub mod relay;
 pub mod stdio;
 
@@ -74,6 +75,9 @@ pub enum Event {
     },
     /// A message longer than the harness accepts; its bytes were discarded.
     Overlong(Channel),
+    /// The start of a message arrived without its end (yet): the target is writing, so it has
+    /// started.
+    Partial(Channel),
     /// The target's side of the conversation ended: a server's stdout reached end of file, or
     /// a client's relay connection closed.
     OutputClosed,
@@ -188,6 +192,9 @@ pub trait Transport {
 
     /// The next event, or `None` once the deadline passed or nothing more can come.
     async fn next(&mut self, deadline: Deadline) -> Option<(Instant, Event)>;
+
+    /// Whether nothing more can come: the target's output ended and its process exited.
+    fn finished(&self) -> bool;
 
     /// Whether messages arrive in the order the target wrote them and the target reads what
     /// it is sent in order: then an answer to a later request proves an earlier message was

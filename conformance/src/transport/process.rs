@@ -7,8 +7,9 @@
 //! also when the harness unwinds from a panic. Every live group is listed in one registry,
 //! so the harness can kill them all when it is interrupted.
 
-use super::lines::read_lines;
-use std::collections::{BTreeSet, VecDeque};
+use super::lines::{read_lines, Chunk};
+use super::reap;
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -99,6 +100,8 @@ pub enum ProcessEvent {
     Line(Vec<u8>),
     /// A stdout line longer than [`MAX_LINE`]; its bytes were discarded.
     Overlong,
+    /// The start of a stdout line without its end (yet).
+    Partial,
     /// Stdout reached end of file.
     StdoutClosed,
     /// The process exited.
@@ -114,27 +117,11 @@ pub enum WriteError {
     Stalled(Duration),
 }
 
-/// Process groups alive right now, so an interrupted harness can kill them all.
-static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
-
-/// Kills every process group the harness started and has not reaped yet (for an interrupted
-/// harness: SIGINT, SIGTERM, SIGHUP).
-pub fn kill_all_groups() {
-    let groups = LIVE_GROUPS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
-    for pid in groups {
-        // SAFETY: killpg only sends a signal; the group was created for a target.
-        unsafe {
-            libc::killpg(pid, libc::SIGKILL);
-        }
-    }
-}
-
 /// A running process.
 pub struct Process {
     pid: i32,
+    /// The tag every process it starts carries (see [`reap`]).
+    tag: String,
     stdin: Option<ChildStdin>,
     events: mpsc::Receiver<(Instant, ProcessEvent)>,
     /// Its stderr so far, and notes about it.
@@ -151,9 +138,11 @@ impl Process {
         let (program, args) = launch.argv.split_first().ok_or_else(|| {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command")
         })?;
+        let tag = reap::new_tag();
         let mut cmd = Command::new(program);
         cmd.args(args)
             .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .env(reap::TAG_ENV, &tag)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -166,10 +155,7 @@ impl Process {
         let started = Instant::now();
         let pid = child.id().map(|p| p as i32).unwrap_or(0);
         if pid > 0 {
-            LIVE_GROUPS
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(pid);
+            reap::enlist(pid);
         }
         let (tx, events) = mpsc::channel(256);
         let log = Arc::new(Mutex::new(TargetLog::default()));
@@ -178,10 +164,11 @@ impl Process {
         let stdin = child.stdin.take();
         let out_tx = tx.clone();
         tokio::spawn(async move {
-            read_lines(stdout, MAX_LINE, |line| {
-                let event = match line {
-                    Ok(bytes) => ProcessEvent::Line(bytes),
-                    Err(()) => ProcessEvent::Overlong,
+            read_lines(stdout, MAX_LINE, |chunk| {
+                let event = match chunk {
+                    Chunk::Line(bytes) => ProcessEvent::Line(bytes),
+                    Chunk::Overlong => ProcessEvent::Overlong,
+                    Chunk::Partial => ProcessEvent::Partial,
                 };
                 let tx = out_tx.clone();
                 async move { tx.send((Instant::now(), event)).await.is_ok() }
@@ -193,16 +180,19 @@ impl Process {
         });
         let err_log = log.clone();
         tokio::spawn(async move {
-            read_lines(stderr, STDERR_LINE_MAX, |line| {
-                let text = match line {
-                    Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                    Err(()) => format!("[a line of more than {STDERR_LINE_MAX} bytes, cut]"),
+            read_lines(stderr, STDERR_LINE_MAX, |chunk| {
+                let text = match chunk {
+                    Chunk::Line(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                    Chunk::Overlong => {
+                        format!("[a line of more than {STDERR_LINE_MAX} bytes, cut]")
+                    }
+                    Chunk::Partial => return std::future::ready(true),
                 };
                 err_log
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .push(started.elapsed(), text);
-                async { true }
+                std::future::ready(true)
             })
             .await;
         });
@@ -215,6 +205,7 @@ impl Process {
         });
         Ok(Process {
             pid,
+            tag,
             stdin,
             events,
             log,
@@ -309,14 +300,11 @@ impl Process {
         }
     }
 
-    /// Kills the whole process group at once.
+    /// Kills the whole process group at once, and every process the target started that left
+    /// it (see [`reap`]).
     pub fn kill_group(&self) {
-        if self.pid > 0 {
-            // SAFETY: killpg only sends a signal; the group was created for this process.
-            unsafe {
-                libc::killpg(self.pid, libc::SIGKILL);
-            }
-        }
+        reap::kill_group(self.pid);
+        reap::kill_tagged(&self.tag, self.pid);
     }
 }
 
@@ -326,9 +314,6 @@ impl Drop for Process {
     fn drop(&mut self) {
         // Children the process started in its group die with it, also on unwinding.
         self.kill_group();
-        LIVE_GROUPS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.pid);
+        reap::discharge(self.pid);
     }
 }

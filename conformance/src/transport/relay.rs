@@ -16,7 +16,7 @@
 //! and the relay connection (which carries the protocol), as one [`Transport`]. [`run`] is
 //! the relay program itself.
 
-use super::lines::read_lines;
+use super::lines::{read_lines, Chunk};
 use super::process::{Launch, Process, ProcessEvent, TargetLog, MAX_LINE};
 use super::{Channel, Event, PeerSignal, SendError, Transport};
 use serde_json::json;
@@ -213,18 +213,19 @@ impl Relay {
         self.wire = Some(rx);
         tokio::spawn(async move {
             let lines = tx.clone();
-            read_lines(read, MAX_LINE, move |line| {
+            read_lines(read, MAX_LINE, move |chunk| {
                 let tx = lines.clone();
                 async move {
-                    let event = match line {
-                        Ok(bytes) if bytes == STDIN_CLOSED.as_bytes() => {
+                    let event = match chunk {
+                        Chunk::Line(bytes) if bytes == STDIN_CLOSED.as_bytes() => {
                             Wire::Signal(PeerSignal::StdinClosed)
                         }
-                        Ok(bytes) if bytes == TERMINATED.as_bytes() => {
+                        Chunk::Line(bytes) if bytes == TERMINATED.as_bytes() => {
                             Wire::Signal(PeerSignal::Terminated)
                         }
-                        Ok(bytes) => Wire::Line(bytes),
-                        Err(()) => Wire::Overlong,
+                        Chunk::Line(bytes) => Wire::Line(bytes),
+                        Chunk::Overlong => Wire::Overlong,
+                        Chunk::Partial => return true,
                     };
                     tx.send((Instant::now(), event)).await.is_ok()
                 }
@@ -274,6 +275,7 @@ impl Transport for Relay {
                     let event = match event {
                         ProcessEvent::Line(bytes) => Event::AdapterLine(bytes),
                         ProcessEvent::Overlong => Event::AdapterOverlong,
+                        ProcessEvent::Partial => continue,
                         ProcessEvent::StdoutClosed => {
                             self.stdout_closed = true;
                             continue;
@@ -314,6 +316,10 @@ impl Transport for Relay {
                 () = tokio::time::sleep_until(deadline) => return None,
             }
         }
+    }
+
+    fn finished(&self) -> bool {
+        self.process.exit_status().is_some() && self.stdout_closed && self.wire.is_none()
     }
 
     fn ordered(&self) -> bool {

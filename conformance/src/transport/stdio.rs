@@ -37,7 +37,7 @@ impl Transport for Stdio {
     }
 
     async fn next(&mut self, deadline: Deadline) -> Option<(Instant, Event)> {
-        if self.stdout_closed && self.process.exit_status().is_some() {
+        if self.finished() {
             return None;
         }
         let (at, event) = self.process.next_event(deadline).await?;
@@ -47,6 +47,7 @@ impl Transport for Stdio {
                 bytes,
             },
             ProcessEvent::Overlong => Event::Overlong(Channel::Stdio),
+            ProcessEvent::Partial => Event::Partial(Channel::Stdio),
             ProcessEvent::StdoutClosed => {
                 self.stdout_closed = true;
                 Event::OutputClosed
@@ -54,6 +55,10 @@ impl Transport for Stdio {
             ProcessEvent::Exited(status) => Event::Exited(status),
         };
         Some((at, event))
+    }
+
+    fn finished(&self) -> bool {
+        self.stdout_closed && self.process.exit_status().is_some()
     }
 
     fn ordered(&self) -> bool {

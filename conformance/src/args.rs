@@ -1,0 +1,141 @@
+//! What the command line offers: subcommands and options, with their help texts.
+
+use clap::{Parser, Subcommand};
+use conformance::case::parse_duration;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  every case passed, or failed as its baseline expected (warnings allowed unless --strict)
+  1  a case failed (or warned, with --strict), or a baseline entry is stale
+  2  usage error, a broken case or target file, or a target that could not be started";
+
+/// Replays scripted MCP cancellation cases against a target and judges the transcript.
+#[derive(Parser, Debug)]
+#[command(name = "conformance", version, after_help = EXIT_CODES)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the server cases against a server over stdio or Streamable HTTP (the bundled
+    /// reference server over stdio if none is given).
+    #[command(after_help = EXIT_CODES)]
+    Server(ServerArgs),
+    /// List the cases with their level, requirements and intent.
+    List {
+        /// Read cases from this folder instead of the embedded copy.
+        #[arg(long, value_name = "DIR")]
+        cases: Option<PathBuf>,
+        /// Only cases whose id contains this text.
+        filter: Option<String>,
+    },
+    /// Serve MCP as the bundled reference server (its own arguments follow).
+    #[cfg(feature = "bundled-reference")]
+    #[command(hide = true)]
+    ReferenceServer {
+        /// The reference server's own arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Run the client cases against a client adapter: the harness plays the server (README:
+    /// Testing a client).
+    #[command(after_help = EXIT_CODES)]
+    Client(ClientArgs),
+    /// The server a client under test starts: relays its stdio to the harness at ADDR.
+    #[command(hide = true)]
+    Relay {
+        /// The harness's loopback address.
+        addr: String,
+    },
+}
+
+/// What both `server` and `client` runs take.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// Only cases whose id contains this text.
+    pub filter: Option<String>,
+    /// Read cases from this folder instead of the embedded copy.
+    #[arg(long, value_name = "DIR")]
+    pub cases: Option<PathBuf>,
+    /// The protocol version to request (server cases) or to play when the client asks for
+    /// one the harness does not know (client cases) [default: a target file's, else
+    /// 2025-11-25].
+    #[arg(long, value_name = "VERSION")]
+    pub protocol_version: Option<String>,
+    /// Case ids known to fail (one a line, `#` comments). Listed failures do not fail the run;
+    /// a listed case that passes fails it as stale.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Write today's failing case ids to FILE (the run then exits 0 unless it could not run).
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+    /// Write a JSON report to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write a JUnit XML report to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// Time limit for one case, a hang becomes a failure with the transcript so far
+    /// [default: 10s for servers, 30s for client adapters].
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub timeout: Option<Duration>,
+    /// How long to wait for an expected message or an answer.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration)]
+    pub reply_timeout: Duration,
+    /// How long a server may take to answer `initialize` (interpreters and package runners
+    /// start slowly, more so with cases in parallel).
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = duration)]
+    pub startup_timeout: Duration,
+    /// Warnings (broken SHOULDs) fail the run.
+    #[arg(long)]
+    pub strict: bool,
+    /// Rewrite the expected lines that differ from what the target sent (needs --cases;
+    /// refused when CI is set). Also enabled by CONFORMANCE_BLESS=1.
+    #[arg(long)]
+    pub bless: bool,
+    /// Write the actual transcript of every case to DIR/<case id>.mcpt.
+    #[arg(long, value_name = "DIR")]
+    pub dump: Option<PathBuf>,
+    /// How many cases run at once [default: twice the CPUs for servers, the CPUs for client
+    /// adapters].
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Run every case N times: a case whose outcome differs between runs is reported as
+    /// flaky, and its worst outcome counts.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// The target's command, run without a shell.
+    #[arg(last = true, value_name = "ARGV")]
+    pub argv: Vec<String>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ServerArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Test a server over Streamable HTTP at this MCP endpoint. With a command after `--`
+    /// the harness also starts the server, once per case; `{port}` in the URL and the
+    /// command becomes a free loopback port, and the harness waits (within
+    /// --startup-timeout) until it accepts connections.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// A target file (JSON): the server's command and which of its tools play the fixture
+    /// roles. See the README.
+    #[arg(long, value_name = "FILE")]
+    pub target: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ClientArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+pub fn duration(text: &str) -> Result<Duration, String> {
+    parse_duration(text)
+        .ok_or_else(|| format!("`{text}` is not a duration; write e.g. 500ms or 5s"))
+}

@@ -1,0 +1,188 @@
+// Conformance adapter for the official TypeScript SDK 2.x client (@modelcontextprotocol/client).
+// Acts out the actions of one `conformance client` case and prints one outcome line per
+// action on stdout; the contract is in the repository README, "Testing a client".
+// It talks to its server over stdio (CONFORMANCE_SERVER, an argv to spawn) or over
+// Streamable HTTP (CONFORMANCE_SERVER_URL).
+
+import {
+  Client,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+
+/** The first protocol revision negotiated with `server/discover` instead of `initialize`. */
+const FIRST_MODERN_VERSION = "2026-07-28";
+
+function log(message) {
+  process.stderr.write(`[typescript-v2-client adapter] ${message}\n`);
+}
+
+// A broken environment: the harness (or whoever runs the adapter) set it up wrong.
+class UsageError extends Error {}
+
+function environment() {
+  const read = (name) => {
+    const text = process.env[name];
+    if (text === undefined) return undefined;
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      throw new UsageError(`${name} is not JSON (${error.message}): ${text}`);
+    }
+  };
+  const url = process.env.CONFORMANCE_SERVER_URL;
+  const server = read("CONFORMANCE_SERVER");
+  const actions = read("CONFORMANCE_ACTIONS");
+  if (!Array.isArray(actions)) throw new UsageError("CONFORMANCE_ACTIONS must be a JSON array of actions");
+  if (url === undefined) {
+    const argv = Array.isArray(server) && server.length > 0 && server.every((s) => typeof s === "string");
+    if (!argv) throw new UsageError("set CONFORMANCE_SERVER (a JSON array: the server's argv) or CONFORMANCE_SERVER_URL");
+  }
+  return { url, server, actions, version: process.env.CONFORMANCE_PROTOCOL_VERSION };
+}
+
+function report(action, outcome, extra = {}) {
+  process.stdout.write(JSON.stringify({ action, outcome, ...extra }) + "\n");
+}
+
+// The SDK rejects an aborted call with the abort reason when that reason is an SdkError, and
+// otherwise with SdkError(RequestTimeout), the error of its own timeout. The adapter aborts
+// with an SdkError of its own, so the rejection *is* that object: identity tells a caller
+// cancel from a deadline.
+class CallerCancel extends SdkError {
+  constructor() {
+    super(SdkErrorCode.RequestTimeout, "cancelled by the conformance adapter");
+  }
+}
+
+function classify(error) {
+  if (error instanceof CallerCancel) return "cancelled";
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) return "timeout";
+  return "error";
+}
+
+// How the client is asked for the harness's version. A 2025-era version goes first in
+// `supportedProtocolVersions`, which the `initialize` handshake offers. A 2026-era version
+// switches on negotiation (`mode: 'auto'`): the SDK probes `server/discover` at that version
+// and falls back to `initialize` when the server is a 2025-era one.
+function clientOptions(version) {
+  if (version === undefined) return {};
+  const others = SUPPORTED_PROTOCOL_VERSIONS.filter((v) => v !== version);
+  if (version >= FIRST_MODERN_VERSION) {
+    return { supportedProtocolVersions: [version, ...others], versionNegotiation: { mode: "auto" } };
+  }
+  if (SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+    return { supportedProtocolVersions: [version, ...others] };
+  }
+  log(`the harness plays ${version}, which this SDK does not know; it asks for ${SUPPORTED_PROTOCOL_VERSIONS[0]}`);
+  return {};
+}
+
+function resultText(result) {
+  return (result.content ?? [])
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("\n");
+}
+
+async function call(client, index, action) {
+  const controller = new AbortController();
+  const cancel = () => controller.abort(new CallerCancel());
+  const seen = [];
+  const options = { signal: controller.signal };
+  if (action.timeout_ms !== undefined) options.timeout = action.timeout_ms;
+  if (action.progress) {
+    options.onprogress = (p) => {
+      seen.push(p.progress);
+      if (action.cancel === "on-progress") cancel();
+    };
+  }
+  let timer;
+  if (action.cancel_after_ms !== undefined) timer = setTimeout(cancel, action.cancel_after_ms);
+  const progress = action.progress ? { progress: seen } : {};
+  try {
+    if (action.ping !== undefined) {
+      await client.ping(options);
+      report(index, "result", progress);
+    } else {
+      const result = await client.callTool({ name: action.call, arguments: action.arguments ?? {} }, options);
+      report(index, "result", { text: resultText(result), ...progress });
+    }
+  } catch (error) {
+    report(index, classify(error), { text: String(error), ...progress });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function transportFor(env) {
+  if (env.url !== undefined) return new StreamableHTTPClientTransport(new URL(env.url));
+  return new StdioClientTransport({ command: env.server[0], args: env.server.slice(1), stderr: "inherit" });
+}
+
+// Ends the session the way the SDK offers: over HTTP `close()` only aborts the open streams,
+// so a 2025-era session is ended with `terminateSession()` (DELETE) first (a 2026-era
+// connection has no session to end); over stdio `close()` ends the server's stdin, waits 2 s,
+// then sends SIGTERM, waits 2 s more, then SIGKILL.
+async function end(client, transport) {
+  if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
+    await transport.terminateSession().catch((error) => log(`terminateSession failed: ${error}`));
+  }
+  await client.close();
+}
+
+async function main() {
+  const env = environment();
+  let client;
+  let transport;
+  const pending = [];
+  let exitIndex;
+  for (const [index, action] of env.actions.entries()) {
+    if (action.connect !== undefined) {
+      transport = transportFor(env);
+      client = new Client({ name: "conformance-adapter-typescript-v2", version: "0.1.0" }, clientOptions(env.version));
+      const options = action.timeout_ms !== undefined ? { timeout: action.timeout_ms } : {};
+      const closed = new Promise((resolve) => (client.onclose = resolve));
+      try {
+        await client.connect(transport, options);
+        log(`connected: ${client.getProtocolEra()} era, version ${client.getNegotiatedProtocolVersion()}`);
+        report(index, "result");
+      } catch (error) {
+        // The session is closed before the outcome is reported. A failed connect starts
+        // closing the transport itself without waiting (stdio: the server's stdin is ended,
+        // then SIGTERM after 2 s and SIGKILL after 2 s more), so the adapter waits for the
+        // transport's close event, at most 5 s.
+        await client.close().catch(() => {});
+        await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5000))]);
+        report(index, classify(error), { text: String(error) });
+        return;
+      }
+    } else if (action.sleep_ms !== undefined) {
+      await new Promise((resolve) => setTimeout(resolve, action.sleep_ms));
+      report(index, "result");
+    } else if (action.exit !== undefined) {
+      exitIndex = index;
+      break;
+    } else if (client === undefined) {
+      report(index, "error", { text: "no session: the case must connect first" });
+    } else if (action.concurrent) {
+      pending.push(call(client, index, action));
+    } else {
+      await call(client, index, action);
+    }
+  }
+  await Promise.all(pending);
+  if (client) await end(client, transport);
+  if (exitIndex !== undefined) report(exitIndex, "result");
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    log(error?.stack ?? String(error));
+    process.exit(error instanceof UsageError ? 2 : 1);
+  },
+);
