@@ -40,7 +40,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
     }
 
-    /// An unconsumed response with this id that arrived at or after transcript index `from`.
+    /// An unconsumed response of the current session with this id that arrived at or after
+    /// transcript index `from`.
     fn response_with_id(&self, id: &Value, from: usize) -> Option<usize> {
         self.transcript
             .iter()
@@ -50,6 +51,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 e.direction == Direction::Received
                     && e.consumed_by.is_none()
                     && !e.internal
+                    && e.session == self.streams.session
                     && e.value.as_ref().is_some_and(|v| {
                         v.get("method").is_none()
                             && v.get("id").is_some_and(|v| pattern::json_equal(v, id))

@@ -138,7 +138,13 @@ pub struct Ledger {
 impl Ledger {
     /// The key of a request id or progress token in the current scope.
     pub fn key(&self, id: &Value) -> String {
-        match &self.scope {
+        self.key_in(self.scope.as_deref(), id)
+    }
+
+    /// The key of a request id or progress token in the scope of session `scope` (`None`:
+    /// the first).
+    pub fn key_in(&self, scope: Option<&str>, id: &Value) -> String {
+        match scope {
             None => id_key(id),
             Some(session) => format!("{} in session {session}", id_key(id)),
         }

@@ -181,9 +181,11 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
     /// Responses no step expected and no cancel explains.
     pub(crate) fn unexpected_responses(&mut self) {
         // A cancelled request may get one response or none; the standing rules judged it.
-        let cancelled = |v: &Value| {
+        // Ids belong to the session the response came in.
+        let cancelled = |session: usize, v: &Value| {
             v.get("id")
-                .and_then(|id| self.ledger.sent(id))
+                .map(|id| self.ledger.key_in(self.scope_of(session).as_deref(), id))
+                .and_then(|key| self.ledger.sent.get(&key))
                 .is_some_and(|r| r.cancel.is_some())
         };
         let stray: Vec<String> = self
@@ -192,9 +194,11 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             .filter(|e| {
                 e.direction == Direction::Received && !e.internal && e.consumed_by.is_none()
             })
-            .filter_map(|e| e.value.as_ref())
-            .filter(|v| v.get("method").is_none() && v.get("id").is_some() && !cancelled(v))
-            .map(short)
+            .filter_map(|e| e.value.as_ref().map(|v| (e.session, v)))
+            .filter(|(session, v)| {
+                v.get("method").is_none() && v.get("id").is_some() && !cancelled(*session, v)
+            })
+            .map(|(_, v)| short(v))
             .collect();
         for message in stray {
             self.finding(

@@ -27,7 +27,7 @@ use hyper::{Method, Request, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -97,6 +97,8 @@ pub struct Http {
     input_open: bool,
     refused: bool,
     process_done: bool,
+    /// POSTs that carried an `initialize`: their response assigns the session id.
+    initializing: HashSet<Channel>,
 }
 
 /// A free loopback port (the OS picks one; it is released for the server to take).
@@ -161,6 +163,7 @@ impl Http {
             input_open: true,
             refused: false,
             process_done: false,
+            initializing: HashSet::new(),
         };
         if let Some(launch) = &target.launch {
             let mut launch = launch.clone();
@@ -388,10 +391,15 @@ impl Http {
         self.request(Method::DELETE, None)
     }
 
-    /// What the transport learns from a response head: the session id the server assigned.
+    /// What the transport learns from a response head: the session id the server assigned
+    /// with its answer to `initialize` (a server may put one on other responses too, such as
+    /// a 400 for a request without a session; that one is not the session's).
     fn learn(&mut self, event: &Event) {
         match event {
             Event::Status { channel, head } => {
+                if !self.initializing.remove(channel) {
+                    return;
+                }
                 let index = self.session_index(*channel);
                 let session = &mut self.sessions[index];
                 if session.id.is_none() {
@@ -459,7 +467,13 @@ impl Transport for Http {
         if !self.input_open {
             return Err(SendError::Gone);
         }
-        Ok(self.request(Method::POST, Some(bytes)))
+        let channel = self.request(Method::POST, Some(bytes));
+        let initialize = serde_json::from_slice::<serde_json::Value>(bytes)
+            .is_ok_and(|v| v.get("method").and_then(|m| m.as_str()) == Some("initialize"));
+        if initialize {
+            self.initializing.insert(channel);
+        }
+        Ok(channel)
     }
 
     async fn next(&mut self, deadline: Deadline) -> Option<(Instant, Event)> {

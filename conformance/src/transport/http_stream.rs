@@ -148,7 +148,21 @@ async fn read_sse(channel: Channel, body: Incoming, sink: &Sink) -> (StreamEnd, 
             None => break StreamEnd::Complete,
             Some(Ok(event)) => {
                 budget.since_event.store(0, Ordering::Relaxed);
-                let delivered = if event.event == "message" {
+                let delivered = if event.data.trim().is_empty() {
+                    // No message: a priming event (HTTP-15), whose id and retry prepare a
+                    // reconnection.
+                    Event::Body {
+                        channel,
+                        text: format!(
+                            "an SSE event without data (id {:?}{})",
+                            event.id,
+                            event
+                                .retry
+                                .map(|r| format!(", retry {} ms", r.as_millis()))
+                                .unwrap_or_default()
+                        ),
+                    }
+                } else if event.event == "message" {
                     Event::Message {
                         channel,
                         bytes: event.data.into_bytes(),
