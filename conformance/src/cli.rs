@@ -4,15 +4,19 @@ use crate::args::{Args, ClientArgs, Command, RunArgs, ServerArgs};
 use crate::console::say;
 use crate::finish::{finish, Finished, Wishes};
 use conformance::baseline::Baseline;
-use conformance::case::{Case, CaseError, Role};
+use conformance::case::{Case, CaseError, Role, TransportKind};
 use conformance::engine::client::run_client_case;
 use conformance::engine::server::Connect;
 use conformance::engine::Options;
+use conformance::era::HANDSHAKE_VERSIONS;
 use conformance::fixtures::Fixtures;
+use conformance::outcome::Outcome;
 use conformance::report::gate::CaseResult;
-use conformance::transport::http::{HttpTarget, PORT};
+use conformance::transport::http::{Http, HttpTarget, PORT};
 use conformance::transport::process::{display_argv, Launch};
 use conformance::transport::reap;
+use conformance::transport::stdio::Stdio;
+use conformance::versions::{self, Choice, Spoken, Unit};
 use conformance::{harness, runner, suite, target_file};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -155,18 +159,26 @@ fn wishes<'a>(args: &'a RunArgs, prepared: &'a Prepared, next: &'a str) -> Wishe
     }
 }
 
-/// Prints each run's outcome as it finishes.
-fn progress_line(repeat: u32) -> impl Fn(&Case, usize, &CaseResult) + Sync {
-    move |case, run, result| {
+/// Prints each run's outcome as it finishes (with its version when a run mixes versions).
+fn progress_line(
+    cases: &[Case],
+    repeat: u32,
+    mixed: bool,
+) -> impl Fn(&Unit, usize, &CaseResult) + Sync + '_ {
+    move |unit, run, result| {
+        let case = &cases[unit.case];
         let (word, ms) = match result {
             Ok(r) => (r.outcome.as_str(), r.duration.as_millis()),
             Err(_) => ("error", 0),
         };
-        let run = if repeat > 1 {
+        let mut run = if repeat > 1 {
             format!(" run {}/{repeat}", run + 1)
         } else {
             String::new()
         };
+        if mixed {
+            run.push_str(&format!(" at {}", unit.version));
+        }
         say(format_args!(
             "{word:<5} [{:<6}] {} ({ms} ms){run}",
             case.level.as_str(),
@@ -193,14 +205,21 @@ fn server(args: ServerArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let version = args
+    let asked = args
         .run
         .protocol_version
         .clone()
         .or(file_version)
-        .unwrap_or_else(|| Options::default().protocol_version);
+        .unwrap_or_else(|| "auto".into());
+    let choice = match Choice::parse(&asked) {
+        Ok(choice) => choice,
+        Err(e) => {
+            eprintln!("error: --protocol-version: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let options = Options {
-        protocol_version: version.clone(),
+        protocol_version: String::new(),
         case_timeout: args.run.timeout.unwrap_or(Duration::from_secs(10)),
         reply_timeout: args.run.reply_timeout,
         startup_timeout: args.run.startup_timeout,
@@ -209,6 +228,15 @@ fn server(args: ServerArgs) -> ExitCode {
     // Cases that share one running server could see each other's requests: one at a time,
     // unless the user says otherwise.
     let shared = matches!(&connect, Connect::Http(t) if !t.isolated());
+    let started = std::time::Instant::now();
+    let spoken = match spoken_by(&connect, &choice, &options) {
+        Ok(spoken) => spoken,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let units = versions::plan(&prepared.cases, &choice, &spoken);
     let plan = runner::Plan {
         jobs: args
             .run
@@ -216,14 +244,14 @@ fn server(args: ServerArgs) -> ExitCode {
             .unwrap_or_else(|| if shared { 1 } else { (cpus() * 2).max(4) }),
         repeat: args.run.repeat as usize,
     };
-    let started = std::time::Instant::now();
+    let mixed = units.iter().any(|u| u.version != units[0].version);
     let results = runner::execute(
         &prepared.cases,
+        &units,
         &connect,
         &options,
-        &|_| version.clone(),
         plan,
-        &progress_line(args.run.repeat),
+        &progress_line(&prepared.cases, args.run.repeat, mixed),
     );
     let next = if args.run.baseline.is_some() || args.run.write_baseline.is_some() {
         "read the diff and the transcript (--dump DIR keeps it); fix the target, or list the case in the baseline if the failure is known"
@@ -231,15 +259,75 @@ fn server(args: ServerArgs) -> ExitCode {
         "read the diff and the transcript (--dump DIR keeps it); fix the target, rerun this case alone by giving its id as the filter, or record known failures with --write-baseline FILE"
     };
     let target = connect.display();
+    // An explicit version the target does not speak: a stateless one the probe did not find,
+    // or a handshake one the target agreed to in no case.
+    let unspoken = match &choice {
+        Choice::Exact(v) if HANDSHAKE_VERSIONS.contains(&v.as_str()) => {
+            results.iter().all(|runs| {
+                runs.iter()
+                    .all(|r| r.as_ref().is_ok_and(|r| r.outcome == Outcome::Skip))
+            })
+        }
+        Choice::Exact(v) => !spoken.versions.contains(v),
+        _ => false,
+    };
     let run = Finished {
         cases: &prepared.cases,
+        units: &units,
         results: &results,
         target: &target,
         transport: connect.transport().as_str(),
-        version: &version,
+        choice: &choice,
+        spoken: &spoken,
+        nothing_verified: unspoken,
         started,
     };
     finish(&run, &wishes(&args.run, &prepared, next))
+}
+
+/// Asks the target which protocol versions it speaks, each probe on a fresh start of it (over
+/// HTTP, a fresh connection; the versions of the handshake era only, for now).
+fn spoken_by(connect: &Connect, choice: &Choice, options: &Options) -> Result<Spoken, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async {
+        let mut probes = tokio::task::JoinSet::new();
+        let mut versions = versions::to_probe(choice);
+        if connect.transport() == TransportKind::Http {
+            versions.retain(|v| HANDSHAKE_VERSIONS.contains(v));
+        }
+        for (order, version) in versions.into_iter().enumerate() {
+            let wait = options.startup_timeout;
+            match connect {
+                Connect::Stdio(launch) => {
+                    let io = Stdio::spawn(launch, options.reply_timeout).map_err(|e| {
+                        format!(
+                            "cannot start target `{}`: {e}; check the command after `--` (it is run without a shell)",
+                            display_argv(&launch.argv)
+                        )
+                    })?;
+                    probes.spawn_local(
+                        async move { (order, versions::probe(io, version, wait).await) },
+                    );
+                }
+                Connect::Http(target) => {
+                    let io = Http::start(target, options.reply_timeout, wait).await?;
+                    probes.spawn_local(
+                        async move { (order, versions::probe(io, version, wait).await) },
+                    );
+                }
+            }
+        }
+        let mut found = vec![];
+        while let Some(done) = probes.join_next().await {
+            found.push(done.map_err(|e| format!("a version probe failed: {e}"))?);
+        }
+        found.sort_by_key(|(order, _)| *order);
+        Ok(versions::gather(found.into_iter().map(|(_, f)| f).collect()))
+    })
 }
 
 fn client(args: ClientArgs) -> ExitCode {
@@ -268,10 +356,20 @@ fn client(args: ClientArgs) -> ExitCode {
         env: vec![],
         cwd: None,
     };
-    let version = args
-        .protocol_version
-        .clone()
-        .unwrap_or_else(|| Options::default().protocol_version);
+    // The harness plays a server of one version; a client that asks for a version the
+    // harness knows gets that one (see README: Testing a client).
+    let version = match args.protocol_version.as_deref().map(Choice::parse) {
+        None | Some(Ok(Choice::Auto)) => Options::default().protocol_version,
+        Some(Ok(Choice::Exact(v))) => v,
+        Some(Ok(Choice::All)) => {
+            eprintln!("error: --protocol-version all is for server runs; a client run plays one version (auto or a version)");
+            return ExitCode::from(2);
+        }
+        Some(Err(e)) => {
+            eprintln!("error: --protocol-version: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let options = Options {
         protocol_version: version.clone(),
         case_timeout: args.timeout.unwrap_or(Duration::from_secs(30)),
@@ -284,18 +382,36 @@ fn client(args: ClientArgs) -> ExitCode {
         repeat: args.repeat as usize,
     };
     let started = std::time::Instant::now();
-    let progress = progress_line(args.repeat);
-    let results = runner::execute_each(&prepared.cases, plan, &progress, &|runtime, case| {
-        runtime.block_on(run_client_case(case, &launch, &relay, &options))
+    let units: Vec<Unit> = (0..prepared.cases.len())
+        .map(|case| Unit {
+            case,
+            version: version.clone(),
+            skip: None,
+        })
+        .collect();
+    let progress = progress_line(&prepared.cases, args.repeat, false);
+    let cases = &prepared.cases;
+    let results = runner::execute_each(&units, plan, &progress, &|runtime, unit| {
+        runtime.block_on(run_client_case(
+            &cases[unit.case],
+            &launch,
+            &relay,
+            &options,
+        ))
     });
     let next = "read the diff and the transcript (--dump DIR keeps it, with the adapter's outcome lines); fix the client or its adapter, or rerun one case with its id as the filter";
     let target = display_argv(&launch.argv);
+    let choice = Choice::Exact(version.clone());
+    let spoken = Spoken::default();
     let run = Finished {
         cases: &prepared.cases,
+        units: &units,
         results: &results,
         target: &target,
         transport: "stdio",
-        version: &version,
+        choice: &choice,
+        spoken: &spoken,
+        nothing_verified: false,
         started,
     };
     finish(&run, &wishes(&args, &prepared, next))

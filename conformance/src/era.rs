@@ -21,6 +21,9 @@ pub const KNOWN_VERSIONS: [&str; 5] = [
     "2026-07-28",
 ];
 
+/// The version of the stateless era.
+pub const STATELESS_VERSION: &str = "2026-07-28";
+
 /// The `_meta` key of the protocol version in the stateless era.
 pub const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The `_meta` key of the client's capabilities in the stateless era.

@@ -9,6 +9,7 @@ use conformance::outcome::Outcome;
 use conformance::report::gate::{self, BaselineState, CaseResult, Gate, Summary};
 use conformance::report::{dump, json, junit};
 use conformance::suite;
+use conformance::versions::{Choice, Spoken, Unit};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -28,14 +29,20 @@ pub struct Wishes<'a> {
 /// What a finished run holds, for the summary line and the reports.
 pub struct Finished<'a> {
     pub cases: &'a [Case],
-    /// Every run of every case.
+    /// What ran: each case at a version.
+    pub units: &'a [Unit],
+    /// Every run of every unit.
     pub results: &'a [Vec<CaseResult>],
     /// The target as shown to people.
     pub target: &'a str,
     /// The transport the cases ran over (`stdio`, `http`).
     pub transport: &'a str,
-    /// The protocol version requested.
-    pub version: &'a str,
+    /// The protocol version(s) asked for.
+    pub choice: &'a Choice,
+    /// What the target speaks.
+    pub spoken: &'a Spoken,
+    /// An explicit version the target does not speak: nothing was verified, the run fails.
+    pub nothing_verified: bool,
     pub started: std::time::Instant,
 }
 
@@ -50,8 +57,10 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
         baseline: wishes.baseline,
     };
     say(format_args!(""));
-    for (case, runs) in run.cases.iter().zip(run.results) {
+    for (unit, runs) in run.units.iter().zip(run.results) {
+        let case = &run.cases[unit.case];
         let mut verdict = gate::verdict_of_runs(case, runs, &gate, wishes.next);
+        verdict.version = Some(unit.version.clone());
         let result = gate::worst(runs);
         let Ok(report) = result else {
             say(format_args!("error: {}: {}", case.id, verdict.message));
@@ -88,6 +97,7 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
                         ..gate
                     };
                     verdict = gate::verdict_of_runs(case, runs, &unblessed, wishes.next);
+                    verdict.version = Some(unit.version.clone());
                 }
             }
         }
@@ -139,7 +149,14 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
         }
     }
     if let Some(path) = wishes.json {
-        let doc = json::render(run.target, run.transport, run.version, &verdicts, &summary);
+        let doc = json::render(
+            run.target,
+            run.transport,
+            run.choice.as_str(),
+            &run.spoken.versions,
+            &verdicts,
+            &summary,
+        );
         if let Err(e) = std::fs::write(path, format!("{doc:#}\n")) {
             eprintln!(
                 "error: cannot write the JSON report {}: {e}",
@@ -163,12 +180,23 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
             "{flaky} flaky case(s): their runs disagreed (see FLAKY above); the worst run counts"
         ));
     }
+    let mut used: Vec<&str> = run
+        .units
+        .iter()
+        .filter(|u| u.skip.is_none())
+        .map(|u| u.version.as_str())
+        .collect();
+    used.sort();
+    used.dedup();
+    let protocol = match run.choice {
+        Choice::Exact(v) => v.clone(),
+        other => format!("{}: {}", other.as_str(), used.join(", ")),
+    };
     say(format_args!(
-        "conformance: {} case{} against {} (protocol {}, over {}) in {:.2}s{}",
-        run.cases.len(),
-        if run.cases.len() == 1 { "" } else { "s" },
+        "conformance: {} case{} against {} (protocol {protocol}, over {}) in {:.2}s{}",
+        run.units.len(),
+        if run.units.len() == 1 { "" } else { "s" },
         run.target,
-        run.version,
         run.transport,
         run.started.elapsed().as_secs_f64(),
         if blessed > 0 {
@@ -178,10 +206,22 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
         }
     ));
     say(format_args!("{summary}"));
-    ExitCode::from(gate::exit_code(
+    if run.nothing_verified {
+        eprintln!(
+            "error: the target does not speak {} ({}): every case was skipped and nothing was verified",
+            run.choice.as_str(),
+            run.spoken.evidence.join("; ")
+        );
+    }
+    let code = gate::exit_code(
         &verdicts,
         wishes.strict,
         trouble,
         wishes.write_baseline.is_some(),
-    ))
+    );
+    ExitCode::from(if run.nothing_verified {
+        code.max(1)
+    } else {
+        code
+    })
 }

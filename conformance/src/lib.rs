@@ -12,7 +12,8 @@
 //!   [`rules`]: the standing rules every message is judged by.
 //! - [`transport`]: how messages reach a target (stdio, the relay for clients) and process
 //!   hygiene.
-//! - [`era`]: what differs between protocol versions.
+//! - [`era`]: what differs between protocol versions; [`versions`]: which ones a run uses.
+//! - [`load`]: how busy the machine is, to stretch waits fairly.
 //! - [`fixtures`], [`target_file`]: the fixture profile and how third-party servers map it.
 //! - [`outcome`], [`transcript`], [`report`]: verdicts, what was exchanged, and how both are
 //!   explained and gated.
@@ -25,6 +26,7 @@ pub mod engine;
 pub mod era;
 pub mod fixtures;
 pub mod harness;
+pub mod load;
 pub mod outcome;
 pub mod pattern;
 pub mod report;
@@ -34,3 +36,4 @@ pub mod suite;
 pub mod target_file;
 pub mod transcript;
 pub mod transport;
+pub mod versions;

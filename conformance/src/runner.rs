@@ -4,23 +4,28 @@
 
 use crate::case::Case;
 use crate::engine::server::{run_case, Connect};
-use crate::engine::Options;
+use crate::engine::{Options, Report};
 use crate::report::gate::CaseResult;
+use crate::versions::Unit;
 use std::sync::{mpsc, Mutex};
 
-/// Runs `cases` against a stdio server `launch`, `repeat` times each, on `jobs` threads.
-/// `version_of` picks the protocol version to request per case.
+/// Runs `cases` against a server target (over its transport), `repeat` times each, on `jobs` threads, each
+/// at the version its unit names.
 pub fn execute(
     cases: &[Case],
+    units: &[Unit],
     connect: &Connect,
     options: &Options,
-    version_of: &(dyn Fn(&Case) -> String + Sync),
     plan: Plan,
-    done: &(dyn Fn(&Case, usize, &CaseResult) + Sync),
+    done: &(dyn Fn(&Unit, usize, &CaseResult) + Sync),
 ) -> Vec<Vec<CaseResult>> {
-    execute_each(cases, plan, done, &|runtime, case| {
+    execute_each(units, plan, done, &|runtime, unit| {
+        let case = &cases[unit.case];
+        if let Some(reason) = &unit.skip {
+            return Ok(Report::skipped(reason.clone(), connect.display()));
+        }
         let options = Options {
-            protocol_version: version_of(case),
+            protocol_version: unit.version.clone(),
             ..options.clone()
         };
         runtime.block_on(run_case(case, connect, &options))
@@ -36,14 +41,15 @@ pub struct Plan {
     pub repeat: usize,
 }
 
-/// Runs each of `cases` `plan.repeat` times on `plan.jobs` worker threads, playing each run
-/// with `play`. `done` is called as each run finishes (with the run's number from 0), in
-/// finishing order; the results come back per case, in the order of `cases`, runs in order.
-pub fn execute_each(
-    cases: &[Case],
+/// Runs each of `cases` (anything that names a run: a case, a case at a version)
+/// `plan.repeat` times on `plan.jobs` worker threads, playing each run with `play`. `done` is
+/// called as each run finishes (with the run's number from 0), in finishing order; the results
+/// come back per item, in the order of `cases`, runs in order.
+pub fn execute_each<C: Sync>(
+    cases: &[C],
     plan: Plan,
-    done: &(dyn Fn(&Case, usize, &CaseResult) + Sync),
-    play: &(dyn Fn(&tokio::runtime::Runtime, &Case) -> CaseResult + Sync),
+    done: &(dyn Fn(&C, usize, &CaseResult) + Sync),
+    play: &(dyn Fn(&tokio::runtime::Runtime, &C) -> CaseResult + Sync),
 ) -> Vec<Vec<CaseResult>> {
     let repeat = plan.repeat.max(1);
     let total = cases.len() * repeat;

@@ -43,6 +43,8 @@ pub struct Entry {
     pub channel: Channel,
     /// The session it belongs to (HTTP cases may hold several; 0 is the first).
     pub session: usize,
+    /// The harness added the stateless era's `_meta` to the case's line before sending it.
+    pub stamped: bool,
 }
 
 impl Entry {
@@ -63,6 +65,7 @@ impl Entry {
             shown: None,
             channel: Channel::Stdio,
             session: 0,
+            stamped: false,
         }
     }
 
@@ -83,6 +86,7 @@ impl Entry {
             shown: None,
             channel,
             session: 0,
+            stamped: false,
         }
     }
 
@@ -98,6 +102,7 @@ impl Entry {
             shown: None,
             channel,
             session: 0,
+            stamped: false,
         }
     }
 
@@ -128,9 +133,10 @@ pub fn render(entries: &[Entry], stderr: &TargetLog, target_is_server: bool) -> 
         };
         let _ = writeln!(
             out,
-            "# {}{}{channel}",
+            "# {}{}{}{channel}",
             millis(entry.at),
-            if entry.internal { " (harness)" } else { "" }
+            if entry.internal { " (harness)" } else { "" },
+            if entry.stamped { " (stamped)" } else { "" }
         );
         let _ = writeln!(out, "{} {}", entry.arrow(target_is_server), entry.text);
     }

@@ -216,7 +216,7 @@ fn a_server_that_cannot_start_is_a_usage_error() {
         ])
         .assert()
         .code(2)
-        .stdout(predicate::str::contains("cannot start target"));
+        .stderr(predicate::str::contains("cannot start target"));
 }
 
 #[test]
@@ -271,7 +271,9 @@ fn baselines_reports_and_target_files_gate_a_run() {
     assert_eq!(case["requirements"][0], "TOOL-01");
     assert!(case["duration_ms"].is_u64());
     assert_eq!(report["summary"]["fail"], 1);
-    assert_eq!(report["protocolVersion"], "2025-11-25");
+    assert_eq!(report["protocolVersion"], "auto");
+    assert_eq!(case["protocolVersion"], "2025-11-25");
+    assert_eq!(case["era"], "handshake");
     let junit = std::fs::read_to_string(file("junit.xml")).expect("junit written");
     assert!(
         junit.contains("<testcase name=\"wrong-echo\" classname=\"server\""),
@@ -423,6 +425,8 @@ fn an_interrupted_run_leaves_no_target_behind() {
             "4",
             "--startup-timeout",
             "60s",
+            "--protocol-version",
+            "2025-11-25",
         ])
         .args(["--", "sh", "-c", &script])
         .stdout(std::process::Stdio::null())

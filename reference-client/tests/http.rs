@@ -54,6 +54,8 @@ struct Fake {
     seen: Mutex<Vec<Seen>>,
     /// Set when the client closed the response of a `work` call.
     work_closed: AtomicBool,
+    /// Wakes whoever waits for the `work` stream to close.
+    closing: tokio::sync::Notify,
 }
 
 impl Fake {
@@ -110,7 +112,7 @@ async fn handle(
     });
     let method = body["method"].as_str().unwrap_or("").to_owned();
     if fake.modern {
-        return stateless(fake, verb, body);
+        return stateless(fake, verb, body).await;
     }
     if method == "initialize" {
         let minted = format!("session-{}", fake.minted.fetch_add(1, Ordering::SeqCst));
@@ -161,6 +163,7 @@ async fn handle(
                 // Never answers; notices when the client closes the stream.
                 tx.closed().await;
                 fake.work_closed.store(true, Ordering::SeqCst);
+                fake.closing.notify_waiters();
             });
             return sse_response(rx);
         }
@@ -189,7 +192,7 @@ async fn handle(
 }
 
 /// The stateless era: every request stands alone.
-fn stateless(fake: Arc<Fake>, verb: Method, body: Value) -> Response {
+async fn stateless(fake: Arc<Fake>, verb: Method, body: Value) -> Response {
     if verb != Method::POST {
         return Response::builder()
             .status(StatusCode::METHOD_NOT_ALLOWED)
@@ -221,12 +224,27 @@ fn stateless(fake: Arc<Fake>, verb: Method, body: Value) -> Response {
                 // Closing this stream is the cancel (HTTP-11).
                 tx.closed().await;
                 fake.work_closed.store(true, Ordering::SeqCst);
+                fake.closing.notify_waiters();
             });
             return sse_response(rx);
         }
         (Some("tools/call"), Some("ping")) => {
-            let closed = fake.work_closed.load(Ordering::SeqCst);
-            fake.closed_before_ping.store(closed, Ordering::SeqCst);
+            // The client closes the work stream before it sends the ping, but the two travel
+            // on different connections: give the server a moment to notice the close.
+            let noticed = tokio::time::timeout(Duration::from_secs(5), async {
+                loop {
+                    let notified = fake.closing.notified();
+                    tokio::pin!(notified);
+                    notified.as_mut().enable();
+                    if fake.work_closed.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    notified.await;
+                }
+            })
+            .await
+            .is_ok();
+            fake.closed_before_ping.store(noticed, Ordering::SeqCst);
             result(
                 &id,
                 json!({"resultType": "complete",

@@ -1,11 +1,17 @@
 """The conformance fixture profile (work, ping, echo, sleep, ticker, cancellations) on the
-official Python SDK (`mcp` 2.x, MCPServer over stdio).
+official Python SDK (`mcp` 2.x, MCPServer over stdio, or Streamable HTTP).
+
+Usage: `server.py` (stdio), or `server.py --http --port N [--stateless] [--json-response]`:
+Streamable HTTP on 127.0.0.1:N, endpoint /mcp. 2025-era clients get sessions unless
+`--stateless`; requests whose MCP-Protocol-Version header names 2026-07-28 take the SDK's
+per-request path in both modes. The witness is one list for the whole process.
 
 A cancel arrives as the cancellation of the handler's task (asyncio CancelledError from the
 SDK's anyio cancel scope); each handler records its request id before re-raising. Progress
 goes out through `ctx.report_progress`.
 """
 
+import argparse
 import json
 
 import anyio
@@ -81,5 +87,27 @@ async def cancellations() -> str:
     return json.dumps(observed, separators=(",", ":"))
 
 
+def main() -> None:
+    parser = argparse.ArgumentParser(description="The conformance fixture profile on the official Python SDK")
+    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    parser.add_argument("--port", type=int, help="the loopback port for --http")
+    parser.add_argument("--stateless", action="store_true", help="no sessions for 2025-era clients")
+    parser.add_argument("--json-response", action="store_true", help="answer requests with JSON, not SSE")
+    args = parser.parse_args()
+    if not args.http:
+        server.run("stdio")
+        return
+    if args.port is None:
+        parser.error("--http needs --port N")
+    server.run(
+        "streamable-http",
+        host="127.0.0.1",
+        port=args.port,
+        streamable_http_path="/mcp",
+        stateless_http=args.stateless,
+        json_response=args.json_response,
+    )
+
+
 if __name__ == "__main__":
-    server.run("stdio")
+    main()

@@ -1,6 +1,12 @@
 //! The conformance fixture profile (work, ping, echo, sleep, ticker, cancellations) on rmcp,
-//! the official Rust SDK, over stdio. Cancellation is observed through the request's
-//! `CancellationToken` (`RequestContext::ct`); progress goes out through `Peer::notify_progress`.
+//! the official Rust SDK, over stdio (the default) or Streamable HTTP. Cancellation is observed
+//! through the request's `CancellationToken` (`RequestContext::ct`); progress goes out through
+//! `Peer::notify_progress`.
+//!
+//! Usage: `rmcp-fixture` (stdio), or `rmcp-fixture --http --port N [--stateless]`: Streamable
+//! HTTP on `127.0.0.1:N`, endpoint `/mcp`. By default legacy (2025-era) clients get sessions
+//! (`legacy_session_mode`); `--stateless` serves every request without one. Requests at
+//! 2026-07-28 are served statelessly in both modes. The witness is shared by all sessions.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -8,6 +14,9 @@ use std::time::Duration;
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{NumberOrString, ProgressNotificationParam, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::{
+    session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
+};
 use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler, ServiceExt};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -130,9 +139,67 @@ impl ServerHandler for Fixture {
     }
 }
 
+/// How the fixture was asked to serve.
+enum Mode {
+    Stdio,
+    Http { port: u16, stateless: bool },
+}
+
+fn parse_args() -> Result<Mode, String> {
+    let mut http = false;
+    let mut stateless = false;
+    let mut port = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--http" => http = true,
+            "--stateless" => stateless = true,
+            "--port" => {
+                let value = args.next().ok_or("--port needs a number")?;
+                port = Some(value.parse::<u16>().map_err(|e| format!("--port {value}: {e}"))?);
+            }
+            other => return Err(format!("unknown argument {other}; use --http --port N [--stateless]")),
+        }
+    }
+    match (http, port) {
+        (false, _) => Ok(Mode::Stdio),
+        (true, Some(port)) => Ok(Mode::Http { port, stateless }),
+        (true, None) => Err("--http needs --port N".into()),
+    }
+}
+
+async fn serve_http(port: u16, stateless: bool) -> Result<(), Box<dyn std::error::Error>> {
+    // One witness for every session (and every stateless request).
+    let fixture = Fixture::new();
+    let config = StreamableHttpServerConfig::default().with_legacy_session_mode(!stateless);
+    let service = StreamableHttpService::new(
+        move || Ok(fixture.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        served = axum::serve(listener, router) => served?,
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let service = Fixture::new().serve(rmcp::transport::stdio()).await?;
-    service.waiting().await?;
+    match parse_args() {
+        Err(message) => {
+            eprintln!("rmcp-fixture: {message}");
+            std::process::exit(2);
+        }
+        Ok(Mode::Stdio) => {
+            let service = Fixture::new().serve(rmcp::transport::stdio()).await?;
+            service.waiting().await?;
+        }
+        Ok(Mode::Http { port, stateless }) => serve_http(port, stateless).await?,
+    }
     Ok(())
 }

@@ -249,10 +249,14 @@ pub struct Case {
     pub versions: Vec<String>,
     /// Fixture tools the case needs.
     pub fixtures: Vec<String>,
-    /// Whether the harness performs the `initialize` handshake before the steps.
+    /// Whether the harness performs the `initialize` handshake before the steps (in the
+    /// handshake era; the stateless era has none).
     pub handshake: bool,
     /// The transports the case applies to (`@transports`; both by default).
     pub transports: Vec<TransportKind>,
+    /// Whether the harness stamps the stateless era's `_meta` onto requests that lack it
+    /// (`@stamp auto`, the default); `@stamp none` for cases about the stamp itself.
+    pub stamp: bool,
     /// The case's own time limit, if it sets one.
     pub timeout: Option<Duration>,
     /// Which side the harness plays.

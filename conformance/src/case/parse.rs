@@ -233,6 +233,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
         fixtures: vec![],
         handshake: true,
         transports: vec![TransportKind::Stdio, TransportKind::Http],
+        stamp: true,
         timeout: None,
         role: if id.starts_with("client/") {
             Role::Client
@@ -290,19 +291,35 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                     })
                 }
                 "versions" => {
-                    case.versions = words();
-                    if let Some(bad) = case
-                        .versions
-                        .iter()
-                        .find(|v| !KNOWN_VERSIONS.contains(&v.as_str()))
-                    {
-                        return Err(p.error(
-                            line,
-                            format!(
-                                "unknown protocol version `{bad}`; known: {}",
-                                KNOWN_VERSIONS.join(" ")
-                            ),
-                        ));
+                    let mut versions: Vec<String> = vec![];
+                    for word in words() {
+                        let named: Vec<&str> = match word.as_str() {
+                            "handshake" => HANDSHAKE_VERSIONS.to_vec(),
+                            "stateless" => vec![crate::era::STATELESS_VERSION],
+                            v if KNOWN_VERSIONS.contains(&v) => vec![v],
+                            bad => {
+                                return Err(p.error(
+                                    line,
+                                    format!(
+                                        "unknown protocol version `{bad}`; known: {}, or an era: handshake, stateless",
+                                        KNOWN_VERSIONS.join(" ")
+                                    ),
+                                ))
+                            }
+                        };
+                        for v in named {
+                            if !versions.iter().any(|x| x == v) {
+                                versions.push(v.to_string());
+                            }
+                        }
+                    }
+                    case.versions = versions;
+                }
+                "stamp" => {
+                    case.stamp = match value {
+                        "auto" => true,
+                        "none" => false,
+                        _ => return Err(p.error(line, "`@stamp` is `auto` or `none`")),
                     }
                 }
                 "fixtures" => case.fixtures = words(),
@@ -353,7 +370,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                         line,
                         format!(
                         "unknown header `@{key}`; known: requirement, level, versions, fixtures, \
-                             transports, handshake, timeout, role, actions, outcomes"
+                             transports, handshake, stamp, timeout, role, actions, outcomes"
                     ),
                     ))
                 }

@@ -115,9 +115,10 @@ impl Side for ClientTarget {
     const EXPECTS: char = '>';
     const EXIT_GRACE: Option<Duration> = None;
     const PROBES: bool = false;
+    const STAMPS: bool = false;
 
     async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop> {
-        let limit = e.case.timeout.unwrap_or(e.options.case_timeout);
+        let limit = e.case_limit();
         let played = tokio::time::timeout(limit, async {
             connect(e).await?;
             if e.case.handshake {

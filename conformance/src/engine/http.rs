@@ -79,6 +79,8 @@ pub struct Stream {
     pub shown_status: Option<String>,
     /// The start of a body that carried no message.
     pub body: Option<String>,
+    /// The line that opened it, as the diff shows it.
+    pub base: String,
 }
 
 impl Stream {
@@ -247,19 +249,28 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 expected: case_expects,
                 shown_status: shown_status.clone(),
                 body: None,
+                base: String::new(),
             },
         );
         let entry = &mut self.transcript[index];
         entry.channel = channel;
+        // A stamped line shows as the case wrote it.
+        let base = match (&entry.shown, entry.stamped) {
+            (Some(written), true) => written.clone(),
+            _ => entry.text.clone(),
+        };
         let line = match &shown_status {
-            Some(status) => format!("{channel} {} → {status}", entry.text),
-            None => format!("{channel} {}", entry.text),
+            Some(status) => format!("{channel} {base} → {status}"),
+            None => format!("{channel} {base}"),
         };
         // Until a status arrives, the line says none came.
         entry.shown = Some(match &shown_status {
-            Some(_) => format!("{channel} {} → no status", entry.text),
+            Some(_) => format!("{channel} {base} → no status"),
             None => line.clone(),
         });
+        if let Some(stream) = self.streams.by.get_mut(&channel) {
+            stream.base = base;
+        }
         if let Some(at) = expected {
             self.expected[at] = format!("{} {line}", S::SENDS);
         }
@@ -346,11 +357,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             (_, Some(h)) => Some(h.summary()),
             (_, None) => Some("no status".to_string()),
         };
-        let entry = &mut self.transcript[stream.entry];
-        entry.shown = Some(match status {
-            Some(status) => format!("{channel} {} → {status}", entry.text),
-            None => format!("{channel} {}", entry.text),
-        });
+        let shown = match status {
+            Some(status) => format!("{channel} {} → {status}", stream.base),
+            None => format!("{channel} {}", stream.base),
+        };
+        if let Some(entry) = self.transcript.get_mut(stream.entry) {
+            entry.shown = Some(shown);
+        }
     }
 
     /// The channel a message matching `pattern` should come on: the one of the request it

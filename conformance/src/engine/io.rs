@@ -43,7 +43,16 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             .and_then(|v| v.pointer("/params/arguments/ms"))
             .and_then(Value::as_u64);
         let role = value.as_mut().and_then(|m| S::prepare(self, m));
-        if role.is_some() {
+        // The stateless era's `_meta` goes onto requests that lack it; the diff keeps the
+        // case's own line, the transcript shows what was sent.
+        let as_written = text.clone();
+        let stamped = S::STAMPS
+            && self.case.stamp
+            && value
+                .as_mut()
+                .zip(self.protocol())
+                .is_some_and(|(m, v)| v.stamp(m));
+        if role.is_some() || stamped {
             text = value.as_ref().map(Value::to_string).unwrap_or(text);
         }
         let index = self.transcript.len();
@@ -101,6 +110,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                             answered_before_cancel: false,
                             last_progress: None,
                             watched: false,
+                            excused: false,
                         },
                     ));
                 }
@@ -114,12 +124,17 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             }
         }
         let expected = (!internal).then(|| {
-            self.expected.push(format!("{} {text}", S::SENDS));
+            let shown = if stamped { &as_written } else { &text };
+            self.expected.push(format!("{} {shown}", S::SENDS));
             self.expected.len() - 1
         });
         let reply_to = self.reply_channel(value.as_ref());
         let mut entry = Entry::sent(now, text.clone(), value, internal);
         entry.session = self.streams.session;
+        if stamped {
+            entry.shown = Some(as_written);
+            entry.stamped = true;
+        }
         self.transcript.push(entry);
         self.last_send = Instant::now();
         if let Some((key, request)) = &request {
@@ -217,6 +232,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if self.stalled {
             return false;
         }
+        self.refresh_stretch();
         let deadline = match (self.exited_at, S::EXIT_GRACE) {
             (Some(at), Some(grace)) => deadline.min(Deadline::from_std(at + grace)),
             _ => deadline,

@@ -97,6 +97,8 @@ pub struct SentRequest {
     pub last_progress: Option<(f64, Channel)>,
     /// A `! silent` step watched it after its cancel.
     pub watched: bool,
+    /// One message after the proof that its cancel was read was excused as in flight.
+    pub excused: bool,
 }
 
 /// A request the target sent.

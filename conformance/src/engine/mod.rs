@@ -136,6 +136,9 @@ pub trait Side: Sized {
     const EXIT_GRACE: Option<Duration>;
     /// Whether the harness may send probes (requests of its own) to prove a message was read.
     const PROBES: bool;
+    /// Whether the harness, on this side, stamps the stateless era's `_meta` onto its requests
+    /// (it does as a client; as a server it sends no requests in that era).
+    const STAMPS: bool;
 
     /// Plays the whole case: opens the session and plays the steps within the time limits.
     async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop>;
@@ -219,6 +222,11 @@ pub struct Engine<'a, T, S> {
     pub(crate) rtt: Option<Duration>,
     /// How late the harness itself woke up at the worst: how busy the machine was.
     pub(crate) lateness: Duration,
+    /// How much waits are stretched now for the machine's CPU pressure (1.0 when calm), when
+    /// that was last read, and the most it was.
+    pub(crate) stretch: f64,
+    stretch_read: Instant,
+    stretch_most: f64,
     /// Bytes of received messages the transcript keeps.
     pub(crate) kept_bytes: usize,
     /// Received messages judged and not kept.
@@ -261,6 +269,9 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             last_event: None,
             rtt: None,
             lateness: Duration::ZERO,
+            stretch: crate::load::stretch(),
+            stretch_read: Instant::now(),
+            stretch_most: 1.0,
             kept_bytes: 0,
             dropped: 0,
             version: None,
@@ -278,6 +289,18 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         let skip = S::finish(&mut self, played).await;
         if skip.is_none() {
             self.drain().await;
+        }
+        if self.stretch_most >= 1.5 {
+            self.line = 0;
+            self.finding(
+                Severity::Note,
+                FindingKind::Limit,
+                format!(
+                    "the machine was busy (CPU pressure up to {:.0} %): waits for answers were stretched up to {:.1} times",
+                    (1.0 - 1.0 / self.stretch_most) * 100.0,
+                    self.stretch_most
+                ),
+            );
         }
         let mut log = self.io.shutdown(Duration::ZERO).await;
         if self.dropped > 0 {
@@ -351,6 +374,21 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
                 .as_deref()
                 .unwrap_or(&self.options.protocol_version),
         )
+    }
+
+    /// Reads the machine's CPU pressure again, at most once a second.
+    pub(crate) fn refresh_stretch(&mut self) {
+        if self.stretch_read.elapsed() >= Duration::from_secs(1) {
+            self.stretch = crate::load::stretch();
+            self.stretch_read = Instant::now();
+        }
+        self.stretch_most = self.stretch_most.max(self.stretch);
+    }
+
+    /// The case's time limit: its own or `--timeout`, stretched for a busy machine.
+    pub(crate) fn case_limit(&self) -> Duration {
+        let limit = self.case.timeout.unwrap_or(self.options.case_timeout);
+        crate::load::stretched(limit, self.stretch)
     }
 
     /// Time since the target started.

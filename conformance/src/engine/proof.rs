@@ -11,6 +11,7 @@
 use super::ledger::Due;
 use super::{Engine, Side, Stop};
 use crate::era::ProtocolVersion;
+use crate::load;
 use crate::outcome::Severity;
 use crate::pattern::canonical;
 use crate::rules::envelope::short;
@@ -56,17 +57,20 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
 
     /// How long a wait that began at `began` may last: `--reply-timeout` once the target has
     /// written anything, the startup allowance until then.
+    ///
+    /// On a busy machine both are stretched in proportion to the CPU pressure (see
+    /// [`crate::load`]): a slow answer there is not a missing one.
     fn allowance_deadline(&self, began: Deadline) -> (Deadline, Duration) {
-        let reply = self.options.reply_timeout;
+        let reply = load::stretched(self.options.reply_timeout, self.stretch);
         match self.heard {
             Some(at) => {
                 let heard = Deadline::from_std(self.io.started() + at);
                 (began.max(heard) + reply, reply)
             }
-            None => (
-                began + self.options.startup_timeout,
-                self.options.startup_timeout,
-            ),
+            None => {
+                let startup = load::stretched(self.options.startup_timeout, self.stretch);
+                (began + startup, startup)
+            }
         }
     }
 

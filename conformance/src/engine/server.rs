@@ -9,7 +9,7 @@
 use super::http::Streams;
 use super::{Engine, Options, Report, Side, Stop};
 use crate::case::{Case, Step, StepKind, TransportKind};
-use crate::era::{ProtocolVersion, HANDSHAKE_VERSIONS};
+use crate::era::{Era, ProtocolVersion, HANDSHAKE_VERSIONS};
 use crate::fixtures;
 use crate::outcome::Severity;
 use crate::pattern::{self, canonical};
@@ -125,9 +125,13 @@ impl Side for ServerTarget {
     const EXPECTS: char = '<';
     const EXIT_GRACE: Option<Duration> = Some(Duration::from_millis(200));
     const PROBES: bool = true;
+    const STAMPS: bool = true;
 
     async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop> {
-        if e.case.handshake {
+        let era = e.protocol().map(|v| v.era());
+        if era == Some(Era::Stateless) {
+            discover(e).await?;
+        } else if e.case.handshake {
             handshake(e).await?;
         } else {
             e.captures
@@ -135,9 +139,9 @@ impl Side for ServerTarget {
         }
         // The case's own clock starts once the target has started; a case that performs the
         // handshake itself also gets the start's allowance.
-        let mut limit = e.case.timeout.unwrap_or(e.options.case_timeout);
+        let mut limit = e.case_limit();
         if !e.case.handshake {
-            limit += e.options.startup_timeout;
+            limit += crate::load::stretched(e.options.startup_timeout, e.stretch);
         }
         match tokio::time::timeout(limit, body(e)).await {
             Ok(done) => done,
@@ -389,6 +393,40 @@ async fn handshake<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<
         true,
     )
     .await
+}
+
+/// The stateless era's opening: every request stands alone, so there is no handshake, but a
+/// client that speaks both eras opens with `server/discover` (LIF-11, LIF-14), which also
+/// tells a server that speaks both which era the connection is in.
+async fn discover<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), Stop> {
+    e.line = 0;
+    let version = e.options.protocol_version.clone();
+    if !e.case.versions.contains(&version) {
+        return Err(Stop::Skip(format!(
+            "the case applies to {}, not to {version}",
+            e.case.versions.join(", ")
+        )));
+    }
+    e.version = Some(version.clone());
+    e.captures.insert("version".into(), json!(version));
+    let probe = crate::era::ProtocolVersion::V2026_07_28.probe("discover");
+    let answer = e.request_internal(probe, "LIF-11").await?;
+    let listed = answer
+        .pointer("/result/supportedVersions")
+        .and_then(Value::as_array)
+        .is_some_and(|v| v.iter().any(|v| v.as_str() == Some(version.as_str())));
+    if !listed {
+        e.rule(
+            Severity::Fail,
+            "LIF-11",
+            format!(
+                "server/discover must answer with `supportedVersions` listing the versions the server speaks ({version} among them): {}",
+                short(&answer)
+            ),
+        );
+        return Err(Stop::Hung);
+    }
+    Ok(())
 }
 
 /// Stopping work on a cancel is a SHOULD (CAN-05): at most a warning, whatever the case.

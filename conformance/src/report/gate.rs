@@ -70,6 +70,8 @@ pub struct Verdict {
     /// The runs disagreed: the case's outcome depends on something other than the target's
     /// behaviour as the case drives it (a race in the target, or timing).
     pub flaky: bool,
+    /// The protocol version the case ran at, when the run says.
+    pub version: Option<String>,
 }
 
 impl Verdict {
@@ -174,6 +176,7 @@ pub fn verdict(case: &Case, result: &CaseResult, gate: &Gate, next: &str) -> Ver
         bless: false,
         runs: vec![result.as_ref().map_or(Outcome::Fail, |r| r.outcome)],
         flaky: false,
+        version: None,
     };
     let report = match result {
         Ok(report) => report,
@@ -332,6 +335,7 @@ mod tests {
             bless: false,
             runs: vec![outcome],
             flaky: false,
+            version: None,
         };
         let pass = verdict(Outcome::Pass, None);
         let warn = verdict(Outcome::Warn, None);

@@ -8,14 +8,24 @@ pub fn render(
     target: &str,
     transport: &str,
     protocol_version: &str,
+    spoken: &[String],
     verdicts: &[Verdict],
     summary: &Summary,
 ) -> Value {
+    let era = |v: &Option<String>| {
+        v.as_deref()
+            .and_then(crate::era::ProtocolVersion::parse)
+            .map(|p| match p.era() {
+                crate::era::Era::Handshake => "handshake",
+                crate::era::Era::Stateless => "stateless",
+            })
+    };
     json!({
         "harness": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")},
         "target": target,
         "transport": transport,
         "protocolVersion": protocol_version,
+        "targetVersions": spoken,
         "cases": verdicts.iter().map(|v| json!({
             "id": v.id,
             "outcome": v.outcome.as_str(),
@@ -25,6 +35,8 @@ pub fn render(
             "duration_ms": v.duration_ms,
             "baseline": v.baseline.map(|b| b.as_str()),
             "runs": v.runs.iter().map(|o| o.as_str()).collect::<Vec<_>>(),
+            "protocolVersion": v.version,
+            "era": era(&v.version),
             "flaky": v.flaky,
         })).collect::<Vec<_>>(),
         "summary": {

@@ -33,7 +33,16 @@ pub fn render(target: &str, verdicts: &[Verdict], strict: bool) -> String {
             status.set_message(format!("expected failure (baseline): {}", v.message));
         }
         let (class, name) = v.id.rsplit_once('/').unwrap_or(("", &v.id));
-        let mut case = TestCase::new(name.to_string(), status);
+        // A case run at several versions (`--protocol-version all`) is one test per version.
+        let repeated = verdicts.iter().filter(|w| w.id == v.id).count() > 1;
+        let name = match (&v.version, repeated) {
+            (Some(version), true) => format!("{name} [{version}]"),
+            _ => name.to_string(),
+        };
+        let mut case = TestCase::new(name, status);
+        if let Some(version) = &v.version {
+            case.add_property(("protocolVersion", version.as_str()));
+        }
         case.set_classname(class.replace('/', "."));
         case.set_time(Duration::from_millis(v.duration_ms));
         if v.runs.len() > 1 {

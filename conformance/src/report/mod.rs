@@ -31,7 +31,7 @@ pub fn actual_lines(report: &Report) -> Vec<String> {
         .into_iter()
         .filter(|e| !e.internal)
         .filter_map(|e| match e.direction {
-            Direction::Sent => Some(format!("> {}", e.shown.as_deref().unwrap_or(&e.text))),
+            Direction::Sent => Some(format!("> {}", e.shown.as_ref().unwrap_or(&e.text))),
             Direction::Transport => None,
             Direction::Received => {
                 let is_notification = e.value.as_ref().is_some_and(|v| v.get("method").is_some());

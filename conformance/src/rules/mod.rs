@@ -15,6 +15,7 @@ mod server;
 
 use crate::engine::ledger::SentRequest;
 use crate::engine::{Engine, Side};
+use crate::era::Era;
 use crate::outcome::Severity;
 use crate::transport::Transport;
 use envelope::short;
@@ -47,6 +48,19 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     "RPC-06",
                     format!(
                         "an error needs an integer `code` and a string `message`: {}",
+                        short(&value)
+                    ),
+                );
+            }
+        }
+        if let Some(result) = value.get("result") {
+            let stateless = self.protocol().is_some_and(|v| v.era() == Era::Stateless);
+            if stateless && S::STAMPS && result.get("resultType").is_none() {
+                self.rule(
+                    Severity::Fail,
+                    "RPC-14",
+                    format!(
+                        "a 2026-07-28 result must carry `resultType` (\"complete\" or \"input_required\"): {}",
                         short(&value)
                     ),
                 );

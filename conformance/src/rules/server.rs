@@ -5,6 +5,7 @@
 
 use crate::engine::server::ServerTarget;
 use crate::engine::Engine;
+use crate::era::Era;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::canonical;
 use crate::rules::envelope::short;
@@ -19,6 +20,19 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         let value = self.value(index);
         let method = value.get("method").and_then(Value::as_str);
         match (method, value.get("id")) {
+            (Some(method), Some(id)) if !self.servers_may_request() => {
+                // 2026-07-28: servers never send requests; a client sends no responses.
+                self.transcript[index].internal = true;
+                self.rule(
+                    Severity::Fail,
+                    "RPC-15",
+                    format!(
+                        "the server sent a `{method}` request (id {}) in {}, where servers must not send requests (input they need goes through an input_required result); the harness does not answer it",
+                        canonical(id),
+                        self.version.as_deref().unwrap_or("the stateless era")
+                    ),
+                );
+            }
             (Some(method), Some(id)) => {
                 // The server's own request: answer it so it is not left waiting.
                 self.transcript[index].internal = true;
@@ -66,14 +80,34 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 "PRG-07",
                 format!("progress for request {request_key} after its response; progress must stop when the operation completes"),
             ),
-            Some((false, Some(mark))) if mark.is_read(at) => self.rule(
-                Severity::Warn,
-                "CAN-05",
-                format!(
-                    "progress for request {request_key} after the target had read its cancel ({})",
-                    mark.proof()
-                ),
-            ),
+            Some((false, Some(mark))) if mark.is_read(at) => {
+                // A server that writes from several tasks does not keep order: the first
+                // message right after the proof may have been produced before the cancel was
+                // read. It gets the benefit of the doubt; anything after it is judged.
+                let in_flight = mark.read.is_some_and(|proof| at < proof + self.grace());
+                let first = self
+                    .ledger
+                    .sent
+                    .get_mut(&request_key)
+                    .is_some_and(|r| !std::mem::replace(&mut r.excused, true));
+                if in_flight && first {
+                    self.rule(
+                        Severity::Note,
+                        "CAN-08",
+                        format!("one progress for request {request_key} came just after the proof that its cancel was read; it may have been produced before (the timing cannot tell), so it is not judged"),
+                    );
+                } else {
+                    self.rule(
+                        self.after_cancel_severity(),
+                        "CAN-05",
+                        format!(
+                            "progress for request {request_key} after the target had read its cancel ({}){}",
+                            mark.proof(),
+                            self.after_cancel_rule()
+                        ),
+                    );
+                }
+            }
             _ => {}
         }
         let Some(value) = value else {
@@ -115,6 +149,17 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         let Some(request) = self.settle_response(index) else {
             return;
         };
+        // A server that speaks both eras takes a legacy `initialize` as the opening of a
+        // handshake-era session, whatever the run began as (LIF-14).
+        if request.method == "initialize" {
+            if let Some(agreed) = value
+                .pointer("/result/protocolVersion")
+                .and_then(Value::as_str)
+                .filter(|v| crate::era::HANDSHAKE_VERSIONS.contains(v))
+            {
+                self.version = Some(agreed.to_string());
+            }
+        }
         if request.starts {
             self.agreed_version(value);
         }
@@ -170,11 +215,36 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         };
         match judged {
             Ok(why) => self.rule(
-                Severity::Warn,
+                self.after_cancel_severity(),
                 "CAN-05",
-                format!("request {key} was answered after it was cancelled ({why}); a cancelled request should get no response"),
+                format!("request {key} was answered after it was cancelled ({why}); a cancelled request should get no response{}", self.after_cancel_rule()),
             ),
             Err(note) => self.rule(Severity::Note, "CAN-08", note),
+        }
+    }
+
+    /// Whether the server may send requests in the run's protocol version.
+    fn servers_may_request(&self) -> bool {
+        self.protocol().is_none_or(|v| v.servers_may_request())
+    }
+
+    /// How a message for a request the server certainly knew was cancelled weighs: a broken
+    /// SHOULD up to 2025-11-25, a broken MUST NOT in 2026-07-28 ("MUST NOT send any further
+    /// messages for it", AMB-02, AMB-08).
+    fn after_cancel_severity(&self) -> Severity {
+        if self.protocol().is_some_and(|v| v.era() == Era::Stateless) {
+            Severity::Fail
+        } else {
+            Severity::Warn
+        }
+    }
+
+    /// What the finding adds in 2026-07-28.
+    fn after_cancel_rule(&self) -> &'static str {
+        if self.protocol().is_some_and(|v| v.era() == Era::Stateless) {
+            "; in 2026-07-28 a server MUST NOT send any further messages for a cancelled request"
+        } else {
+            ""
         }
     }
 
