@@ -1,7 +1,16 @@
 //! Speed of the real binary over pipes: startup to the initialize response,
-//! JSON-RPC ping round trip (median and p99), and peak RSS.
+//! JSON-RPC ping round trip (median and p99), the server's CPU time and
+//! voluntary context switches per ping, and peak RSS.
 //!
-//! Run with `cargo bench -p reference-server`.
+//! Wall-clock round trips swing with the machine's load; CPU time and context
+//! switches per ping (from `getrusage(RUSAGE_CHILDREN)` once the server has
+//! been reaped) do not, so they are the numbers to compare implementations by
+//! on a shared machine.
+//!
+//! Run with `cargo bench -p reference-server`. Set `BENCH_STDIO_SERVER` to the path of
+//! another stdio MCP server binary that serves the fixture profile (for example the rmcp
+//! fixture from `targets/rmcp`, built in release mode) to measure it the same way, and
+//! `BENCH_STDIO_ARGS` to space-separated arguments for it (`--fast-pipes`).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -17,6 +26,12 @@ const INITIALIZE: &str = concat!(
     "\n"
 );
 
+/// The binary under measurement: `BENCH_STDIO_SERVER`, or this package's own.
+fn server_path() -> String {
+    std::env::var("BENCH_STDIO_SERVER")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_reference-server").to_owned())
+}
+
 struct Server {
     child: Child,
     stdin: ChildStdin,
@@ -26,7 +41,9 @@ struct Server {
 
 impl Server {
     fn spawn() -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_reference-server"))
+        let args = std::env::var("BENCH_STDIO_ARGS").unwrap_or_default();
+        let mut child = Command::new(server_path())
+            .args(args.split_whitespace())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -75,6 +92,29 @@ fn micros(d: Duration) -> String {
     format!("{:.1} µs", d.as_secs_f64() * 1e6)
 }
 
+/// CPU time and voluntary context switches of every reaped child so far.
+#[derive(Clone, Copy)]
+struct ChildUsage {
+    cpu: Duration,
+    switches: i64,
+}
+
+fn child_usage() -> ChildUsage {
+    // SAFETY: getrusage only writes into the zeroed struct we pass.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage), 0);
+        usage
+    };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    ChildUsage {
+        cpu: time(usage.ru_utime) + time(usage.ru_stime),
+        switches: usage.ru_nvcsw,
+    }
+}
+
 fn main() {
     // Startup: spawn to initialize response.
     let mut startups = Vec::with_capacity(SPAWNS);
@@ -89,6 +129,7 @@ fn main() {
     startups.sort();
 
     // Ping round trips on one initialized server.
+    let usage_before = child_usage();
     let mut server = Server::spawn();
     server.round_trip(INITIALIZE);
     let mut rtts = Vec::with_capacity(PINGS);
@@ -119,10 +160,17 @@ fn main() {
     let hwm = server.status_kib("VmHWM:");
     let rss = server.status_kib("VmRSS:");
     server.close();
+    let usage_after = child_usage();
+    // The initialize and the cancellation traffic are counted too; the pings dominate.
+    let messages = (WARMUP + PINGS) as u32;
+    let cpu_per_ping = (usage_after.cpu - usage_before.cpu) / messages;
+    let switches_per_ping =
+        (usage_after.switches - usage_before.switches) as f64 / f64::from(messages);
 
     println!(
-        "reference-server over pipes ({})",
-        env!("CARGO_BIN_EXE_reference-server")
+        "stdio server over pipes ({} {})",
+        server_path(),
+        std::env::var("BENCH_STDIO_ARGS").unwrap_or_default()
     );
     println!(
         "  startup to initialize response: median {} over {SPAWNS} spawns (min {}, max {})",
@@ -134,6 +182,10 @@ fn main() {
         "  ping round trip: p50 {}, p99 {} over {PINGS} pings",
         micros(percentile(&rtts, 0.5)),
         micros(percentile(&rtts, 0.99)),
+    );
+    println!(
+        "  server cost per ping: {} cpu, {switches_per_ping:.2} voluntary context switches",
+        micros(cpu_per_ping),
     );
     match (hwm, rss) {
         (Some(hwm), Some(rss)) => println!(

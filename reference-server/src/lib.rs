@@ -1,27 +1,26 @@
-//! Reference MCP server over stdio.
+//! Reference MCP server over stdio and Streamable HTTP.
 //!
 //! The smallest server that follows every cancellation rule of the MCP
 //! specification, serving the fixture profile described in the README.
-//! [`serve`] runs a session over any reader/writer pair; [`main_entry`] is
-//! the whole program, so another binary can embed the server as a
-//! subcommand.
+//! [`serve`] runs a session over any reader/writer pair; [`run`] serves
+//! stdio or HTTP as [`ServeOptions`] say; [`main_entry`] is the whole
+//! program, so another binary can embed the server as a subcommand.
 
+mod cli;
+mod http;
+mod meta;
+mod outbox;
 mod registry;
 mod session;
 mod stdio;
 mod tools;
 pub mod version;
 
-use reference_wire::{
-    write_lines, LineError, LineReader, RpcError, INVALID_REQUEST, MAX_LINE_BYTES, PARSE_ERROR,
-};
-use registry::{Out, Registry};
-use session::Session;
+pub use http::HttpOptions;
 use std::io;
 use std::process::ExitCode;
-use std::sync::Arc;
+pub use stdio::StdioMode;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// Environment switch equivalent to `--verbose` when set to `1`.
@@ -34,113 +33,47 @@ pub struct ServeOptions {
     pub verbose: bool,
     /// Fired to end the session as if input had reached EOF.
     pub shutdown: CancellationToken,
+    /// How [`run`] drives stdin and stdout (ignored by [`serve`]).
+    pub stdio: StdioMode,
+    /// Serve Streamable HTTP instead of stdio ([`run`] only).
+    pub http: Option<HttpOptions>,
 }
 
 /// Serves one MCP session: reads newline-delimited JSON-RPC from `reader`
 /// and writes responses and notifications to `writer` until EOF or
-/// `options.shutdown`. In-flight handlers are cancelled and all queued
-/// output is flushed before it returns.
+/// `options.shutdown`. In-flight handlers are cancelled and queued output is
+/// flushed before it returns, unless `writer` accepts nothing for a second
+/// after input has ended (then the output is dropped).
 pub async fn serve<R, W>(reader: R, writer: W, options: ServeOptions) -> io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let registry = Arc::new(Registry::new(tx, options.verbose));
-    let session = Session::new(Arc::clone(&registry), options.verbose);
-    let read = read_loop(reader, session, &options.shutdown);
-    let write = write_loop(writer, rx, &options.shutdown);
-    let (read_result, write_result) = tokio::join!(
-        async {
-            let result = read.await;
-            let reason = if options.shutdown.is_cancelled() {
-                "server shutting down"
-            } else {
-                "stdin closed"
-            };
-            registry.cancel_all(reason);
-            registry.stop();
-            result
-        },
-        write
-    );
-    read_result.and(write_result)
+    stdio::serve(reader, writer, options.verbose, &options.shutdown).await
 }
 
-async fn read_loop<R: AsyncRead + Unpin>(
-    reader: R,
-    mut session: Session,
-    shutdown: &CancellationToken,
-) -> io::Result<()> {
-    let mut lines = LineReader::new(reader);
-    loop {
-        let next = tokio::select! {
-            biased;
-            () = shutdown.cancelled() => return Ok(()),
-            next = lines.next_line() => next,
-        };
-        match next {
-            None => return Ok(()),
-            Some(Ok(line)) => session.handle_line(&line),
-            Some(Err(LineError::TooLong)) => session.unreadable(RpcError::new(
-                INVALID_REQUEST,
-                format!(
-                    "invalid request: line longer than {MAX_LINE_BYTES} bytes was discarded; send smaller messages"
-                ),
-            )),
-            Some(Err(LineError::NotUtf8)) => session.unreadable(RpcError::new(
-                PARSE_ERROR,
-                "parse error: line is not valid utf-8; messages must be utf-8 json",
-            )),
-            Some(Err(LineError::Io(e))) => return Err(e),
-        }
-    }
-}
-
-async fn write_loop<W: AsyncWrite + Unpin>(
-    mut writer: W,
-    mut rx: mpsc::UnboundedReceiver<Out>,
-    shutdown: &CancellationToken,
-) -> io::Result<()> {
-    match write_lines(&mut writer, &mut rx).await {
-        Err(e) => {
-            // Nobody can read our output any more: end the session.
-            shutdown.cancel();
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                Ok(())
-            } else {
-                Err(e)
-            }
-        }
-        ok => ok,
-    }
-}
-
-/// The whole server program: serves stdin/stdout until EOF or SIGTERM.
+/// The whole server program: serves stdin/stdout until EOF or SIGTERM, or
+/// Streamable HTTP with `--http ADDR` until SIGTERM.
 ///
-/// Recognises `--verbose` (or `REFERENCE_SERVER_VERBOSE=1`) and `--help`;
-/// any other argument is ignored, so an embedding binary may pass its own
-/// subcommand name through.
+/// Reads `std::env::args_os().skip(1)`; `--help` lists the options, and any
+/// argument it does not know is ignored, so an embedding binary may pass its
+/// own subcommand name through. Bad option values exit with status 2.
 pub fn main_entry() -> ExitCode {
-    let mut options = ServeOptions {
-        verbose: std::env::var_os(VERBOSE_ENV).is_some_and(|v| v == "1"),
-        ..ServeOptions::default()
-    };
-    for arg in std::env::args_os().skip(1) {
-        if arg == "--verbose" || arg == "-v" {
-            options.verbose = true;
-        } else if arg == "--help" || arg == "-h" {
-            println!(
-                "usage: reference-server [--verbose]\n\nserves MCP over stdin/stdout until EOF or SIGTERM; \
-                 --verbose (or {VERBOSE_ENV}=1) logs each cancellation to stderr"
-            );
-            return ExitCode::SUCCESS;
+    match cli::parse(std::env::args_os().skip(1)) {
+        Ok(cli::Command::Serve(options)) => run(options),
+        Ok(cli::Command::Help) => {
+            println!("{}", cli::USAGE);
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("reference-server: {message}");
+            ExitCode::from(2)
         }
     }
-    run(options)
 }
 
-/// Serves stdin/stdout with `options` on a fresh single-threaded runtime.
+/// Serves stdin/stdout (or HTTP, when `options.http` is set) on a fresh
+/// single-threaded runtime.
 pub fn run(options: ServeOptions) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -156,14 +89,20 @@ pub fn run(options: ServeOptions) -> ExitCode {
     };
     let result = runtime.block_on(async {
         watch_signals(&options.shutdown);
-        serve(stdio::stdin(), stdio::stdout(), options).await
+        match options.http {
+            Some(http) => http::serve(http, options.verbose, &options.shutdown).await,
+            None => {
+                let (input, output) = stdio::open(options.stdio);
+                serve(input, output, options).await
+            }
+        }
     });
     // A blocked stdin read must not keep the process alive.
     runtime.shutdown_background();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("reference-server: stdio failed: {e}; the client's pipes are gone");
+            eprintln!("reference-server: {e}");
             ExitCode::FAILURE
         }
     }

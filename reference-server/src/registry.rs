@@ -1,46 +1,78 @@
-//! In-flight requests, their cancellation tokens, and the output queue.
+//! In-flight requests, their cancellation tokens, and the cancellation witness.
 //!
 //! This is where the ordering guarantee lives. Every decision that could
 //! write a message for a request (its progress, its response) is taken under
-//! the same lock that `notifications/cancelled` takes to fire the token, and
-//! the message is queued to the single writer while the lock is held. So once
-//! the reader has processed a cancel, nothing for that request is queued any
-//! more; whatever was queued before sits ahead of any later reply the reader
-//! queues (such as a `ping` answer).
+//! the same lock that a cancellation takes to fire the token, and the message
+//! is pushed to the request's route while the lock is held. So once a cancel
+//! has been handled, nothing for that request is queued any more; whatever
+//! was queued before sits ahead of any later reply the reader queues (such as
+//! a `ping` answer on stdio).
+//!
+//! Pushing to a route never blocks (see `outbox.rs`), so the lock is only
+//! ever held for a check and a push: a writer stuck on a full pipe or a
+//! silent HTTP client cannot keep a cancel waiting.
 
+use crate::outbox::Route;
 use reference_wire::{response, RequestId};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-/// An item for the writer: a line to write, or the end of output.
-pub(crate) use reference_wire::Outgoing as Out;
+/// At most this many requests run at once per registry; more long-running
+/// calls are refused with a tool error until some finish.
+pub(crate) const MAX_IN_FLIGHT: usize = 10_000;
+
+/// The witness keeps the ids of this many most recent observed cancellations.
+pub(crate) const WITNESS_CAPACITY: usize = 1_000;
+
+/// What an in-flight request is registered under.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Key {
+    /// Its JSON-RPC id: a cancel names it (stdio, HTTP sessions).
+    Id(RequestId),
+    /// The serial number of its own HTTP response stream (2026-07-28): only
+    /// closing that stream cancels it, and ids of different clients may
+    /// coincide, so the id is no key.
+    Stream(u64),
+}
+
+/// Why a request could not be registered.
+pub(crate) enum Refused {
+    /// A request with the same id is still in flight.
+    Duplicate,
+    /// [`MAX_IN_FLIGHT`] requests are running.
+    Busy,
+}
 
 pub(crate) struct Registry {
     inner: Mutex<Inner>,
     /// Signalled whenever a cancelled handler has finished observing.
     observed: Notify,
-    out: mpsc::UnboundedSender<Out>,
     verbose: bool,
 }
 
 #[derive(Default)]
 struct Inner {
-    in_flight: HashMap<RequestId, CancellationToken>,
+    in_flight: HashMap<Key, Entry>,
     /// Cancelled handlers that have not yet observed their cancellation.
     unobserved: usize,
-    /// Ids whose handlers observed their cancellation, in order.
-    witness: Vec<Value>,
+    /// Ids whose handlers observed their cancellation, oldest first; only
+    /// the last [`WITNESS_CAPACITY`] are kept.
+    witness: VecDeque<Value>,
+}
+
+struct Entry {
+    token: CancellationToken,
+    route: Route,
 }
 
 impl Registry {
-    pub(crate) fn new(out: mpsc::UnboundedSender<Out>, verbose: bool) -> Self {
+    pub(crate) fn new(verbose: bool) -> Self {
         Self {
             inner: Mutex::default(),
             observed: Notify::new(),
-            out,
             verbose,
         }
     }
@@ -52,88 +84,100 @@ impl Registry {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Queues a line with no cancellation check (replies made by the reader).
-    pub(crate) fn send(&self, line: String) {
-        // A closed queue means output is gone; there is nobody left to tell.
-        let _ = self.out.send(Out::Line(line));
+    pub(crate) fn is_in_flight(&self, key: &Key) -> bool {
+        self.lock().in_flight.contains_key(key)
     }
 
-    /// Marks the end of output; everything queued before it is still written.
-    pub(crate) fn stop(&self) {
-        let _ = self.out.send(Out::End);
-    }
-
-    pub(crate) fn is_in_flight(&self, id: &RequestId) -> bool {
-        self.lock().in_flight.contains_key(id)
-    }
-
-    /// Registers a new in-flight request; `None` if the id is already running.
-    pub(crate) fn register(&self, id: RequestId) -> Option<CancellationToken> {
+    /// Registers a new in-flight request whose output goes to `route`.
+    pub(crate) fn register(&self, key: Key, route: Route) -> Result<CancellationToken, Refused> {
         let mut inner = self.lock();
-        if inner.in_flight.contains_key(&id) {
-            return None;
+        if inner.in_flight.contains_key(&key) {
+            return Err(Refused::Duplicate);
+        }
+        if inner.in_flight.len() >= MAX_IN_FLIGHT {
+            return Err(Refused::Busy);
         }
         let token = CancellationToken::new();
-        inner.in_flight.insert(id, token.clone());
-        Some(token)
+        let entry = Entry {
+            token: token.clone(),
+            route,
+        };
+        inner.in_flight.insert(key, entry);
+        Ok(token)
     }
 
-    /// Fires the token of an in-flight request. Unknown or finished ids are
-    /// ignored; the entry is released at once so the id may be reused.
-    pub(crate) fn cancel(&self, id: &RequestId, reason: Option<&str>) {
+    /// Fires the token of an in-flight request and ends its own stream, if
+    /// it has one. Unknown or finished requests are ignored; the entry is
+    /// released at once so the id may be reused.
+    pub(crate) fn cancel(&self, key: &Key, reason: Option<&str>) {
         let mut inner = self.lock();
-        match inner.in_flight.remove(id) {
-            Some(token) => {
-                token.cancel();
+        match inner.in_flight.remove(key) {
+            Some(entry) => {
+                entry.token.cancel();
+                entry.route.close();
                 inner.unobserved += 1;
                 if self.verbose {
                     eprintln!(
-                        "reference-server: cancelled request {id} (reason: {})",
+                        "reference-server: cancelled request {} (reason: {})",
+                        describe(key),
                         reason.unwrap_or("none given")
                     );
                 }
             }
             None if self.verbose => eprintln!(
-                "reference-server: ignored cancellation of request {id}: not in flight (unknown or already answered)"
+                "reference-server: ignored cancellation of request {}: not in flight (unknown or already answered)",
+                describe(key)
             ),
             None => {}
         }
     }
 
-    /// Fires every in-flight token (shutdown).
+    /// Fires every in-flight token (shutdown, or the end of an HTTP session).
     pub(crate) fn cancel_all(&self, reason: &str) {
         let mut inner = self.lock();
         let drained: Vec<_> = inner.in_flight.drain().collect();
         inner.unobserved += drained.len();
-        for (id, token) in drained {
-            token.cancel();
+        for (key, entry) in drained {
+            entry.token.cancel();
+            entry.route.close();
             if self.verbose {
-                eprintln!("reference-server: cancelled request {id} (reason: {reason})");
+                eprintln!(
+                    "reference-server: cancelled request {} (reason: {reason})",
+                    describe(&key)
+                );
             }
         }
     }
 
     /// Queues a progress notification only while the request is not cancelled.
-    pub(crate) fn progress(&self, token: &CancellationToken, line: String) {
+    pub(crate) fn progress(&self, token: &CancellationToken, route: &Route, line: String) {
         let _inner = self.lock();
         if !token.is_cancelled() {
-            self.send(line);
+            route.notify(line);
         }
     }
 
     /// Ends a handler: if it was cancelled, records that it observed the
-    /// cancellation and writes nothing; otherwise releases the id and queues
-    /// the response.
-    pub(crate) fn finish(&self, id: RequestId, token: &CancellationToken, result: Value) {
+    /// cancellation (under `id`) and writes nothing; otherwise releases the
+    /// request and queues its response.
+    pub(crate) fn finish(
+        &self,
+        key: &Key,
+        id: &RequestId,
+        token: &CancellationToken,
+        result: Value,
+    ) {
         let mut inner = self.lock();
         if token.is_cancelled() {
-            inner.witness.push(id.to_value());
+            inner.witness.push_back(id.to_value());
+            if inner.witness.len() > WITNESS_CAPACITY {
+                inner.witness.pop_front();
+            }
             inner.unobserved = inner.unobserved.saturating_sub(1);
             drop(inner);
             self.observed.notify_waiters();
-        } else {
-            inner.in_flight.remove(&id);
-            self.send(response(&id, result));
+        } else if let Some(entry) = inner.in_flight.remove(key) {
+            entry.route.answer(response(id, result));
         }
     }
 
@@ -146,10 +190,17 @@ impl Registry {
             {
                 let inner = self.lock();
                 if inner.unobserved == 0 {
-                    return inner.witness.clone();
+                    return inner.witness.iter().cloned().collect();
                 }
             }
             notified.await;
         }
+    }
+}
+
+fn describe(key: &Key) -> String {
+    match key {
+        Key::Id(id) => id.to_string(),
+        Key::Stream(serial) => format!("on response stream #{serial}"),
     }
 }

@@ -1,13 +1,23 @@
-//! The reader side: one task that handles stdin lines strictly in order.
+//! One MCP session, whatever carries it: the messages of one client, handled
+//! strictly in the order the transport hands them over.
+//!
+//! Both eras are served here. A request stamped with the 2026-07-28
+//! per-request `_meta` (or `server/discover`) is served statelessly, with the
+//! version it names; any other request belongs to the handshake era and to
+//! the version `initialize` negotiated (LIF-14, see `meta.rs`).
 //!
 //! Lifecycle, `ping`, `tools/list`, instant tools and `notifications/cancelled`
 //! are all handled inline here, so their effects are ordered exactly as the
-//! lines arrived. Long tools are spawned as tasks, each with the token the
-//! registry gave its id.
+//! messages arrived. Long tools are spawned as tasks, each with the token the
+//! registry gave it. Every output for a request goes to the [`Route`] the
+//! transport gave with it: on stdio all routes share stdout, on HTTP each
+//! request has its own response stream.
 
-use crate::registry::Registry;
+use crate::meta::{self, CLIENT_CAPABILITIES, PROTOCOL_VERSION};
+use crate::outbox::Route;
+use crate::registry::{Key, Refused, Registry, MAX_IN_FLIGHT};
 use crate::tools::{self, Call, Context, ToolError};
-use crate::version::ProtocolVersion;
+use crate::version::{ProtocolVersion, Transport};
 use reference_wire::{
     error_response, response, Message, RequestId, RpcError, INVALID_PARAMS, INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -15,84 +25,211 @@ use reference_wire::{
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
+/// One request as the transport hands it over.
+pub(crate) struct Request {
+    /// What the registry files it under (and what a cancel must name).
+    pub key: Key,
+    pub id: RequestId,
+    pub method: String,
+    pub params: Option<Value>,
+}
+
+impl Request {
+    /// A request filed under its own id, as on stdio and in HTTP sessions.
+    pub(crate) fn by_id(id: RequestId, method: String, params: Option<Value>) -> Self {
+        Self {
+            key: Key::Id(id.clone()),
+            id,
+            method,
+            params,
+        }
+    }
+}
+
+/// A protocol error answering a request, and how HTTP should carry it.
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    pub error: RpcError,
+    pub status: Status,
+}
+
+/// The HTTP status class of a [`Refusal`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// An ordinary JSON-RPC error response (HTTP 200, in the body or stream).
+    InBody,
+    /// 2026-07-28: `400 Bad Request` (malformed `_meta`, unsupported version).
+    BadRequest,
+    /// 2026-07-28: `404 Not Found` (unknown method).
+    NotFound,
+}
+
+impl Refusal {
+    fn with_status(status: Status) -> impl Fn(RpcError) -> Self {
+        move |error| Self { error, status }
+    }
+}
+
+impl From<RpcError> for Refusal {
+    fn from(error: RpcError) -> Self {
+        Self {
+            error,
+            status: Status::InBody,
+        }
+    }
+}
+
 pub(crate) struct Session {
     registry: Arc<Registry>,
     /// Negotiated by `initialize`; `None` until then.
     version: Option<ProtocolVersion>,
+    transport: Transport,
     verbose: bool,
 }
 
 impl Session {
-    pub(crate) fn new(registry: Arc<Registry>, verbose: bool) -> Self {
+    pub(crate) fn new(registry: Arc<Registry>, transport: Transport, verbose: bool) -> Self {
         Self {
             registry,
             version: None,
+            transport,
             verbose,
         }
     }
 
-    /// Handles one received line (already stripped of its newline).
-    pub(crate) fn handle_line(&mut self, line: &str) {
+    /// The version `initialize` negotiated, if it has run.
+    pub(crate) fn version(&self) -> Option<ProtocolVersion> {
+        self.version
+    }
+
+    /// Handles one received line (already stripped of its newline); every
+    /// reply goes to `route`.
+    pub(crate) fn handle_line(&mut self, line: &str, route: &Route) {
         if line.trim().is_empty() {
             return;
         }
         match Message::parse(line) {
-            Ok(Message::Request { id, method, params }) => self.request(id, &method, params),
-            Ok(Message::Notification { method, params }) => self.notification(&method, params),
-            Ok(Message::Response { id, .. }) => {
-                if self.verbose {
-                    let id = id.map_or_else(|| "null".to_owned(), |id| id.to_string());
-                    eprintln!(
-                        "reference-server: ignored response {id}: this server sends no requests"
-                    );
+            Ok(Message::Request { id, method, params }) => {
+                let request = Request::by_id(id, method, params);
+                let id = request.id.clone();
+                if let Err(refusal) = self.request(request, route) {
+                    route.answer(error_response(Some(&id), &refusal.error));
                 }
             }
-            Err(rejected) => self.registry.send(rejected.to_line()),
+            Ok(Message::Notification { method, params }) => self.notification(&method, params),
+            Ok(Message::Response { id, .. }) => self.response(id.as_ref()),
+            Err(rejected) => route.notify(rejected.to_line()),
         }
     }
 
-    /// Answers a line that could not even be read (too long, not UTF-8).
-    pub(crate) fn unreadable(&self, error: RpcError) {
-        self.registry.send(error_response(None, &error));
-    }
-
-    fn reply(&self, id: &RequestId, outcome: Result<Value, RpcError>) {
-        let line = match outcome {
-            Ok(result) => response(id, result),
-            Err(error) => error_response(Some(id), &error),
-        };
-        self.registry.send(line);
-    }
-
-    fn request(&mut self, id: RequestId, method: &str, params: Option<Value>) {
-        if self.registry.is_in_flight(&id) {
-            let error = RpcError::new(
+    /// Handles one request. Its result (now, or later for a long tool) goes
+    /// to `route`; a protocol error comes back for the transport to deliver.
+    pub(crate) fn request(&mut self, request: Request, route: &Route) -> Result<(), Refusal> {
+        if self.registry.is_in_flight(&request.key) {
+            let id = &request.id;
+            return Err(RpcError::new(
                 INVALID_REQUEST,
                 format!("invalid request: id {id} is already in flight; use a fresh id"),
-            );
-            return self.reply(&id, Err(error));
+            )
+            .into());
         }
-        let outcome = match (method, self.version) {
+        if meta::is_stateless_request(&request.method, request.params.as_ref()) {
+            self.stateless(request, route)
+        } else {
+            self.handshake(request, route)
+        }
+    }
+
+    /// A handshake-era request, under the version `initialize` negotiated.
+    fn handshake(&mut self, request: Request, route: &Route) -> Result<(), Refusal> {
+        let Request {
+            key,
+            id,
+            method,
+            params,
+        } = request;
+        let result = match (method.as_str(), self.version) {
             ("ping", _) => Ok(json!({})),
             ("initialize", None) => self.initialize(params.as_ref()),
             ("initialize", Some(_)) => Err(RpcError::new(
                 INVALID_REQUEST,
-                "invalid request: already initialized; start a new server process for a new session",
+                "invalid request: already initialized; a session has one initialize (start a new process or HTTP session)",
             )),
+            // Either era could be meant, so the answer serves both: a
+            // 2026-07-28 request without its `_meta` must get -32602 (LIF-10),
+            // and any error is fair before `initialize` (AMB-13).
             (_, None) => Err(RpcError::new(
-                INVALID_REQUEST,
-                format!("invalid request: {method:?} before initialize; send initialize first"),
+                INVALID_PARAMS,
+                format!(
+                    "invalid params: {method:?} came before initialize and without a 2026-07-28 stamp; \
+                     send initialize first (2025-11-25 and earlier), or put {PROTOCOL_VERSION:?} and \
+                     {CLIENT_CAPABILITIES:?} in params._meta (2026-07-28)"
+                ),
             )),
             ("tools/list", Some(_)) => Ok(tools::list()),
-            ("tools/call", Some(version)) => return self.call_tool(id, params, version),
+            ("tools/call", Some(version)) => {
+                return self.call_tool(key, &id, params, version, route);
+            }
             (other, Some(_)) => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!(
                     "method not found: {other:?}; this server implements initialize, ping, tools/list and tools/call"
                 ),
             )),
+        }?;
+        route.answer(response(&id, result));
+        Ok(())
+    }
+
+    /// A stateless-era request, under the version its `_meta` names. Its
+    /// malformed `_meta` or unsupported version is a 400 on HTTP, its
+    /// unknown method a 404 (LIF-10, LIF-12, RPC-09).
+    fn stateless(&mut self, request: Request, route: &Route) -> Result<(), Refusal> {
+        let Request {
+            key,
+            id,
+            method,
+            params,
+        } = request;
+        let bad_request = Refusal::with_status(Status::BadRequest);
+        let stamp = meta::stamp(&method, params.as_ref()).map_err(&bad_request)?;
+        let version = meta::version(&stamp).map_err(&bad_request)?;
+        let result = match method.as_str() {
+            meta::DISCOVER => {
+                let supported: Vec<&str> = ProtocolVersion::newest_first()
+                    .map(ProtocolVersion::as_str)
+                    .collect();
+                let discovered = json!({"supportedVersions": supported, "capabilities": {"tools": {}}});
+                meta::cacheable(version, discovered)
+            }
+            "tools/list" => meta::cacheable(version, tools::list()),
+            "tools/call" => return self.call_tool(key, &id, params, version, route),
+            other => {
+                return Err(Refusal {
+                    error: RpcError::new(
+                        METHOD_NOT_FOUND,
+                        format!(
+                            "method not found: {other:?}; in {} this server implements {}, tools/list and \
+                             tools/call (ping and initialize belong to the handshake era)",
+                            version.as_str(),
+                            meta::DISCOVER
+                        ),
+                    ),
+                    status: Status::NotFound,
+                })
+            }
         };
-        self.reply(&id, outcome);
+        route.answer(response(&id, meta::complete(version, result)));
+        Ok(())
+    }
+
+    /// A response from the client: this server sends no requests, so there
+    /// is nothing it could answer.
+    pub(crate) fn response(&self, id: Option<&RequestId>) {
+        if self.verbose {
+            let id = id.map_or_else(|| "null".to_owned(), RequestId::to_string);
+            eprintln!("reference-server: ignored response {id}: this server sends no requests");
+        }
     }
 
     fn initialize(&mut self, params: Option<&Value>) -> Result<Value, RpcError> {
@@ -105,55 +242,80 @@ impl Session {
                 "invalid params: initialize needs params.protocolVersion as a string",
             ));
         };
-        let version = ProtocolVersion::negotiate(requested);
+        let version = ProtocolVersion::negotiate(requested, self.transport);
         self.version = Some(version);
         Ok(json!({
             "protocolVersion": version.as_str(),
             "capabilities": {"tools": {}},
-            "serverInfo": {"name": "reference-server", "version": env!("CARGO_PKG_VERSION")},
+            "serverInfo": meta::server_info(),
         }))
     }
 
-    fn call_tool(&mut self, id: RequestId, params: Option<Value>, version: ProtocolVersion) {
+    fn call_tool(
+        &mut self,
+        key: Key,
+        id: &RequestId,
+        params: Option<Value>,
+        version: ProtocolVersion,
+        route: &Route,
+    ) -> Result<(), Refusal> {
         let CallParams {
             name,
             args,
             progress_token,
-        } = match call_params(params) {
-            Ok(parts) => parts,
-            Err(message) => return self.reply(&id, Err(RpcError::new(INVALID_PARAMS, message))),
-        };
+        } = call_params(params).map_err(|message| RpcError::new(INVALID_PARAMS, message))?;
         let tool = match tools::prepare(&name, &args) {
-            Ok(Call::Instant(result)) => return self.reply(&id, Ok(result)),
             Ok(Call::Long(tool)) => tool,
+            Ok(Call::Instant(result)) => {
+                route.answer(response(id, meta::complete(version, result)));
+                return Ok(());
+            }
             Err(ToolError::BadArguments(message)) if version.input_errors_are_tool_results() => {
-                return self.reply(&id, Ok(tools::error_result(message)))
+                let result = tools::error_result(message);
+                route.answer(response(id, meta::complete(version, result)));
+                return Ok(());
             }
             Err(ToolError::BadArguments(message) | ToolError::Unknown(message)) => {
-                return self.reply(&id, Err(RpcError::new(INVALID_PARAMS, message)))
+                return Err(RpcError::new(INVALID_PARAMS, message).into())
             }
         };
-        let Some(token) = self.registry.register(id.clone()) else {
-            return; // unreachable: checked in `request` on this same task
+        let token = match self.registry.register(key.clone(), route.clone()) {
+            Ok(token) => token,
+            Err(Refused::Busy) => {
+                let busy = format!(
+                    "server busy: {MAX_IN_FLIGHT} requests are in flight; cancel some or wait for them to finish"
+                );
+                route.answer(response(
+                    id,
+                    meta::complete(version, tools::error_result(busy)),
+                ));
+                return Ok(());
+            }
+            // Unreachable: `request` checked the id on this same task.
+            Err(Refused::Duplicate) => return Ok(()),
         };
         let registry = Arc::clone(&self.registry);
+        let (id, route) = (id.clone(), route.clone());
         tokio::spawn(async move {
             let cx = Context {
                 registry: &registry,
                 token: &token,
+                route: &route,
                 progress_token,
                 version,
             };
             let result = tokio::select! {
                 biased;
                 () = token.cancelled() => Value::Null,
-                result = tools::run(tool, cx) => result,
+                result = tools::run(tool, cx) => meta::complete(version, result),
             };
-            registry.finish(id, &token, result);
+            registry.finish(&key, &id, &token, result);
         });
+        Ok(())
     }
 
-    fn notification(&mut self, method: &str, params: Option<Value>) {
+    /// Handles one notification; notifications are never answered.
+    pub(crate) fn notification(&mut self, method: &str, params: Option<Value>) {
         match method {
             "notifications/cancelled" => {
                 let params = params.as_ref();
@@ -162,7 +324,7 @@ impl Session {
                     .and_then(RequestId::from_value);
                 let reason = params.and_then(|p| p.get("reason")).and_then(Value::as_str);
                 match id {
-                    Some(id) => self.registry.cancel(&id, reason),
+                    Some(id) => self.registry.cancel(&Key::Id(id), reason),
                     None if self.verbose => eprintln!(
                         "reference-server: ignored malformed cancellation: params.requestId must be a string or an integer"
                     ),

@@ -6,6 +6,7 @@
 //! answer at once, and `cancellations` reports which handlers saw their
 //! cancel. Argument checking is hand-written against the advertised schemas.
 
+use crate::outbox::Route;
 use crate::registry::Registry;
 use crate::version::ProtocolVersion;
 use reference_wire::notification;
@@ -133,12 +134,15 @@ fn bad_argument(tool: &str, key: &str, expected: &str) -> ToolError {
 pub(crate) struct Context<'a> {
     pub registry: &'a Registry,
     pub token: &'a CancellationToken,
+    pub route: &'a Route,
     pub progress_token: Option<Value>,
     pub version: ProtocolVersion,
 }
 
 impl Context<'_> {
-    fn progress(&self, progress: u64, message: Option<&str>) {
+    /// Sends progress once the output queue has room (a client that stops
+    /// reading slows the ticker down instead of growing the queue).
+    async fn progress(&self, progress: u64, message: Option<&str>) {
         let Some(token) = &self.progress_token else {
             return;
         };
@@ -146,8 +150,9 @@ impl Context<'_> {
         if let Some(message) = message.filter(|_| self.version.progress_has_message()) {
             params["message"] = message.into();
         }
+        self.route.room().await;
         let line = notification("notifications/progress", Some(params));
-        self.registry.progress(self.token, line);
+        self.registry.progress(self.token, self.route, line);
     }
 }
 
@@ -155,7 +160,7 @@ impl Context<'_> {
 pub(crate) async fn run(tool: LongTool, cx: Context<'_>) -> Value {
     match tool {
         LongTool::Work => {
-            cx.progress(0, Some("Started"));
+            cx.progress(0, Some("Started")).await;
             pending().await
         }
         LongTool::Sleep(ms) => {
@@ -170,7 +175,7 @@ pub(crate) async fn run(tool: LongTool, cx: Context<'_>) -> Value {
             loop {
                 sleep_ms(interval_ms).await;
                 n = n.saturating_add(1);
-                cx.progress(n, None);
+                cx.progress(n, None).await;
             }
         }
         LongTool::Cancellations => {

@@ -28,8 +28,16 @@ fn only_initialize_and_ping_work_before_initialize() {
         server.request(json!(1), "ping", json!({}))["result"],
         json!({})
     );
+    // Either era could be meant: -32602 fits both (LIF-10, AMB-13), and the
+    // message names both ways forward.
     let early = server.request(json!(2), "tools/list", json!({}));
-    assert_eq!(error_code(&early), -32600, "{early}");
+    assert_eq!(error_code(&early), -32602, "{early}");
+    let message = early["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("send initialize first"), "{message}");
+    assert!(
+        message.contains("io.modelcontextprotocol/protocolVersion"),
+        "{message}"
+    );
     let bad = server.request(json!(3), "initialize", json!({}));
     assert_eq!(error_code(&bad), -32602, "{bad}");
     let init = server.request(json!(4), "initialize", init_params("2025-06-18"));

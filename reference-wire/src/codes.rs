@@ -13,3 +13,10 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 /// The peer failed while handling a well-formed request.
 pub const INTERNAL_ERROR: i64 = -32603;
+
+/// 2026-07-28: HTTP headers do not match the body, or a required one is missing.
+pub const HEADER_MISMATCH: i64 = -32020;
+/// 2026-07-28: the request needs a client capability it did not declare.
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+/// 2026-07-28: the request's protocol version is not one the peer supports.
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;

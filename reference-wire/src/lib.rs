@@ -12,4 +12,6 @@ pub mod message;
 pub use codes::*;
 pub use framing::{line_codec, write_lines, LineError, LineReader, Outgoing, MAX_LINE_BYTES};
 pub use id::RequestId;
-pub use message::{error_response, notification, request, response, Message, RpcError};
+pub use message::{
+    error_response, notification, request, response, Message, Rejected, RpcError, MAX_NESTING,
+};

@@ -49,6 +49,12 @@ impl RpcError {
         }
     }
 
+    /// The same error with a `data` member.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
     fn to_value(&self) -> Value {
         let mut obj = Map::new();
         obj.insert("code".into(), self.code.into());
@@ -110,13 +116,16 @@ impl Message {
     /// Classifies one line (without its newline).
     pub fn parse(line: &str) -> Result<Self, Rejected> {
         let value: Value = serde_json::from_str(line).map_err(|e| {
-            Rejected::new(
-                None,
-                PARSE_ERROR,
+            let depth = nesting_depth(line);
+            let message = if depth > MAX_NESTING {
                 format!(
-                    "parse error: line is not valid json ({e}); send one json-rpc object per line"
-                ),
-            )
+                    "parse error: the message nests {depth} arrays/objects deep and this peer reads at most \
+                     {MAX_NESTING} (the json parser's recursion limit); flatten the deepest values"
+                )
+            } else {
+                format!("parse error: line is not valid json ({e}); send one json-rpc object per line")
+            };
+            Rejected::new(None, PARSE_ERROR, message)
         })?;
         Self::from_value(value)
     }
@@ -166,7 +175,7 @@ impl Message {
                     INVALID_REQUEST,
                     format!(
                         "invalid request: id must be a string or an integer, got {}",
-                        kind(&raw)
+                        RequestId::why_not(&raw).unwrap_or_default()
                     ),
                 )),
             };
@@ -191,11 +200,39 @@ impl Message {
     }
 }
 
+/// The deepest nesting of arrays and objects [`Message::parse`] accepts:
+/// serde_json refuses a 128th level to keep its recursive parser off the
+/// end of the stack. A well-formed line nested deeper is answered with a
+/// parse error that says so.
+pub const MAX_NESTING: usize = 127;
+
+/// How deeply `text` nests arrays and objects, counting brackets outside
+/// strings. Only used to explain a failed parse, so malformed input is fine.
+fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for byte in text.bytes() {
+        match (in_string, byte) {
+            (true, _) if escaped => escaped = false,
+            (true, b'\\') => escaped = true,
+            (true, b'"') => in_string = false,
+            (true, _) => {}
+            (false, b'"') => in_string = true,
+            (false, b'[' | b'{') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            (false, b']' | b'}') => depth = depth.saturating_sub(1),
+            (false, _) => {}
+        }
+    }
+    deepest
+}
+
 fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_f64() => "a fractional number",
         Value::Number(_) => "a number",
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
@@ -293,6 +330,42 @@ mod tests {
             ));
             assert_eq!((r.error.code, r.id), (INVALID_REQUEST, None), "{bad}");
         }
+    }
+
+    #[test]
+    fn nesting_beyond_the_limit_is_named_as_the_reason() {
+        let nested = |levels: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{}{}}}"#,
+                "[".repeat(levels - 1),
+                "]".repeat(levels - 1)
+            )
+        };
+        // The request object is the first level, `params` the second.
+        assert!(Message::parse(&nested(MAX_NESTING)).is_ok());
+        let r = rejected(&nested(MAX_NESTING + 1));
+        assert_eq!(r.error.code, PARSE_ERROR);
+        assert!(
+            r.error.message.contains("nests 128 arrays/objects deep"),
+            "{}",
+            r.error.message
+        );
+        // Brackets inside strings do not count, and a plain syntax error says so.
+        assert_eq!(nesting_depth(r#"{"a":"[[[{{\"]]"}"#), 1);
+        assert!(rejected("{").error.message.contains("not valid json"));
+    }
+
+    #[test]
+    fn invalid_ids_name_their_reason() {
+        let r = rejected(r#"{"jsonrpc":"2.0","id":-0,"method":"ping"}"#);
+        assert!(
+            r.error.message.contains("negative zero"),
+            "{}",
+            r.error.message
+        );
+        let r = rejected(r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}"#);
+        assert!(r.error.message.contains("outside"), "{}", r.error.message);
+        assert_eq!(r.id, None);
     }
 
     #[test]

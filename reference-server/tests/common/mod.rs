@@ -51,7 +51,12 @@ impl Server {
 
     /// Spawns and initializes with `version`, returning the server.
     pub fn initialized(version: &str) -> Self {
-        let mut server = Self::spawn();
+        Self::initialized_with(version, &[])
+    }
+
+    /// Spawns with `args` and initializes with `version`.
+    pub fn initialized_with(version: &str, args: &[&str]) -> Self {
+        let mut server = Self::spawn_with(args);
         let result = server.request(json!("init"), "initialize", init_params(version));
         assert_eq!(result["result"]["protocolVersion"], version, "{result}");
         server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));

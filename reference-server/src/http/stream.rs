@@ -1,0 +1,126 @@
+//! The response to one POSTed request: an SSE stream of its notifications
+//! and its response (the default), or one JSON body (`--json-response`).
+//!
+//! The request's [`Route`] feeds an [`Outbox`] of its own; the final
+//! response or the request's cancellation ends it (see `outbox.rs`). What
+//! happens when the client goes away first is the caller's choice: the
+//! `on_close` callback learns whether the response had been delivered.
+
+use super::reply;
+use crate::outbox::{Out, Outbox, Route};
+use axum::http::header::HeaderName;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::Stream;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::sync::mpsc;
+
+/// Output queued for one response stream before its notifications wait.
+pub(crate) const STREAM_OUTPUT_LIMIT: usize = 256 * 1024;
+
+/// How responses to requests are delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// `text/event-stream`: progress, then the response, then the end.
+    Sse,
+    /// `application/json`: the response alone; progress has nowhere to go.
+    Json,
+}
+
+/// Called once when the response stream is dropped: `true` if it ran to
+/// its end (the response was delivered, or the request was cancelled).
+pub(crate) type OnClose = Box<dyn FnOnce(bool) + Send + Sync>;
+
+/// A response stream that the request's route writes into.
+pub(crate) struct Pending {
+    outbox: Arc<Outbox>,
+    rx: mpsc::UnboundedReceiver<Out>,
+    on_close: Option<OnClose>,
+    ended: bool,
+}
+
+/// Opens a response stream and the route into it.
+pub(crate) fn open(delivery: Delivery, on_close: OnClose) -> (Route, Pending) {
+    let (outbox, rx) = Outbox::new(STREAM_OUTPUT_LIMIT);
+    let route = match delivery {
+        Delivery::Sse => Route::own(Arc::clone(&outbox)),
+        Delivery::Json => Route::own_without_notifications(Arc::clone(&outbox)),
+    };
+    let pending = Pending {
+        outbox,
+        rx,
+        on_close: Some(on_close),
+        ended: false,
+    };
+    (route, pending)
+}
+
+impl Pending {
+    /// The HTTP response: SSE at once, or JSON once the response is there.
+    /// A JSON request cancelled before its response gets `204 No Content`.
+    pub(crate) async fn respond(mut self, delivery: Delivery) -> Response {
+        match delivery {
+            Delivery::Sse => {
+                let mut response = Sse::new(self).into_response();
+                response.headers_mut().insert(
+                    HeaderName::from_static("x-accel-buffering"),
+                    HeaderValue::from_static("no"),
+                );
+                response
+            }
+            Delivery::Json => match self.next_line().await {
+                Some(line) => reply::json(StatusCode::OK, line),
+                None => StatusCode::NO_CONTENT.into_response(),
+            },
+        }
+    }
+
+    /// Drops the stream without telling `on_close`: it was never handed to
+    /// the client (the request was refused before it ran).
+    pub(crate) fn dismiss(mut self) {
+        self.on_close = None;
+    }
+
+    fn poll_line(&mut self, cx: &mut Context<'_>) -> Poll<Option<String>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        match self.rx.poll_recv(cx) {
+            Poll::Ready(Some(Out::Line(line))) => {
+                self.outbox.written(line.len() + 1);
+                Poll::Ready(Some(line))
+            }
+            Poll::Ready(Some(Out::End) | None) => {
+                self.ended = true;
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    async fn next_line(&mut self) -> Option<String> {
+        std::future::poll_fn(|cx| self.poll_line(cx)).await
+    }
+}
+
+impl Stream for Pending {
+    type Item = Result<Event, Infallible>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.get_mut()
+            .poll_line(cx)
+            .map(|line| line.map(|line| Ok(Event::default().data(line))))
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(on_close) = self.on_close.take() {
+            on_close(self.ended);
+        }
+    }
+}
