@@ -2,16 +2,19 @@
 //! level enforced: the reference must be clean.
 //!
 //! Each case also runs as `loaded/<id>` with a busy loop on every core: the verdict must not
-//! move.
+//! move. Every case that applies to Streamable HTTP also runs as `http/<id>` (and
+//! `loaded/http/<id>`) against `conformance reference-server --http 127.0.0.1:{port}`, a
+//! fresh server on a free port per case.
 //!
 //! Bless with `CONFORMANCE_BLESS=1 cargo test -p conformance --test reference -- <filter>`:
 //! `<` lines that differ are rewritten from the actual run, but only when nothing else went
 //! wrong (refused when CI is set).
 
 use conformance::case::{Case, Role, TransportKind, HANDSHAKE_VERSIONS};
-use conformance::engine::server::run_server_case;
+use conformance::engine::server::{run_case, Connect};
 use conformance::engine::Options;
 use conformance::harness;
+use conformance::transport::http::HttpTarget;
 use conformance::transport::process::Launch;
 use libtest_mimic::{Arguments, Trial};
 use std::path::Path;
@@ -31,20 +34,40 @@ fn version_for(case: &Case) -> String {
         .unwrap_or(default)
 }
 
-fn trial(case: Case, bless: bool, loaded: bool) -> Trial {
-    let name = if loaded {
-        format!("loaded/{}", case.id)
-    } else {
-        case.id.clone()
+/// Cases the reference does not serve over HTTP, with the reason its skip must give: they
+/// test what a server may refuse.
+const HTTP_SKIPS: [(&str, &str); 1] = [(
+    "server/http-one-stream-per-message",
+    "offers no GET stream (405",
+)];
+
+/// The reference server over a transport.
+fn reference(transport: TransportKind) -> Connect {
+    let exe: String = env!("CARGO_BIN_EXE_conformance").into();
+    match transport {
+        TransportKind::Stdio => Connect::Stdio(Launch::argv(vec![exe, "reference-server".into()])),
+        TransportKind::Http => Connect::Http(HttpTarget {
+            url: "http://127.0.0.1:{port}/mcp".into(),
+            launch: Some(Launch::argv(vec![
+                exe,
+                "reference-server".into(),
+                "--http".into(),
+                "127.0.0.1:{port}".into(),
+            ])),
+        }),
+    }
+}
+
+fn trial(case: Case, transport: TransportKind, bless: bool, loaded: bool) -> Trial {
+    let over = match transport {
+        TransportKind::Stdio => "",
+        TransportKind::Http => "http/",
     };
+    let name = format!("{}{over}{}", if loaded { "loaded/" } else { "" }, case.id);
     let kind = case.level.as_str();
     Trial::test(name, move || {
         // Every core busy: the reference must stay clean on a loaded machine too.
         let _load = loaded.then(harness::saturate_cpus);
-        let launch = Launch::argv(vec![
-            env!("CARGO_BIN_EXE_conformance").into(),
-            "reference-server".into(),
-        ]);
         let options = Options {
             protocol_version: version_for(&case),
             ..Options::default()
@@ -52,7 +75,20 @@ fn trial(case: Case, bless: bool, loaded: bool) -> Trial {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let report = runtime.block_on(run_server_case(&case, &launch, &options))?;
+        let report = runtime.block_on(run_case(&case, &reference(transport), &options))?;
+        let skip = HTTP_SKIPS
+            .iter()
+            .find(|(id, _)| transport == TransportKind::Http && *id == case.id);
+        if let Some((_, reason)) = skip {
+            return match &report.skip_reason {
+                Some(why) if why.contains(reason) => Ok(()),
+                other => Err(format!(
+                    "the reference over HTTP should skip {} because it {reason}…); got {other:?}, outcome {}",
+                    case.id, report.outcome
+                )
+                .into()),
+            };
+        }
         let next = format!(
             "if the reference is right and the case is stale, bless it: CONFORMANCE_BLESS=1 cargo test -p conformance --test reference -- {} (then review `git diff cases/`)",
             case.id
@@ -69,21 +105,18 @@ fn main() {
         std::process::exit(2);
     });
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
-    // Cases over Streamable HTTP run against the reference once it serves HTTP; until then
-    // the stdio cases.
-    let cases: Vec<Case> = harness::cases(&dir, Role::Server)
-        .into_iter()
-        .filter(|c| c.transports.contains(&TransportKind::Stdio))
-        .collect();
-    let loaded: Vec<Trial> = cases
-        .iter()
-        .cloned()
-        .map(|c| trial(c, false, true))
-        .collect();
-    let trials = cases
-        .into_iter()
-        .map(|c| trial(c, bless, false))
-        .chain(loaded)
-        .collect();
+    let cases = harness::cases(&dir, Role::Server);
+    let mut trials = vec![];
+    for loaded in [false, true] {
+        for transport in [TransportKind::Stdio, TransportKind::Http] {
+            for case in cases.iter().filter(|c| c.transports.contains(&transport)) {
+                // Blessing rewrites a case once, from its stdio run where it has one.
+                let blesses = bless
+                    && (transport == TransportKind::Stdio
+                        || case.transports == [TransportKind::Http]);
+                trials.push(trial(case.clone(), transport, blesses, loaded));
+            }
+        }
+    }
     libtest_mimic::run(&args, trials).exit();
 }

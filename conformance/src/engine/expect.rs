@@ -192,6 +192,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 }
             }
             if !got && self.quiet_past(deadline) {
+                // Over HTTP, progress for a request answered as JSON had no stream to come on
+                // (judged only once the wait is over: a server may upgrade a request to SSE
+                // with its first progress).
                 if let Some(reason) = self.progress_unreachable(&pattern) {
                     return Err(Stop::Skip(reason));
                 }

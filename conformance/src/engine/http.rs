@@ -409,8 +409,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
         let channel = self.expected_channel(pattern)?;
         let waiting = self.streams.by.get(&channel)?.head.is_none();
+        let session = self.streams.session;
         let json = self.streams.by.values().any(|s| {
-            s.session == self.streams.session
+            s.session == session
                 && s.head.as_ref().is_some_and(|(_, h)| {
                     h.code == 200 && h.content_type.as_deref() == Some("application/json")
                 })
