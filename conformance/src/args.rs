@@ -133,6 +133,11 @@ pub struct ServerArgs {
 pub struct ClientArgs {
     #[command(flatten)]
     pub run: RunArgs,
+    /// The transport to meet the client over: `stdio` (the client starts the harness's
+    /// relay as its server) or `http` (the client talks to the harness's Streamable HTTP
+    /// server; case ids get `@http`). Give it twice, or leave it out, for both.
+    #[arg(long, value_name = "stdio|http", value_parser = ["stdio", "http"])]
+    pub transport: Vec<String>,
 }
 
 pub fn duration(text: &str) -> Result<Duration, String> {

@@ -5,7 +5,7 @@ use crate::console::say;
 use crate::finish::{finish, Finished, Wishes};
 use conformance::baseline::Baseline;
 use conformance::case::{Case, CaseError, Role, TransportKind};
-use conformance::engine::client::run_client_case;
+use conformance::engine::client::{run_client_case, ClientTransport};
 use conformance::engine::server::Connect;
 use conformance::engine::Options;
 use conformance::era::HANDSHAKE_VERSIONS;
@@ -331,6 +331,17 @@ fn spoken_by(connect: &Connect, choice: &Choice, options: &Options) -> Result<Sp
 }
 
 fn client(args: ClientArgs) -> ExitCode {
+    let transports: Vec<TransportKind> = if args.transport.is_empty() {
+        vec![TransportKind::Stdio, TransportKind::Http]
+    } else {
+        let mut kinds: Vec<TransportKind> = args
+            .transport
+            .iter()
+            .filter_map(|t| TransportKind::parse(t))
+            .collect();
+        kinds.dedup();
+        kinds
+    };
     let args = args.run;
     if args.argv.is_empty() {
         eprintln!("error: give the client adapter's command after `--`, e.g. `conformance client -- node adapter.mjs` (README: Testing a client)");
@@ -344,6 +355,21 @@ fn client(args: ClientArgs) -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
+    // One run of each case per transport it applies to; HTTP runs are told apart by `@http`.
+    let cases: Vec<Case> = prepared
+        .cases
+        .iter()
+        .flat_map(|case| {
+            transports
+                .iter()
+                .filter(|t| case.transports.contains(t))
+                .map(|t| per_transport(case, *t))
+        })
+        .collect();
+    if cases.is_empty() {
+        eprintln!("error: no client case applies to the transport chosen; run `conformance list` to see them");
+        return ExitCode::from(2);
+    }
     let relay = match std::env::current_exe() {
         Ok(exe) => vec![exe.display().to_string(), "relay".into()],
         Err(e) => {
@@ -382,29 +408,30 @@ fn client(args: ClientArgs) -> ExitCode {
         repeat: args.repeat as usize,
     };
     let started = std::time::Instant::now();
-    let units: Vec<Unit> = (0..prepared.cases.len())
+    let units: Vec<Unit> = (0..cases.len())
         .map(|case| Unit {
             case,
             version: version.clone(),
             skip: None,
         })
         .collect();
-    let progress = progress_line(&prepared.cases, args.repeat, false);
-    let cases = &prepared.cases;
+    let progress = progress_line(&cases, args.repeat, false);
     let results = runner::execute_each(&units, plan, &progress, &|runtime, unit| {
-        runtime.block_on(run_client_case(
-            &cases[unit.case],
-            &launch,
-            &relay,
-            &options,
-        ))
+        let case = &cases[unit.case];
+        let transport = match case.transports.first() {
+            Some(TransportKind::Http) => ClientTransport::Http,
+            _ => ClientTransport::Stdio {
+                relay: relay.clone(),
+            },
+        };
+        runtime.block_on(run_client_case(case, &launch, &transport, &options))
     });
     let next = "read the diff and the transcript (--dump DIR keeps it, with the adapter's outcome lines); fix the client or its adapter, or rerun one case with its id as the filter";
     let target = display_argv(&launch.argv);
     let choice = Choice::Exact(version.clone());
     let spoken = Spoken::default();
     let run = Finished {
-        cases: &prepared.cases,
+        cases: &cases,
         units: &units,
         results: &results,
         target: &target,
@@ -415,6 +442,17 @@ fn client(args: ClientArgs) -> ExitCode {
         started,
     };
     finish(&run, &wishes(&args, &prepared, next))
+}
+
+/// A case's run over one transport: over HTTP its id gets `@http`, so reports, baselines and
+/// dumps tell the two runs apart.
+fn per_transport(case: &Case, transport: TransportKind) -> Case {
+    let mut case = case.clone();
+    if transport == TransportKind::Http {
+        case.id = format!("{}@http", case.id);
+    }
+    case.transports = vec![transport];
+    case
 }
 
 /// How to reach the target: a target file, a URL (with an argv to start it), an argv, or

@@ -105,8 +105,8 @@ impl ProtocolVersion {
         self >= ProtocolVersion::V2025_03_26
     }
 
-    /// Whether requests over HTTP carry the `MCP-Protocol-Version` header (from 2025-06-18,
-    /// HTTP-18).
+    /// Whether every HTTP request after `initialize` carries `MCP-Protocol-Version` (from
+    /// 2025-06-18, HTTP-18; every request in 2026-07-28, HTTP-19).
     pub fn has_version_header(self) -> bool {
         self >= ProtocolVersion::V2025_06_18
     }

@@ -50,17 +50,21 @@ pub enum FindingKind {
     Adapter,
     /// The target went past a limit of the harness (it flooded its output).
     Limit,
+    /// What the target did where the spec allows several behaviours, recorded for the
+    /// reader of an info case (its message says which behaviour the case saw).
+    Observed,
 }
 
 impl FindingKind {
     /// The requirement id, or the word reports use for findings without one: `case`,
-    /// `adapter`, `limit`.
+    /// `adapter`, `limit`, `observed`.
     pub fn label(self) -> &'static str {
         match self {
             FindingKind::Rule(requirement) => requirement,
             FindingKind::Mismatch | FindingKind::Unmet | FindingKind::CaseBug => "case",
             FindingKind::Adapter => "adapter",
             FindingKind::Limit => "limit",
+            FindingKind::Observed => "observed",
         }
     }
 

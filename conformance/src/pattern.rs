@@ -79,17 +79,24 @@ fn has_type(value: &Value, ty: &str) -> bool {
     }
 }
 
-/// Numbers compare by value: integers exactly, anything else as `f64`.
+/// Numbers compare by value, exactly: an integer equals a float only when the float is that
+/// very integer, so `9007199254740993` is not `9007199254740992.0` (which a comparison as
+/// `f64` would say, making equality intransitive).
 fn numbers_equal(a: &serde_json::Number, b: &serde_json::Number) -> bool {
-    if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
-        return x == y;
-    }
-    if let (Some(x), Some(y)) = (a.as_u64(), b.as_u64()) {
-        return x == y;
-    }
-    match (a.as_f64(), b.as_f64()) {
+    let integer = |n: &serde_json::Number| {
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    };
+    // Every `i64` and `u64` fits in `i128`, and so does every integral float below 2^127.
+    let float_is = |f: Option<f64>, i: i128| {
+        f.is_some_and(|f| f.fract() == 0.0 && f.abs() < 2f64.powi(127) && f as i128 == i)
+    };
+    match (integer(a), integer(b)) {
         (Some(x), Some(y)) => x == y,
-        _ => false,
+        (Some(x), None) => float_is(b.as_f64(), x),
+        (None, Some(y)) => float_is(a.as_f64(), y),
+        (None, None) => a.as_f64().is_some_and(|x| b.as_f64() == Some(x)),
     }
 }
 
@@ -324,55 +331,81 @@ fn write_canonical(value: &Value, out: &mut String) {
 
 /// Fills `{$name}` references in a line the harness is about to send. A reference that is a
 /// whole JSON string (`"{$id}"`) becomes the captured JSON value itself, so a captured integer
-/// id stays an integer; a reference inside a longer string is replaced by the value's text.
+/// id stays an integer; a reference inside a longer string is replaced by the value's text,
+/// escaped for the string; a reference outside any string (`"id":{$i}`) becomes the value.
 /// Returns the name of the first reference that has no value.
 pub fn substitute(line: &str, captures: &Captures) -> Result<String, String> {
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(start) = rest.find("{$") {
-        let Some(len) = rest[start..].find('}') else {
-            break;
-        };
-        let name = &rest[start + 2..start + len];
-        if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-            out.push_str(&rest[..start + 2]);
-            rest = &rest[start + 2..];
-            continue;
-        }
-        let value = captures.get(name).ok_or_else(|| name.to_string())?;
-        let quoted = start > 0
-            && rest.as_bytes()[start - 1] == b'"'
-            && rest.as_bytes().get(start + len + 1) == Some(&b'"');
-        if quoted {
-            out.push_str(&rest[..start - 1]);
-            out.push_str(&value.to_string());
-            rest = &rest[start + len + 2..];
-        } else {
-            out.push_str(&rest[..start]);
-            match value {
-                Value::String(s) => {
-                    let escaped = Value::String(s.clone()).to_string();
-                    out.push_str(&escaped[1..escaped.len() - 1]);
-                }
-                other => out.push_str(&other.to_string()),
-            }
-            rest = &rest[start + len + 1..];
-        }
-    }
-    out.push_str(rest);
-    Ok(out)
+    fill_references(line, captures, false)
 }
 
 /// Parses an expected line after filling in the captures it uses inside longer strings
-/// (`"sleep-{$i}"`); a whole-string `"{$name}"` stays a capture token for the matcher.
+/// (`"sleep-{$i}"`) or outside strings; a whole-string `"{$name}"` stays a capture token for
+/// the matcher, and a reference to nothing captured yet stays as written.
 pub fn fill_pattern(text: &str, captures: &Captures) -> Result<Value, serde_json::Error> {
-    let bound: Captures = captures
-        .iter()
-        .filter(|(name, _)| !text.contains(&format!("\"{{${name}}}\"")))
-        .map(|(name, value)| (name.clone(), value.clone()))
-        .collect();
-    let filled = substitute(text, &bound).unwrap_or_else(|_| text.to_string());
+    let filled = fill_references(text, captures, true).unwrap_or_else(|_| text.to_string());
     serde_json::from_str(&filled)
+}
+
+/// The scanner behind [`substitute`] and [`fill_pattern`]. It follows JSON strings (quotes and
+/// backslash escapes) to know what a reference stands in: a whole string, part of one, or a
+/// value. With `for_pattern`, whole-string references and unbound ones are left as written.
+fn fill_references(line: &str, captures: &Captures, for_pattern: bool) -> Result<String, String> {
+    let bytes = line.as_bytes();
+    let mut out = String::with_capacity(line.len());
+    let (mut in_string, mut escaped, mut opened_at) = (false, false, 0);
+    let (mut i, mut copied) = (0, 0);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if escaped {
+            escaped = false;
+        } else if b == b'\\' && in_string {
+            escaped = true;
+        } else if b == b'"' {
+            in_string = !in_string;
+            opened_at = i;
+        } else if b == b'{' && bytes.get(i + 1) == Some(&b'$') {
+            let reference = line[i..]
+                .find('}')
+                .map(|len| (&line[i + 2..i + len], i + len + 1));
+            if let Some((name, end)) = reference.filter(|(name, _)| {
+                !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+            }) {
+                let whole = in_string && opened_at + 1 == i && bytes.get(end) == Some(&b'"');
+                let value = match captures.get(name) {
+                    _ if whole && for_pattern => None,
+                    Some(value) => Some(value),
+                    None if for_pattern => None,
+                    None => return Err(name.to_string()),
+                };
+                if let Some(value) = value {
+                    if whole {
+                        out.push_str(&line[copied..opened_at]);
+                        out.push_str(&value.to_string());
+                        in_string = false;
+                        copied = end + 1;
+                    } else {
+                        out.push_str(&line[copied..i]);
+                        if in_string {
+                            let text = match value {
+                                Value::String(s) => s.clone(),
+                                other => other.to_string(),
+                            };
+                            let quoted = Value::String(text).to_string();
+                            out.push_str(&quoted[1..quoted.len() - 1]);
+                        } else {
+                            out.push_str(&value.to_string());
+                        }
+                        copied = end;
+                    }
+                    i = copied;
+                    continue;
+                }
+            }
+        }
+        i += 1;
+    }
+    out.push_str(&line[copied..]);
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -399,6 +432,26 @@ mod tests {
             json!({"id": 9007199254740990u64})
         ));
         assert!(check(json!(-1), json!(-1)));
+    }
+
+    #[test]
+    fn large_integers_equal_only_the_float_they_are() {
+        // Found by conformance/tests/fuzz.rs (json_equal_on_edge_numbers): compared as `f64`,
+        // 2^63 + 1 equalled the float 2^63, which equalled 2^63, yet 2^63 + 1 != 2^63.
+        let two_63 = json!(9_223_372_036_854_775_808_f64);
+        assert!(json_equal(&json!(9223372036854775808u64), &two_63));
+        assert!(!json_equal(&json!(9223372036854775809u64), &two_63));
+        assert!(check(json!(9007199254740992u64), json!(9007199254740992.0)));
+        assert!(!check(
+            json!(9007199254740993u64),
+            json!(9007199254740992.0)
+        ));
+        assert!(!check(
+            json!(-9007199254740993i64),
+            json!(-9007199254740992.0)
+        ));
+        assert!(!check(json!(1), json!(1.5)));
+        assert!(check(json!(0.5), json!(0.5)));
     }
 
     #[test]
@@ -514,6 +567,39 @@ mod tests {
         assert_eq!(
             substitute(r#"{"t":"{$ not}"}"#, &caps).unwrap(),
             r#"{"t":"{$ not}"}"#
+        );
+    }
+
+    #[test]
+    fn references_follow_json_strings() {
+        // Found by conformance/tests/fuzz.rs (substitute_fills_every_reference): an escaped
+        // quote before a reference was taken for the string's opening quote, and a value's
+        // text was put into a string unescaped; both made invalid JSON.
+        let mut caps = Captures::new();
+        caps.insert("i".into(), json!(3));
+        caps.insert("o".into(), json!({"a": [1]}));
+        caps.insert("s".into(), json!("x"));
+        assert_eq!(
+            substitute(r#"{"t":"\"{$i}"}"#, &caps).unwrap(),
+            r#"{"t":"\"3"}"#
+        );
+        assert_eq!(
+            substitute(r#"{"t":"see {$o}"}"#, &caps).unwrap(),
+            r#"{"t":"see {\"a\":[1]}"}"#
+        );
+        assert_eq!(
+            substitute(r#"{"id":{$i},"s":{$s}}"#, &caps).unwrap(),
+            r#"{"id":3,"s":"x"}"#
+        );
+        // A name used whole and inside a string: the whole one stays a token for the matcher.
+        assert_eq!(
+            fill_pattern(r#"{"id":"{$i}","name":"sleep-{$i}"}"#, &caps).unwrap(),
+            json!({"id": "{$i}", "name": "sleep-3"})
+        );
+        // A reference to nothing captured stays as written; the others are still filled.
+        assert_eq!(
+            fill_pattern(r#"["{$s}-{$nope}"]"#, &caps).unwrap(),
+            json!(["x-{$nope}"])
         );
     }
 }

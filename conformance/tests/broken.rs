@@ -46,6 +46,8 @@ mod server {
         out: Mutex<std::io::Stdout>,
         calls: Mutex<HashMap<String, Arc<Call>>>,
         witnessed: Mutex<Vec<Value>>,
+        /// The client speaks 2026-07-28.
+        stateless: std::sync::atomic::AtomicBool,
     }
 
     fn key(id: &Value) -> String {
@@ -89,7 +91,13 @@ mod server {
             }
         }
 
-        fn result(&self, id: &Value, result: Value, tool_call: bool) {
+        fn result(&self, id: &Value, mut result: Value, tool_call: bool) {
+            // In the stateless era every result says it is complete (RPC-14).
+            if self.stateless.load(std::sync::atomic::Ordering::SeqCst) {
+                if let Some(object) = result.as_object_mut() {
+                    object.insert("resultType".into(), json!("complete"));
+                }
+            }
             self.reply(id, json!({"result": result}), tool_call);
         }
 
@@ -117,6 +125,15 @@ mod server {
                 return;
             };
             let method = value.get("method").and_then(Value::as_str);
+            // A stamped request or server/discover: the client speaks 2026-07-28.
+            if method == Some("server/discover")
+                || value
+                    .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+                    .is_some()
+            {
+                self.stateless
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+            }
             let id = value
                 .get("id")
                 .filter(|id| id.is_string() || id.is_number());
@@ -197,6 +214,15 @@ mod server {
                     }
                 }
                 "ping" => self.result(id, json!({}), false),
+                "server/discover" => {
+                    let mut versions: Vec<&str> = VERSIONS.to_vec();
+                    versions.push("2026-07-28");
+                    self.result(
+                        id,
+                        json!({"supportedVersions": versions, "capabilities": {"tools": {}}}),
+                        false,
+                    );
+                }
                 "tools/call" => self.tool(id, &params),
                 // A common slip: a generic "internal error" for every unknown method.
                 _ if self.is("unknown-method-internal-error") => {
@@ -463,6 +489,7 @@ mod server {
             out: Mutex::new(std::io::stdout()),
             calls: Mutex::new(HashMap::new()),
             witnessed: Mutex::new(vec![]),
+            stateless: std::sync::atomic::AtomicBool::new(false),
         });
         if mode == "floods-stdout-line" {
             // One line of 100 MiB before anything else.
@@ -507,6 +534,8 @@ struct Verdict {
     small: bool,
     /// The startup allowance, when the trial is about how long a start may take.
     startup: Option<Duration>,
+    /// The protocol version to run at (2025-11-25 unless the row says).
+    version: Option<&'static str>,
 }
 
 const fn verdict(outcome: Outcome) -> Verdict {
@@ -517,6 +546,7 @@ const fn verdict(outcome: Outcome) -> Verdict {
         reaped: false,
         small: false,
         startup: None,
+        version: None,
     }
 }
 
@@ -528,6 +558,7 @@ const fn with(outcome: Outcome, requirement: &'static str, severity: Severity) -
         reaped: false,
         small: false,
         startup: None,
+        version: None,
     }
 }
 
@@ -536,6 +567,7 @@ fn options(want: &Verdict) -> Options {
         case_timeout: Duration::from_secs(12),
         reply_timeout: Duration::from_millis(500),
         startup_timeout: want.startup.unwrap_or(Duration::from_secs(2)),
+        protocol_version: want.version.unwrap_or("2025-11-25").to_string(),
         ..Options::default()
     }
 }
@@ -587,7 +619,11 @@ fn play(case: &Case, mode: &str, pids: &Path, want: &Verdict) -> Result<Report, 
 }
 
 fn check(case: &Case, mode: &str, want: Verdict, loaded: bool) -> Result<(), Failed> {
-    let pids = pid_file(mode, &case.id, loaded);
+    let pids = pid_file(
+        mode,
+        &format!("{}{}", case.id, want.version.unwrap_or("")),
+        loaded,
+    );
     let report = play(case, mode, &pids, &want);
     let started: Vec<u32> = std::fs::read_to_string(&pids)
         .unwrap_or_default()
@@ -684,6 +720,8 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
     // A start may take 15 s, as by default: only a target that has not yet written anything
     // gets it.
     let slow_start = |v: Verdict| Verdict { startup: Some(Duration::from_secs(15)), ..v };
+    // In 2026-07-28, where a server MUST NOT send anything more for a cancelled request.
+    let stateless = |v: Verdict| Verdict { version: Some("2026-07-28"), ..v };
     let small = |v: Verdict| Verdict { small: true, ..v };
     let mut rows = vec![];
     // The mini server is sound: every case passes (info cases are recorded).
@@ -739,6 +777,14 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         ("floods-unknown-progress",     "cancel-unknown-id",           small(with(Fail, "PRG-06", F))),
         // A ticker that ignores its cancel keeps reporting progress after the last barrier.
         ("ignores-cancels",             "progress-monotonic",          with(Warn, "CAN-05", W)),
+        // The same faults in the stateless era: a MUST NOT there, so a failure.
+        ("correct",                     "cancel-after-progress",       stateless(verdict(Pass))),
+        ("correct",                     "no-response-after-cancel",    stateless(verdict(Pass))),
+        ("correct",                     "late-cancel-after-completion", stateless(verdict(Pass))),
+        ("answers-after-cancel",        "cancel-after-progress",       stateless(with(Fail, "CAN-05", F))),
+        ("answers-after-cancel-slowly", "no-response-after-cancel",    stateless(with(Fail, "CAN-05", F))),
+        ("ignores-cancels",             "progress-monotonic",          stateless(with(Fail, "CAN-05", F))),
+        ("ignores-cancels",             "no-response-after-cancel",    stateless(with(Fail, "CAN-05", F))),
     ]);
     rows
 }
@@ -766,13 +812,17 @@ fn main() {
             within: None,
             ..want
         };
-        trials.push(Trial::test(format!("{mode}/{name}"), move || {
+        let at = want.version.map(|v| format!(" [{v}]")).unwrap_or_default();
+        trials.push(Trial::test(format!("{mode}/{name}{at}"), move || {
             check(&case, mode, want, false)
         }));
-        trials.push(Trial::test(format!("loaded/{mode}/{name}"), move || {
-            let _load = harness::saturate_cpus();
-            check(&loaded_case, mode, loaded, true)
-        }));
+        trials.push(Trial::test(
+            format!("loaded/{mode}/{name}{at}"),
+            move || {
+                let _load = harness::saturate_cpus();
+                check(&loaded_case, mode, loaded, true)
+            },
+        ));
     }
     libtest_mimic::run(&args, trials).exit();
 }

@@ -385,6 +385,8 @@ fn repeated_runs_that_disagree_are_reported_as_flaky() {
             "4",
             "--jobs",
             "1",
+            "--protocol-version",
+            "2025-11-25",
         ])
         .arg("--json")
         .arg(&json)
@@ -467,6 +469,65 @@ fn an_interrupted_run_leaves_no_target_behind() {
     }
     let left: Vec<_> = running.iter().filter(|p| alive(**p)).collect();
     assert!(left.is_empty(), "still running after the harness: {left:?}");
+}
+
+/// The ids `@requirement` lines cite, and the ids `cases/REQUIREMENTS.md` marks as cited.
+fn requirement_ids() -> (
+    std::collections::BTreeSet<String>,
+    std::collections::BTreeMap<String, bool>,
+) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+    let cases = conformance::suite::from_dir(&root).expect("the cases parse");
+    let cited = cases
+        .iter()
+        .flat_map(|c| c.requirements.iter().cloned())
+        .collect();
+    let index = std::fs::read_to_string(root.join("REQUIREMENTS.md")).expect("the index");
+    let listed = index
+        .lines()
+        .filter_map(|l| l.strip_prefix("| "))
+        .filter_map(|l| {
+            let first = l.split(" |").next()?;
+            let id = first.trim_end_matches(" ✓");
+            let looks = id.split_once('-').is_some_and(|(a, n)| {
+                !a.is_empty()
+                    && a.chars().all(|c| c.is_ascii_uppercase())
+                    && n.parse::<u32>().is_ok()
+            });
+            looks.then(|| (id.to_string(), first.ends_with('✓')))
+        })
+        .collect();
+    (cited, listed)
+}
+
+#[test]
+fn every_cited_requirement_is_indexed_and_marked() {
+    let (cited, listed) = requirement_ids();
+    let unknown: Vec<_> = cited
+        .iter()
+        .filter(|id| !listed.contains_key(*id))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "cited but not in cases/REQUIREMENTS.md: {unknown:?}"
+    );
+    let unmarked: Vec<_> = cited
+        .iter()
+        .filter(|id| listed.get(*id) == Some(&false))
+        .collect();
+    assert!(
+        unmarked.is_empty(),
+        "cited but not marked ✓ in cases/REQUIREMENTS.md: {unmarked:?}"
+    );
+    let stale: Vec<_> = listed
+        .iter()
+        .filter(|(id, marked)| **marked && !cited.contains(*id))
+        .map(|(id, _)| id)
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "marked ✓ in cases/REQUIREMENTS.md but cited by no case: {stale:?}"
+    );
 }
 
 #[test]

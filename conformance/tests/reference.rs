@@ -1,38 +1,26 @@
 //! Every case against the freshly built reference server, one libtest trial per case, every
 //! level enforced: the reference must be clean.
 //!
-//! Each case also runs as `loaded/<id>` with a busy loop on every core: the verdict must not
-//! move. Every case that applies to Streamable HTTP also runs as `http/<id>` (and
-//! `loaded/http/<id>`) against `conformance reference-server --http 127.0.0.1:{port}`, a
-//! fresh server on a free port per case.
+//! Each case runs once per protocol version it names, as `<id> [version]`, and again as
+//! `loaded/<id> [version]` with a busy loop on every core: the verdict must not move. Every
+//! case that applies to Streamable HTTP also runs as `http/<id> [version]` against
+//! `conformance reference-server --http 127.0.0.1:{port}` (a fresh server on a free port per
+//! case), at each version that has Streamable HTTP up to 2025-11-25, and loaded at the newest
+//! of them.
 //!
 //! Bless with `CONFORMANCE_BLESS=1 cargo test -p conformance --test reference -- <filter>`:
 //! `<` lines that differ are rewritten from the actual run, but only when nothing else went
 //! wrong (refused when CI is set).
 
-use conformance::case::{Case, Role, TransportKind, HANDSHAKE_VERSIONS};
+use conformance::case::{Case, Role, TransportKind};
 use conformance::engine::server::{run_case, Connect};
 use conformance::engine::Options;
+use conformance::era::ProtocolVersion;
 use conformance::harness;
 use conformance::transport::http::HttpTarget;
 use conformance::transport::process::Launch;
 use libtest_mimic::{Arguments, Trial};
 use std::path::Path;
-
-/// The version a case runs at here: the default when the case applies to it, else the newest
-/// version the case names.
-fn version_for(case: &Case) -> String {
-    let default = Options::default().protocol_version;
-    if case.versions.contains(&default) {
-        return default;
-    }
-    HANDSHAKE_VERSIONS
-        .iter()
-        .rev()
-        .find(|v| case.versions.iter().any(|c| c == *v))
-        .map(|v| v.to_string())
-        .unwrap_or(default)
-}
 
 /// Cases the reference does not serve over HTTP, with the reason its skip must give: they
 /// test what a server may refuse.
@@ -58,18 +46,29 @@ fn reference(transport: TransportKind) -> Connect {
     }
 }
 
-fn trial(case: Case, transport: TransportKind, bless: bool, loaded: bool) -> Trial {
+/// One trial: a case at one version over one transport.
+fn trial(
+    case: Case,
+    version: String,
+    transport: TransportKind,
+    bless: bool,
+    loaded: bool,
+) -> Trial {
     let over = match transport {
         TransportKind::Stdio => "",
         TransportKind::Http => "http/",
     };
-    let name = format!("{}{over}{}", if loaded { "loaded/" } else { "" }, case.id);
+    let name = format!(
+        "{}{over}{} [{version}]",
+        if loaded { "loaded/" } else { "" },
+        case.id
+    );
     let kind = case.level.as_str();
     Trial::test(name, move || {
         // Every core busy: the reference must stay clean on a loaded machine too.
         let _load = loaded.then(harness::saturate_cpus);
         let options = Options {
-            protocol_version: version_for(&case),
+            protocol_version: version.clone(),
             ..Options::default()
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -98,6 +97,12 @@ fn trial(case: Case, transport: TransportKind, bless: bool, loaded: bool) -> Tri
     .with_kind(kind)
 }
 
+/// Whether the harness tests a version over Streamable HTTP (2025-03-26 to 2025-11-25 for
+/// now; 2024-11-05 had HTTP+SSE, and 2026-07-28 over HTTP comes later).
+fn over_http(version: &str) -> bool {
+    ProtocolVersion::parse(version).is_some_and(|v| v.has_streamable_http() && v.has_handshake())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let bless = harness::bless_requested().unwrap_or_else(|e| {
@@ -107,14 +112,51 @@ fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
     let cases = harness::cases(&dir, Role::Server);
     let mut trials = vec![];
-    for loaded in [false, true] {
-        for transport in [TransportKind::Stdio, TransportKind::Http] {
-            for case in cases.iter().filter(|c| c.transports.contains(&transport)) {
+    for case in cases {
+        let stdio = case.transports.contains(&TransportKind::Stdio);
+        if stdio {
+            for version in case.versions.clone() {
+                trials.push(trial(
+                    case.clone(),
+                    version.clone(),
+                    TransportKind::Stdio,
+                    bless,
+                    false,
+                ));
+                trials.push(trial(
+                    case.clone(),
+                    version,
+                    TransportKind::Stdio,
+                    false,
+                    true,
+                ));
+            }
+        }
+        if case.transports.contains(&TransportKind::Http) {
+            let versions: Vec<String> = case
+                .versions
+                .iter()
+                .filter(|v| over_http(v))
+                .cloned()
+                .collect();
+            for version in &versions {
                 // Blessing rewrites a case once, from its stdio run where it has one.
-                let blesses = bless
-                    && (transport == TransportKind::Stdio
-                        || case.transports == [TransportKind::Http]);
-                trials.push(trial(case.clone(), transport, blesses, loaded));
+                trials.push(trial(
+                    case.clone(),
+                    version.clone(),
+                    TransportKind::Http,
+                    bless && !stdio,
+                    false,
+                ));
+            }
+            if let Some(newest) = versions.last() {
+                trials.push(trial(
+                    case.clone(),
+                    newest.clone(),
+                    TransportKind::Http,
+                    false,
+                    true,
+                ));
             }
         }
     }

@@ -2,43 +2,60 @@
 //! libtest trial per case, every level enforced: the reference client must be clean.
 //!
 //! The server the client starts is this test binary re-run as the relay, so no other
-//! package's binary is needed. Two deliberately broken clients (this binary again, speaking
-//! raw JSON) check that the harness catches what it claims to catch.
+//! package's binary is needed. Deliberately broken clients (this binary again, speaking raw
+//! JSON; see `conformance/broken.rs`) check that the harness catches what it claims to
+//! catch, and fair but unusual ones that it blames nothing they did not do.
 
-use conformance::case::{Case, Role};
-use conformance::engine::client::run_client_case;
+#[path = "conformance/broken.rs"]
+mod broken;
+#[path = "conformance/broken_http.rs"]
+mod broken_http;
+
+use conformance::case::{Case, Role, TransportKind};
+use conformance::engine::client::{run_client_case, ClientTransport};
 use conformance::engine::{Options, Report};
 use conformance::outcome::{Outcome, Severity};
+use conformance::report::gate;
 use conformance::transport::process::Launch;
 use conformance::transport::relay::{run_if_relay, RELAY_FLAG};
 use conformance::{harness, report};
 use libtest_mimic::{Arguments, Failed, Trial};
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// Set in the environment of this binary when it plays a broken client.
-const BROKEN: &str = "REFERENCE_CLIENT_TEST_BROKEN";
-
-fn relay() -> Vec<String> {
+fn stdio() -> ClientTransport {
     let me = std::env::current_exe().expect("the test binary knows its path");
-    vec![me.display().to_string(), RELAY_FLAG.into()]
+    ClientTransport::Stdio {
+        relay: vec![me.display().to_string(), RELAY_FLAG.into()],
+    }
 }
 
 fn run(case: &Case, launch: &Launch) -> Result<Report, Failed> {
+    run_over(case, launch, &stdio())
+}
+
+fn run_over(case: &Case, launch: &Launch, transport: &ClientTransport) -> Result<Report, Failed> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    Ok(runtime.block_on(run_client_case(case, launch, &relay(), &Options::default()))?)
+    Ok(runtime.block_on(run_client_case(
+        case,
+        launch,
+        transport,
+        &Options::default(),
+    ))?)
 }
 
-fn reference_trial(case: Case, loaded: bool) -> Trial {
+fn reference_trial(case: Case, loaded: bool, transport: TransportKind) -> Trial {
     let kind = case.level.as_str();
+    let over = match transport {
+        TransportKind::Stdio => String::new(),
+        TransportKind::Http => "@http".into(),
+    };
     let name = if loaded {
-        format!("loaded/{}", case.id)
+        format!("loaded/{}{over}", case.id)
     } else {
-        case.id.clone()
+        format!("{}{over}", case.id)
     };
     Trial::test(name, move || {
         // Every core busy: the reference client must stay clean on a loaded machine too.
@@ -48,9 +65,13 @@ fn reference_trial(case: Case, loaded: bool) -> Trial {
             env: vec![],
             cwd: None,
         };
-        let report = run(&case, &launch)?;
+        let report = match transport {
+            TransportKind::Stdio => run(&case, &launch)?,
+            TransportKind::Http => run_over(&case, &launch, &ClientTransport::Http)?,
+        };
         let next = format!(
-            "run it by hand: cargo run -p conformance -- client --cases cases --dump /tmp/dump {} -- target/debug/reference-client",
+            "run it by hand: cargo run -p conformance -- client --cases cases --transport {} --dump /tmp/dump {} -- target/debug/reference-client",
+            transport.as_str(),
             case.id
         );
         Ok(harness::expect_clean(&case, &report, false, &next)?)
@@ -58,126 +79,151 @@ fn reference_trial(case: Case, loaded: bool) -> Trial {
     .with_kind(kind)
 }
 
-/// A broken client must get a finding on `requirement` of `severity` in `case`.
-fn broken_trial(
-    mode: &'static str,
-    case: Case,
-    requirement: &'static str,
-    severity: Severity,
-) -> Trial {
-    broken_trial_saying(mode, case, requirement, severity, "")
+/// What a run of a broken (or fair but unusual) client must show.
+#[derive(Clone, Default)]
+struct Expect {
+    /// A finding on this requirement, of this severity, whose message contains the text.
+    finding: Option<(&'static str, Severity, &'static str)>,
+    /// No finding above a note on any of these requirements.
+    absent: Vec<&'static str>,
+    /// No finding above a note whose message contains this text.
+    never_saying: Option<&'static str>,
+    /// The run must be clean (every finding a note).
+    clean: bool,
+    /// The console and JSON message (the headline) contains this text.
+    headline: Option<&'static str>,
 }
 
-/// The same, with a finding whose message contains `saying`.
-fn broken_trial_saying(
-    mode: &'static str,
-    case: Case,
-    requirement: &'static str,
-    severity: Severity,
-    saying: &'static str,
-) -> Trial {
-    Trial::test(format!("broken/{mode}"), move || {
-        let me = std::env::current_exe()?;
-        let launch = Launch {
-            argv: vec![me.display().to_string()],
-            env: vec![(BROKEN.into(), mode.into())],
-            cwd: None,
-        };
-        let report = run(&case, &launch)?;
-        let caught = report.findings.iter().any(|f| {
-            f.severity == severity && f.requirement() == requirement && f.message.contains(saying)
-        });
-        if report.outcome != Outcome::Pass && caught {
-            return Ok(());
+impl Expect {
+    fn caught(requirement: &'static str, severity: Severity) -> Expect {
+        Expect {
+            finding: Some((requirement, severity, "")),
+            ..Expect::default()
         }
-        Err(format!(
-            "expected a {severity:?} on {requirement}, got {}\n{}",
-            report.outcome,
-            report::explain(&case, &report, "fix the client engine's standing rules")
-        )
-        .into())
-    })
-}
-
-/// A client that speaks raw JSON and gets cancellation wrong on purpose.
-fn broken_client(mode: &str) {
-    let server: Vec<String> = serde_json::from_str(
-        &std::env::var("CONFORMANCE_SERVER").expect("the harness sets CONFORMANCE_SERVER"),
-    )
-    .expect("CONFORMANCE_SERVER is a JSON array of strings");
-    let mut child = Command::new(&server[0])
-        .args(&server[1..])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the relay starts");
-    let mut stdin = child.stdin.take().expect("piped");
-    let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
-    let mut send = |line: &str| {
-        let _ = writeln!(stdin, "{line}");
-        let _ = stdin.flush();
-    };
-    send(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"broken","version":"0"}}}"#,
-    );
-    match mode {
-        "cancels-initialize" => {
-            send(
-                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"too slow"}}"#,
-            );
-        }
-        "string-request-id" => {
-            let mut line = String::new();
-            let _ = stdout.read_line(&mut line);
-            send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-            send(
-                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work","arguments":{},"_meta":{"progressToken":"p"}}}"#,
-            );
-            send(
-                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"2"}}"#,
-            );
-        }
-        "cancels-at-once" => {
-            // A deadline of 300 ms, cancelled after none.
-            let mut line = String::new();
-            let _ = stdout.read_line(&mut line);
-            send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-            send(
-                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work","arguments":{}}}"#,
-            );
-            send(
-                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#,
-            );
-        }
-        "cancels-after-answer" => {
-            let mut line = String::new();
-            let _ = stdout.read_line(&mut line);
-            send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-            send(
-                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work","arguments":{},"_meta":{"progressToken":"p"}}}"#,
-            );
-            loop {
-                line.clear();
-                if stdout.read_line(&mut line).unwrap_or(0) == 0 || line.contains(r#""id":2"#) {
-                    break;
-                }
-            }
-            std::thread::sleep(Duration::from_millis(400));
-            send(
-                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#,
-            );
-        }
-        other => panic!("unknown broken mode {other}"),
     }
-    std::thread::sleep(Duration::from_millis(300));
-    drop(stdin);
-    let _ = child.wait();
+
+    fn saying(mut self, text: &'static str) -> Expect {
+        if let Some(f) = self.finding.as_mut() {
+            f.2 = text;
+        }
+        self
+    }
+
+    fn clean() -> Expect {
+        Expect {
+            clean: true,
+            ..Expect::default()
+        }
+    }
+
+    fn without(mut self, requirement: &'static str) -> Expect {
+        self.absent.push(requirement);
+        self
+    }
+
+    /// What is wrong with `report`, if anything.
+    fn check(&self, report: &Report) -> Option<String> {
+        if let Some((requirement, severity, saying)) = self.finding {
+            let caught = report.findings.iter().any(|f| {
+                f.severity == severity
+                    && f.requirement() == requirement
+                    && f.message.contains(saying)
+            });
+            if report.outcome == Outcome::Pass || !caught {
+                return Some(format!(
+                    "expected a {severity:?} on {requirement} saying `{saying}`"
+                ));
+            }
+        }
+        let counted = report
+            .findings
+            .iter()
+            .filter(|f| f.severity > Severity::Note);
+        for f in counted {
+            if self.absent.contains(&f.requirement()) {
+                return Some(format!("expected nothing on {}", f.requirement()));
+            }
+            if self.never_saying.is_some_and(|t| f.message.contains(t)) {
+                return Some(format!(
+                    "expected no finding saying `{}`",
+                    self.never_saying.unwrap_or("")
+                ));
+            }
+        }
+        if self.clean && !gate::clean(report) {
+            return Some("expected a clean run".into());
+        }
+        if let Some(text) = self.headline {
+            if !gate::headline(report).contains(text) {
+                return Some(format!(
+                    "expected the headline to say `{text}`: {}",
+                    gate::headline(report)
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// A raw client playing `mode` on `case` (over HTTP when the mode starts with `http-`),
+/// judged by `expect`.
+fn broken_trial(mode: &'static str, case: Case, expect: Expect) -> Trial {
+    Trial::test(
+        format!("broken/{mode}/{}", case.id.trim_start_matches("client/")),
+        move || {
+            let me = std::env::current_exe()?;
+            let launch = Launch {
+                argv: vec![me.display().to_string()],
+                env: vec![(broken::BROKEN.into(), mode.into())],
+                cwd: None,
+            };
+            let report = if mode.starts_with("http-") {
+                run_over(&case, &launch, &ClientTransport::Http)?
+            } else {
+                run(&case, &launch)?
+            };
+            match expect.check(&report) {
+                None => Ok(()),
+                Some(problem) => Err(format!(
+                    "{problem}, got {}\n{}",
+                    report.outcome,
+                    report::explain(&case, &report, "fix the client engine's standing rules")
+                )
+                .into()),
+            }
+        },
+    )
+}
+
+/// The reference client on `case`, judged by `expect` beyond being clean.
+fn reference_says(case: Case, expect: Expect) -> Trial {
+    Trial::test(format!("says/{}", case.id), move || {
+        let launch = Launch::argv(vec![env!("CARGO_BIN_EXE_reference-client").into()]);
+        let report = run(&case, &launch)?;
+        match expect.check(&report) {
+            None => Ok(()),
+            Some(problem) => Err(format!(
+                "{problem}\n{}",
+                report::explain(&case, &report, "fix the report")
+            )
+            .into()),
+        }
+    })
 }
 
 fn main() {
     run_if_relay();
-    if let Ok(mode) = std::env::var(BROKEN) {
-        broken_client(&mode);
+    if let Ok(hold) = std::env::var(broken::PROXY) {
+        let argv: Vec<String> = std::env::args().skip(1).collect();
+        broken::proxy(Duration::from_millis(hold.parse().unwrap_or(0)), &argv);
+        return;
+    }
+    if let Ok(mode) = std::env::var(broken::BROKEN) {
+        if mode.starts_with("http-") {
+            broken_http::client(&mode);
+        } else {
+            broken::client(&mode);
+        }
         return;
     }
     let args = Arguments::from_args();
@@ -186,38 +232,150 @@ fn main() {
     let find = |id: &str| {
         cases
             .iter()
-            .find(|c| c.id == id)
+            .find(|c| c.id == format!("client/{id}"))
             .cloned()
-            .unwrap_or_else(|| panic!("case {id} is missing"))
+            .unwrap_or_else(|| panic!("case client/{id} is missing"))
     };
     let mut trials = vec![
         broken_trial(
             "cancels-initialize",
-            find("client/cancel-initialize-never-sent"),
-            "CAN-04",
-            Severity::Fail,
+            find("cancel-initialize-never-sent"),
+            Expect::caught("CAN-04", Severity::Fail),
         ),
         broken_trial(
             "string-request-id",
-            find("client/client-cancel-after-progress"),
-            "CAN-01",
-            Severity::Fail,
+            find("client-cancel-after-progress"),
+            Expect::caught("CAN-01", Severity::Fail),
         ),
-        broken_trial_saying(
+        broken_trial(
             "cancels-at-once",
-            find("client/client-cancel-on-deadline"),
-            "case",
-            Severity::Warn,
-            "allows 50 to 550 ms",
+            find("client-cancel-on-deadline"),
+            Expect::caught("case", Severity::Warn).saying("allows 50 to 550 ms"),
         ),
         broken_trial(
             "cancels-after-answer",
-            find("client/client-progress-tolerance"),
-            "CAN-03",
-            Severity::Warn,
+            find("client-progress-tolerance"),
+            Expect::caught("CAN-03", Severity::Warn),
+        ),
+        broken_trial(
+            "gives-up-before-starting",
+            find("cancel-initialize-never-sent"),
+            Expect::clean(),
+        ),
+        broken_trial(
+            "omits-initialized",
+            find("client-shutdown-sequence"),
+            Expect::caught("LIF-03", Severity::Fail).saying("never sent"),
+        ),
+        broken_trial(
+            "lists-tools-early",
+            find("client-handshake-order"),
+            Expect::caught("LIF-04", Severity::Warn).saying("tools/list"),
+        ),
+        broken_trial(
+            "reuses-answered-id",
+            find("client-ids-unique"),
+            Expect::caught("RPC-03", Severity::Fail).saying("already answered"),
+        ),
+        broken_trial(
+            "sigterms-server",
+            find("client-shutdown-sequence"),
+            Expect::caught("STD-06", Severity::Warn)
+                .saying("SIGTERM")
+                .without("TMO-02"),
+        ),
+        broken_trial(
+            "exits-with-cancel-in-flight",
+            find("cancel-initialize-never-sent"),
+            Expect::caught("CAN-04", Severity::Fail),
+        ),
+        broken_trial(
+            "exits-without-closing",
+            find("client-shutdown-sequence"),
+            Expect::clean(),
+        ),
+        broken_trial(
+            "probes-first",
+            find("client-shutdown-sequence"),
+            Expect::clean(),
+        ),
+        broken_trial(
+            "answers-cancelled-request",
+            find("client-server-cancels-request"),
+            Expect::caught("CAN-13", Severity::Warn),
+        ),
+        broken_trial(
+            "bad-progress",
+            find("client-server-cancels-request"),
+            Expect::caught("PRG-05", Severity::Fail),
+        ),
+        broken_trial(
+            "resets-forever",
+            find("client-max-timeout"),
+            Expect::caught("case", Severity::Warn).saying("no message matching"),
+        ),
+        broken_trial(
+            "times-out-silently",
+            find("client-max-timeout"),
+            Expect::caught("case", Severity::Warn).saying("no message matching"),
+        ),
+        broken_trial(
+            "hangs-on-server-exit",
+            find("client-server-exits"),
+            Expect::caught("TMO-02", Severity::Fail),
+        ),
+        broken_trial(
+            "never-cancels",
+            find("client-cancel-after-progress"),
+            Expect {
+                never_saying: Some("never reported"),
+                ..Expect::caught("case", Severity::Fail).saying("no message matching")
+            },
+        ),
+        broken_trial(
+            "http-cancel-without-session",
+            find("client-http-session"),
+            Expect::caught("HTTP-16", Severity::Fail).saying("the cancel POST"),
+        ),
+        broken_trial(
+            "http-no-version",
+            find("client-http-session"),
+            Expect::caught("HTTP-18", Severity::Fail),
+        ),
+        broken_trial(
+            "http-accepts-json-only",
+            find("client-http-session"),
+            Expect::caught("HTTP-05", Severity::Fail),
+        ),
+        broken_trial(
+            "http-no-delete",
+            find("client-http-session"),
+            Expect::caught("HTTP-16", Severity::Warn).saying("DELETE"),
+        ),
+        broken_trial(
+            "http-oversized",
+            find("client-http-session"),
+            Expect::caught("limit", Severity::Fail),
+        ),
+        broken_trial(
+            "http-ignores-404",
+            find("client-http-expired-session"),
+            Expect::caught("HTTP-16", Severity::Fail).saying("next request"),
+        ),
+        reference_says(
+            find("client-timeout-reset-on-progress"),
+            Expect {
+                headline: Some("ended as `timeout`; the client cancelled request"),
+                ..Expect::clean()
+            },
         ),
     ];
-    trials.extend(cases.iter().cloned().map(|c| reference_trial(c, false)));
-    trials.extend(cases.iter().cloned().map(|c| reference_trial(c, true)));
+    for transport in [TransportKind::Stdio, TransportKind::Http] {
+        let applies = cases.iter().filter(|c| c.transports.contains(&transport));
+        for case in applies {
+            trials.push(reference_trial(case.clone(), false, transport));
+            trials.push(reference_trial(case.clone(), true, transport));
+        }
+    }
     libtest_mimic::run(&args, trials).exit();
 }

@@ -116,8 +116,11 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
+                    // Nothing more can be read: a fresh codec forgets the scan position it
+                    // kept into the discarded buffer.
                     self.eof = true;
                     self.buf.clear();
+                    self.codec = line_codec();
                     return Some(Err(LineError::Io(e)));
                 }
             }

@@ -193,6 +193,11 @@ pub enum StepKind {
     DeleteSession,
     /// `! listen`: opens a GET stream in the current session (HTTP).
     Listen,
+    /// `! server-exit`: the harness's server exits on its own (client cases).
+    ServerExit,
+    /// `! expire-session`: the harness's server forgets the client's session, so requests
+    /// that carry it get 404 (client cases, HTTP).
+    ExpireSession,
     /// `! repeat N` … `! end`: the inner steps N times, with `{$i}` = 0, 1, …
     Repeat { count: usize, steps: Vec<Step> },
     /// `! sweep NAME FROM..TO step BY` … `! end`: the inner steps once per value (milliseconds),

@@ -4,6 +4,13 @@ use super::client::{parse_actions, parse_outcomes};
 use super::*;
 
 /// Parses a duration such as `250ms`, `2s` or `1.5s`.
+/// The longest duration a case or an option may name: a case that waits longer tests nothing
+/// a person would wait for.
+pub const MAX_DURATION: Duration = Duration::from_secs(3600);
+/// The most rounds a `! repeat` or `! sweep` may have.
+pub const MAX_ROUNDS: usize = 10_000;
+
+/// Parses a duration such as `250ms`, `2s` or `1.5s`, of at most [`MAX_DURATION`].
 pub fn parse_duration(text: &str) -> Option<Duration> {
     let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
         (n, 0.001)
@@ -13,7 +20,12 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
         return None;
     };
     let value: f64 = number.parse().ok()?;
-    (value.is_finite() && value >= 0.0).then(|| Duration::from_secs_f64(value * scale))
+    if !value.is_finite() || value < 0.0 {
+        return None;
+    }
+    Duration::try_from_secs_f64(value * scale)
+        .ok()
+        .filter(|d| *d <= MAX_DURATION)
 }
 
 fn parse_span(text: &str) -> Option<Span> {
@@ -47,7 +59,9 @@ impl Parser<'_> {
             w.and_then(|w| parse_span(w)).ok_or_else(|| {
                 self.error(
                     line,
-                    format!("`! {what}` needs a duration such as `200ms` or `{{$d}}`"),
+                    format!(
+                        "`! {what}` needs a duration such as `200ms` or `{{$d}}` (at most 1 hour)"
+                    ),
                 )
             })
         };
@@ -124,6 +138,8 @@ impl Parser<'_> {
             }
             ["delete-session"] => StepKind::DeleteSession,
             ["listen"] => StepKind::Listen,
+            ["server-exit"] => StepKind::ServerExit,
+            ["expire-session"] => StepKind::ExpireSession,
             ["cancel", id, ..] => {
                 self.check_id(line, id)?;
                 let reason = text
@@ -154,8 +170,13 @@ impl Parser<'_> {
                 let count = n
                     .parse()
                     .ok()
-                    .filter(|c| *c > 0)
-                    .ok_or_else(|| self.error(line, "`! repeat` needs a positive count"))?;
+                    .filter(|c| *c > 0 && *c <= MAX_ROUNDS)
+                    .ok_or_else(|| {
+                        self.error(
+                            line,
+                            format!("`! repeat` needs a count from 1 to {MAX_ROUNDS}"),
+                        )
+                    })?;
                 return Ok(Control::Open(StepKind::Repeat {
                     count,
                     steps: vec![],
@@ -173,6 +194,12 @@ impl Parser<'_> {
                 {
                     return Err(bad());
                 }
+                if (to - from) / by >= MAX_ROUNDS as u64 {
+                    return Err(self.error(
+                        line,
+                        format!("this sweep has more than {MAX_ROUNDS} rounds; take larger steps or a shorter range"),
+                    ));
+                }
                 let values = (from..=to).step_by(by as usize).collect();
                 return Ok(Control::Open(StepKind::Sweep {
                     var: var.to_string(),
@@ -186,8 +213,9 @@ impl Parser<'_> {
                     line,
                     format!(
                         "unknown control `! {text}`; known: barrier, cancel, after, wait, silent, \
-                         witness, arrives, close-stdin, exit, repeat, sweep, end, and for HTTP \
-                         header, status, disconnect, session, delete-session, listen (see \
+                         witness, arrives, close-stdin, exit, repeat, sweep, end; in client \
+                         cases also server-exit; over HTTP header, status, disconnect, session, \
+                         delete-session, listen, and in client cases expire-session (see \
                          cases/README.md)"
                     ),
                 ))
@@ -477,35 +505,50 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
     Ok(case)
 }
 
-/// Steps that only one transport can carry out need a case that runs only over it, and
-/// `! status` must follow the request it judges.
+/// Steps that only one role or one transport can carry out need a case of that role that runs
+/// only over that transport, and `! status` must follow the request it judges.
 fn check_transport_steps(p: &Parser, case: &Case, steps: &[Step]) -> Result<(), CaseError> {
     let http_only = case.transports == [TransportKind::Http];
     let stdio_only = case.transports == [TransportKind::Stdio];
+    let server = Some(Role::Server);
+    let http = Some(TransportKind::Http);
     let mut previous: Option<&StepKind> = None;
     for step in steps {
-        let (word, needs) = match &step.kind {
-            StepKind::Header { .. } => ("header", Some(TransportKind::Http)),
-            StepKind::Status(_) => ("status", Some(TransportKind::Http)),
-            StepKind::Disconnect(_) => ("disconnect", Some(TransportKind::Http)),
-            StepKind::Session(_) => ("session", Some(TransportKind::Http)),
-            StepKind::DeleteSession => ("delete-session", Some(TransportKind::Http)),
-            StepKind::Listen => ("listen", Some(TransportKind::Http)),
-            StepKind::CloseStdin => ("close-stdin", Some(TransportKind::Stdio)),
-            StepKind::Exit(_) => ("exit", Some(TransportKind::Stdio)),
-            _ => ("", None),
-        };
-        match needs {
-            Some(TransportKind::Http) if case.role == Role::Client => {
-                return Err(p.error(step.line, format!("`! {word}` is for server cases")));
+        let (word, role, needs) = match &step.kind {
+            StepKind::Disconnect(_) => ("disconnect", None, http),
+            StepKind::Header { .. } => ("header", server, http),
+            StepKind::Status(_) => ("status", server, http),
+            StepKind::Session(_) => ("session", server, http),
+            StepKind::DeleteSession => ("delete-session", server, http),
+            StepKind::Listen => ("listen", server, http),
+            StepKind::ServerExit => ("server-exit", Some(Role::Client), None),
+            StepKind::ExpireSession => ("expire-session", Some(Role::Client), http),
+            StepKind::CloseStdin => ("close-stdin", server, Some(TransportKind::Stdio)),
+            // A client case's `! exit` is judged over either transport.
+            StepKind::Exit(_) if case.role == Role::Server => {
+                ("exit", server, Some(TransportKind::Stdio))
             }
+            StepKind::Silent { .. } => ("silent", server, None),
+            StepKind::Witness(_) => ("witness", server, None),
+            StepKind::Unwitnessed(_) => ("witness not", server, None),
+            _ => ("", None, None),
+        };
+        if let Some(role) = role.filter(|r| *r != case.role) {
+            let which = if role == Role::Client {
+                "client"
+            } else {
+                "server"
+            };
+            return Err(p.error(step.line, format!("`! {word}` is for {which} cases")));
+        }
+        match needs {
             Some(TransportKind::Http) if !http_only => {
                 return Err(p.error(
                     step.line,
                     format!("`! {word}` is an HTTP step; add `@transports http`"),
                 ));
             }
-            Some(TransportKind::Stdio) if case.role == Role::Server && !stdio_only => {
+            Some(TransportKind::Stdio) if !stdio_only => {
                 return Err(p.error(
                     step.line,
                     format!("`! {word}` is a stdio step; add `@transports stdio`"),
@@ -760,5 +803,24 @@ mod tests {
         assert_eq!(parse_duration("1.5s"), Some(Duration::from_millis(1500)));
         assert_eq!(parse_duration("5"), None);
         assert_eq!(parse_duration("-1s"), None);
+        assert_eq!(parse_duration("1e20s"), None, "too big for a Duration");
+        assert_eq!(parse_duration("3601s"), None, "longer than an hour");
+    }
+
+    #[test]
+    fn loops_are_bounded() {
+        let head = "# i\n@requirement A\n@level must\n";
+        let repeat = error_of(&format!("{head}! repeat 1000000000\n! barrier\n! end\n"));
+        assert!(repeat.message.contains("from 1 to 10000"), "{repeat}");
+        let sweep = error_of(&format!(
+            "{head}! sweep d 0ms..3600s step 1ms\n! barrier\n! end\n"
+        ));
+        assert!(sweep.message.contains("more than 10000 rounds"), "{sweep}");
+        assert!(parse(
+            "server/x",
+            "x",
+            &format!("{head}! repeat 10000\n! barrier\n! end\n")
+        )
+        .is_ok());
     }
 }

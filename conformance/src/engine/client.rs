@@ -7,19 +7,22 @@
 //! each action ended (`@outcomes`) and how the client shut its server down (STD-06). The
 //! adapter contract is in the README ("Testing a client").
 
-use super::adapter::{actions_done, adapter_line, judge_outcomes, wind_down};
+use super::adapter::{actions_done, adapter_line, settle, wind_down};
+pub(crate) use super::client_start::initialize_answer;
+use super::client_start::{connect, handshake, played_version};
+use super::session::Sessions;
 use super::{Engine, Options, Report, Side, Stop};
-use crate::case::{Case, Step, StepKind};
-use crate::era::HANDSHAKE_VERSIONS;
+use crate::case::{Case, Step, StepKind, TransportKind};
 use crate::outcome::{FindingKind, Severity};
+use crate::rules::client_http::HttpSide;
 use crate::rules::envelope::{Writer, CLIENT};
-use crate::transcript::Direction;
+use crate::transport::http_server::HttpServer;
 use crate::transport::process::{display_argv, Launch};
 use crate::transport::relay::Relay;
-use crate::transport::{Event, PeerSignal, SendError, Transport};
+use crate::transport::{Channel, Event, SendError, Transport};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
 /// How long a cancel may trail the response it crossed before it counts as a cancel of a
@@ -41,37 +44,93 @@ pub struct ClientTarget {
     /// Methods the case's expected lines name: the harness leaves those to the case.
     pub(crate) scripted: HashSet<String>,
     /// What the adapter reported, by action index.
-    pub(super) outcomes: BTreeMap<usize, Value>,
-    /// How many times the client started its server.
-    connections: u32,
-    /// When the client closed its server's stdin.
-    pub(crate) stdin_closed: Option<Instant>,
-    /// When the client sent its server SIGTERM.
-    terminated: Option<Instant>,
+    pub(crate) outcomes: BTreeMap<usize, Value>,
+    /// The client's sessions with the harness's server, oldest first.
+    pub(crate) sessions: Sessions,
+    /// The harness performed the handshake itself (`@handshake auto`): a later `initialize`
+    /// (a new session) is answered the same way.
+    pub(crate) handshaken: bool,
+    /// The case line where the steps stopped on a failure already reported: from then on the
+    /// harness serves every request as a plain server, and what follows from the stop (how
+    /// the adapter reports its actions) is noted, not judged again.
+    pub(crate) stopped: Option<usize>,
+    /// The harness's server exited on its own (`! server-exit`): the session's end is the
+    /// harness's doing, not the client's.
+    pub(crate) server_exited: bool,
+    /// The adapter was still running after the case's last step (TMO-02, reported): the
+    /// actions it never reported follow from that, and are noted.
+    pub(crate) hung: bool,
+    /// The client reached the harness's server (a relay connected, or an HTTP request came).
+    pub(crate) connected: bool,
+    /// What the harness knows of the client's HTTP requests.
+    pub(crate) http: HttpSide,
 }
 
-/// Runs one client case: starts the adapter `launch` with the case's actions and a server
-/// command `relay` (the relay program's argv; the harness appends its address), plays the
-/// steps as the server, and judges what the client did and what the adapter reported. Never
-/// panics on client behaviour; always kills and reaps the adapter and its children.
+/// How the harness meets a client target.
+#[derive(Debug, Clone)]
+pub enum ClientTransport {
+    /// The client starts `relay` (the relay program's argv; the harness appends its address)
+    /// as its stdio server.
+    Stdio {
+        /// The relay program's argv.
+        relay: Vec<String>,
+    },
+    /// The client talks to the harness's Streamable HTTP server at a loopback URL.
+    Http,
+}
+
+impl ClientTransport {
+    /// The kind of transport, as cases name it.
+    pub fn kind(&self) -> TransportKind {
+        match self {
+            ClientTransport::Stdio { .. } => TransportKind::Stdio,
+            ClientTransport::Http => TransportKind::Http,
+        }
+    }
+}
+
+/// Runs one client case: starts the adapter `launch` with the case's actions and a server to
+/// talk to over `transport`, plays the steps as the server, and judges what the client did
+/// and what the adapter reported. A case that does not apply to the transport is skipped.
+/// Never panics on client behaviour; always kills and reaps the adapter and its children.
 pub async fn run_client_case(
     case: &Case,
     launch: &Launch,
-    relay: &[String],
+    transport: &ClientTransport,
     options: &Options,
 ) -> Result<Report, String> {
+    let target = display_argv(&launch.argv);
+    let kind = transport.kind();
+    if !case.transports.contains(&kind) {
+        let names: Vec<&str> = case.transports.iter().map(|t| t.as_str()).collect();
+        return Ok(Report::skipped(
+            format!(
+                "the case applies to {} only; this run is over {}",
+                names.join(" and "),
+                kind.as_str()
+            ),
+            target,
+        ));
+    }
     let mut launch = launch.clone();
     launch.env.extend([
         (ENV_ACTIONS.to_string(), json!(case.actions).to_string()),
         (ENV_CASE.to_string(), case.id.clone()),
         (ENV_VERSION.to_string(), options.protocol_version.clone()),
     ]);
-    let io = Relay::start(&launch, relay, options.reply_timeout).await?;
     let mut side = ClientTarget::default();
     scripted_methods(&case.steps, &mut side.scripted);
-    Ok(Engine::new(case, options, io, side)
-        .run(display_argv(&launch.argv))
-        .await)
+    let report = match transport {
+        ClientTransport::Stdio { relay } => {
+            let io = Relay::start(&launch, relay, options.reply_timeout).await?;
+            Engine::new(case, options, io, side).run(target).await
+        }
+        ClientTransport::Http => {
+            let io = HttpServer::start(&launch, options.reply_timeout).await?;
+            Engine::new(case, options, io, side).run(target).await
+        }
+    };
+    Ok(report)
 }
 
 /// Methods the case's `>` lines expect: the harness leaves those to the case and answers
@@ -124,8 +183,8 @@ impl Side for ClientTarget {
             if e.case.handshake {
                 handshake(e).await?;
             } else {
-                e.captures
-                    .insert("version".into(), json!(e.options.protocol_version));
+                let played = played_version(e);
+                e.captures.insert("version".into(), json!(played));
             }
             let steps = e.case.steps.clone();
             e.steps(&steps).await
@@ -155,8 +214,14 @@ impl Side for ClientTarget {
         match played {
             Ok(()) | Err(Stop::Done) => wind_down(e).await,
             Err(Stop::Skip(reason)) => return Some(reason),
-            Err(Stop::Gone | Stop::Hung) => judge_outcomes(e),
+            Err(Stop::Gone | Stop::Hung) => {
+                e.side.stopped = Some(e.line);
+                settle(e).await;
+            }
         }
+        e.judge_initialized();
+        e.http_finish();
+        e.note_sessions();
         None
     }
 
@@ -168,25 +233,20 @@ impl Side for ClientTarget {
         match event {
             Event::Connected(count) => {
                 e.heard(at);
-                e.side.connections = count;
+                e.side.connected = true;
                 if count > 1 {
-                    e.rule(
-                        e.case_severity(),
-                        "CAN-08",
-                        "the client started its server a second time: the session was torn down \
-                         and restarted (the transcript shows the first session only)"
-                            .into(),
-                    );
+                    e.io.note(format!("[relay] the client started server process {count}"));
                 }
+                e.open_session(Channel::of_process(count), None, false);
             }
-            Event::Signal(PeerSignal::StdinClosed) => {
-                e.side.stdin_closed.get_or_insert_with(Instant::now);
-                e.io.note("[relay] the client closed the server's stdin; the server exits".into());
-            }
-            Event::Signal(PeerSignal::Terminated) => {
-                e.side.terminated.get_or_insert_with(Instant::now);
-                e.io.note("[relay] the client sent SIGTERM to the server".into());
-            }
+            Event::Signal {
+                channel: channel @ (Channel::Post(_) | Channel::Get(_)),
+                ..
+            } => e.io.note(format!(
+                "[http] the client closed the stream of {channel} before it ended"
+            )),
+            Event::Signal { channel, signal } => e.session_signal(channel, signal),
+            Event::HttpRequest(seen) => e.http_request(at, *seen),
             Event::AdapterLine(bytes) => adapter_line(e, &bytes),
             Event::AdapterOverlong => e.finding(
                 Severity::Fail,
@@ -201,9 +261,54 @@ impl Side for ClientTarget {
         match &step.kind {
             StepKind::Exit(span) => {
                 let within = e.span(span);
-                let until = Deadline::now() + within;
-                while !e.exited && e.next(until).await {}
-                judge_exit(e, within);
+                e.judge_exit(within).await;
+                Ok(())
+            }
+            StepKind::ExpireSession => {
+                e.io.expire_session();
+                e.side.http.expired = true;
+                if let Some(session) = e.side.sessions.current_mut() {
+                    session.forgotten = true;
+                }
+                e.io.note("[harness] the server forgets the session".into());
+                Ok(())
+            }
+            StepKind::Disconnect(id) => {
+                let id = e.fill_id(id)?;
+                let channel = e
+                    .ledger
+                    .received
+                    .get(&crate::pattern::id_key(&id))
+                    .map(|r| r.channel);
+                let closed = channel.is_some_and(|c| e.io.abort(c));
+                let text = match channel {
+                    Some(c) if closed => format!(
+                        "[closed the stream of {c}, request {}, without a cancel]",
+                        crate::pattern::canonical(&id)
+                    ),
+                    _ => format!(
+                        "[no open stream of request {} to close]",
+                        crate::pattern::canonical(&id)
+                    ),
+                };
+                e.expected.push(format!("{} {text}", Self::SENDS));
+                let now = e.now();
+                e.transcript
+                    .push(crate::transcript::Entry::sent(now, text, None, false));
+                if closed {
+                    e.side.http.disconnected.push((id, now));
+                }
+                Ok(())
+            }
+            StepKind::ServerExit => {
+                e.side.server_exited = true;
+                e.io.note("[harness] the server exits on its own".into());
+                let text = "[the server exits]".to_string();
+                e.expected.push(format!("{} {text}", Self::SENDS));
+                e.transcript
+                    .push(crate::transcript::Entry::sent(e.now(), text, None, false));
+                e.last_send = std::time::Instant::now();
+                e.io.close_input();
                 Ok(())
             }
             _ => {
@@ -220,7 +325,7 @@ impl Side for ClientTarget {
 
     async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, _error: SendError) -> Stop {
         // The adapter's last outcome lines travel on another pipe: let them arrive.
-        let until = Deadline::now() + Duration::from_millis(200);
+        let until = Deadline::now() + crate::load::stretched(Duration::from_millis(200), e.stretch);
         while !actions_done(e) && !e.exited && e.next(until).await {}
         if actions_done(e) {
             return Stop::Done;
@@ -230,13 +335,15 @@ impl Side for ClientTarget {
     }
 
     fn gone<T: Transport>(e: &mut Engine<'_, T, Self>) {
-        if e.findings.iter().any(|f| f.requirement() == "CAN-08") {
+        if e.side.server_exited || e.findings.iter().any(|f| f.requirement() == "CAN-08") {
             return;
         }
-        let how = match (e.side.stdin_closed, e.io.exit_status()) {
-            (Some(_), _) => "it closed the server's stdin".to_string(),
-            (None, Some(status)) => format!("it exited with {status}"),
-            (None, None) => "the server connection dropped".to_string(),
+        let how = match (e.side.sessions.current(), e.io.exit_status()) {
+            (_, Some(status)) => format!("it exited with {status}"),
+            (Some(session), None) if session.http_id.is_none() => {
+                format!("it {}", session.how_ended())
+            }
+            _ => "the server connection dropped".to_string(),
         };
         e.rule(
             Severity::Fail,
@@ -257,121 +364,15 @@ impl Side for ClientTarget {
                     .map(|s| s.to_string())
                     .unwrap_or_default()
             )
-        } else if e.side.stdin_closed.is_some() {
+        } else if e
+            .side
+            .sessions
+            .current()
+            .is_some_and(|s| s.stdin_closed.is_some())
+        {
             " (the client had closed its server's stdin)".to_string()
         } else {
             String::new()
         }
-    }
-}
-
-/// Waits for the client to start its server, which connects back to the harness.
-async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Result<(), Stop> {
-    let deadline = Deadline::now() + START_TIMEOUT.min(e.options.case_timeout);
-    while e.side.connections == 0 {
-        if !e.next(deadline).await || (e.exited && e.side.connections == 0) {
-            let how = match e.io.exit_status() {
-                Some(status) => format!("it exited with {status}"),
-                None => format!("nothing connected within {START_TIMEOUT:?}"),
-            };
-            e.rule(
-                Severity::Fail,
-                "STD-01",
-                format!(
-                    "the client never started the server ({how}); the adapter must spawn the \
-                     argv in {} as its stdio server (see its stderr below)",
-                    crate::transport::relay::ENV_SERVER
-                ),
-            );
-            return Err(Stop::Gone);
-        }
-    }
-    Ok(())
-}
-
-/// Waits for the client's `initialize` and answers it with the version it asked for, or the
-/// harness's when it asked for one the harness does not know.
-async fn handshake<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Result<(), Stop> {
-    e.line = 0;
-    let deadline = Deadline::now() + e.options.reply_timeout;
-    let index = loop {
-        let found = e.transcript.iter().position(|entry| {
-            entry.direction == Direction::Received
-                && entry.consumed_by.is_none()
-                && entry.value.as_ref().and_then(|v| v.get("method")) == Some(&json!("initialize"))
-        });
-        if let Some(index) = found {
-            break index;
-        }
-        if !e.next(deadline).await {
-            e.rule(
-                Severity::Fail,
-                "LIF-01",
-                format!(
-                    "the client sent no `initialize` within {:?} of starting its server",
-                    e.options.reply_timeout
-                ),
-            );
-            return Err(Stop::Hung);
-        }
-    };
-    e.take_internal(index);
-    let request = e.value(index);
-    let id = request.get("id").cloned().unwrap_or(Value::Null);
-    let asked = request
-        .pointer("/params/protocolVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let version = if HANDSHAKE_VERSIONS.contains(&asked) {
-        asked.to_string()
-    } else {
-        e.options.protocol_version.clone()
-    };
-    e.captures.insert("init".into(), id.clone());
-    e.captures.insert("version".into(), json!(version));
-    e.version = Some(version.clone());
-    if !e.case.versions.contains(&version) {
-        return Err(Stop::Skip(format!(
-            "the case applies to {}; the client asked for {version}",
-            e.case.versions.join(", ")
-        )));
-    }
-    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
-        "protocolVersion": version,
-        "capabilities": {"tools": {}},
-        "serverInfo": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")}
-    }});
-    e.write(answer.to_string(), true).await
-}
-
-/// `! exit D` in a client case: the client ends its session within D, and it does so the
-/// stdio way (STD-06): the server's stdin is closed before any signal.
-fn judge_exit<T: Transport>(e: &mut Engine<'_, T, ClientTarget>, within: Duration) {
-    let shown = crate::transcript::millis(within);
-    let shown = shown.trim_start_matches('+');
-    let severity = e.case_severity();
-    if !e.exited {
-        e.rule(
-            severity,
-            "STD-06",
-            format!("the client was still running {shown} after its last action"),
-        );
-        return;
-    }
-    let complaint = match (e.side.stdin_closed, e.side.terminated, e.output_closed) {
-        (Some(_), None, _) => None,
-        (Some(eof), Some(term), _) if eof <= term => None,
-        (_, Some(_), _) => {
-            Some("the client sent SIGTERM to its server without closing the server's stdin first")
-        }
-        (None, None, true) => {
-            Some("the client killed its server without closing the server's stdin first")
-        }
-        (None, None, false) => {
-            Some("the client exited and left its server running with stdin open")
-        }
-    };
-    if let Some(complaint) = complaint {
-        e.rule(severity, "STD-06", complaint.into());
     }
 }

@@ -421,9 +421,34 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         })
     }
 
+    /// How long a request may take to show it arrived. A server that has answered a request
+    /// of this session with an SSE stream shows the head of the next one at once, however
+    /// busy the machine: it gets `--reply-timeout` (stretched for a busy machine). One that
+    /// answers with JSON shows nothing before the answer, so nothing can be awaited beyond the
+    /// arrival window `max(100 ms, 4 × RTT)`; a server not yet seen answering a request gets
+    /// `--reply-timeout` too.
+    pub(crate) fn arrival_window(&self) -> Duration {
+        let session = self.streams.session;
+        let answered = |kind: &str| {
+            self.streams.by.values().any(|s| {
+                s.session == session
+                    && matches!(s.opened, Opened::Request(_))
+                    && s.head.as_ref().is_some_and(|(_, h)| {
+                        (200..300).contains(&h.code) && h.content_type.as_deref() == Some(kind)
+                    })
+            })
+        };
+        if answered("application/json") && !answered("text/event-stream") {
+            self.streams.arrival()
+        } else {
+            crate::load::stretched(self.options.reply_timeout, self.stretch)
+        }
+    }
+
     /// Over HTTP, before a `! cancel`: waits until the target has shown it received the
     /// request (a head, a message on its stream, or its answer), at most the arrival window
-    /// after it was sent, so the cancel is not read before the request it names.
+    /// after it was sent ([`Engine::arrival_window`]), so the cancel is not read before the
+    /// request it names.
     pub(crate) async fn await_arrival(&mut self, id: &Value) {
         let Some(request) = self.ledger.sent(id) else {
             return;
@@ -432,7 +457,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let Some(sent) = self.streams.by.get(&channel).map(|s| s.sent) else {
             return;
         };
-        let until = Deadline::from_std(sent + self.streams.arrival());
+        let until = Deadline::from_std(sent + self.arrival_window());
         loop {
             let arrived = self.streams.by.get(&channel).is_none_or(Stream::arrived)
                 || self.ledger.sent(id).is_some_and(|r| r.answers > 0);
@@ -448,7 +473,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// every cancel sent before the barrier that was accepted counts as read. Cancels that
     /// nothing proves are noted.
     pub(crate) async fn settle(&mut self) {
-        let arrival = self.streams.arrival();
+        let arrival = self.arrival_window();
         let deadline = Deadline::now() + self.options.reply_timeout;
         loop {
             let now = Instant::now();

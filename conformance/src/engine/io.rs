@@ -36,6 +36,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// Sends one message (a case's line, or the harness's own when `internal`) and records
     /// what it means in the ledger: a request to track, a cancel, an answer.
     pub(crate) async fn write(&mut self, text: String, internal: bool) -> Result<(), Stop> {
+        if self.ended {
+            // Nobody is left to send it to; the diff still shows what the case would send.
+            if !internal {
+                self.expected.push(format!("{} {text}", S::SENDS));
+            }
+            return Ok(());
+        }
         let mut text = text;
         let mut value: Option<Value> = serde_json::from_str(&text).ok();
         let original_ms = value
@@ -118,6 +125,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     let key = self.ledger.key(id);
                     if let Some(r) = self.ledger.received.get_mut(&key) {
                         r.answered.get_or_insert_with(Instant::now);
+                        r.succeeded |= msg.contains_key("result");
                     }
                 }
                 _ => {}
@@ -155,7 +163,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.stalled(waited);
                 Err(Stop::Hung)
             }
-            Err(error) => Err(S::lost(self, error).await),
+            Err(error) => match S::lost(self, error).await {
+                Stop::Done => {
+                    self.ended = true;
+                    Ok(())
+                }
+                stop => Err(stop),
+            },
         }
     }
 
@@ -175,8 +189,20 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     }
 
     /// The channel a response or a notification about one of the target's requests belongs on.
+    /// Progress for one of the target's requests goes on that request's channel too.
     fn reply_channel(&self, value: Option<&Value>) -> Option<Channel> {
         let value = value?;
+        if value.get("method").and_then(Value::as_str) == Some("notifications/progress") {
+            let token = value
+                .pointer("/params/progressToken")
+                .map(|t| self.ledger.key(t))?;
+            return self
+                .ledger
+                .received
+                .values()
+                .find(|r| r.token.as_ref() == Some(&token))
+                .map(|r| r.channel);
+        }
         if value.get("method").is_some() {
             return None;
         }
@@ -191,6 +217,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// anything but the transport's write deadline: a target that is gone is noticed by the
     /// steps, one that stopped reading fails the case.
     pub(crate) async fn reply(&mut self, answer: Value) {
+        let reply_to = self.reply_channel(Some(&answer));
+        self.reply_via(answer, reply_to).await;
+    }
+
+    /// [`Engine::reply`] on a channel the caller chose (a message of an earlier session that
+    /// the ledger no longer knows).
+    pub(crate) async fn reply_via(&mut self, answer: Value, reply_to: Option<Channel>) {
         if self.stalled {
             return;
         }
@@ -199,9 +232,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             let key = self.ledger.key(id);
             if let Some(r) = self.ledger.received.get_mut(&key) {
                 r.answered.get_or_insert_with(Instant::now);
+                r.succeeded |= answer.get("result").is_some();
             }
         }
-        let reply_to = self.reply_channel(Some(&answer));
         let index = self.transcript.len();
         let mut entry = Entry::sent(self.now(), text.clone(), Some(answer), true);
         entry.session = self.streams.session;

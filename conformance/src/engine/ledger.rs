@@ -108,6 +108,8 @@ pub struct ReceivedRequest {
     pub method: String,
     /// When the harness answered it.
     pub answered: Option<Instant>,
+    /// The harness's answer was a result (not an error).
+    pub succeeded: bool,
     /// Whether the target cancelled it.
     pub cancelled: bool,
     /// Its progress token, as an id key.

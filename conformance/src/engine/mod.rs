@@ -13,6 +13,7 @@
 
 mod adapter;
 pub mod client;
+mod client_start;
 mod expect;
 pub mod http;
 mod http_steps;
@@ -20,6 +21,7 @@ mod io;
 pub mod ledger;
 mod proof;
 pub mod server;
+pub mod session;
 
 use crate::case::{Arrival, Case, Span, Step, StepKind};
 use crate::era::ProtocolVersion;
@@ -110,8 +112,8 @@ impl Report {
 /// Why the steps stopped early.
 #[derive(Debug)]
 pub enum Stop {
-    /// A client ended its session after finishing its actions; the rest of the steps have
-    /// nobody to talk to, which is no fault.
+    /// A client ended its session after finishing its actions: no fault in itself; the rest
+    /// of the steps send nothing and check what the client sent before it ended.
     Done,
     /// The target went away while the case still needed it.
     Gone,
@@ -202,6 +204,10 @@ pub struct Engine<'a, T, S> {
     pub(crate) counter: u32,
     /// The target process exited.
     pub(crate) exited: bool,
+    /// A client finished its actions and ended its session while steps remained: what the
+    /// harness would still send goes nowhere, and the remaining expected messages are checked
+    /// against what the client sent before it ended.
+    pub(crate) ended: bool,
     /// The target's output ended (a server's stdout, a client's relay connection).
     pub(crate) output_closed: bool,
     /// When the target process exited, as the harness saw it.
@@ -259,6 +265,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             last_send: Instant::now(),
             counter: 0,
             exited: false,
+            ended: false,
             output_closed: false,
             exited_at: None,
             heard: None,
@@ -452,7 +459,6 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             }
             StepKind::Status(codes) => self.status_step(codes).await,
             StepKind::Header { name, value } => self.header_step(name, value),
-            StepKind::Disconnect(id) => self.disconnect_step(id).await,
             StepKind::Listen => self.open_step(true).await,
             StepKind::DeleteSession => self.open_step(false).await,
             StepKind::Silent { .. }
@@ -460,7 +466,10 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             | StepKind::Unwitnessed(_)
             | StepKind::Session(_)
             | StepKind::CloseStdin
-            | StepKind::Exit(_) => S::role_step(self, step).await,
+            | StepKind::Exit(_)
+            | StepKind::Disconnect(_)
+            | StepKind::ServerExit
+            | StepKind::ExpireSession => S::role_step(self, step).await,
         }
     }
 

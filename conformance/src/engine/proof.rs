@@ -226,6 +226,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// barrier first waits for every earlier POST's status and the grace after the last
     /// accepted cancel (see `http.rs`), and the probe then checks liveness.
     pub(crate) async fn barrier(&mut self) -> Result<(), Stop> {
+        if self.ended {
+            return Ok(());
+        }
         if self.streams.over_http {
             self.settle().await;
         }
@@ -256,8 +259,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
 
     /// An answer to the harness's request sent at transcript index `index` arrived: on an
     /// ordered transport, everything sent before it has certainly been read.
-    pub(crate) fn proof_arrived(&mut self, index: usize, sent: Duration) {
-        let now = self.now();
+    /// `now` is when the answer arrived (its transcript time), so that what arrived after it
+    /// in the same stream is judged against the proof and what arrived before is not.
+    pub(crate) fn proof_arrived(&mut self, index: usize, sent: Duration, now: Duration) {
         // A round trip counts only once the target was running: the first answer of a slow
         // start says how long the start took, not how long a round trip takes.
         let running = self.heard.is_some_and(|heard| heard <= sent);

@@ -214,6 +214,7 @@ impl Side for ServerTarget {
                 witness(e, &ids, false).await
             }
             StepKind::Session(name) => session(e, name).await,
+            StepKind::Disconnect(id) => e.disconnect_step(id).await,
             StepKind::CloseStdin => {
                 e.io.close_input();
                 Ok(())

@@ -115,6 +115,16 @@ pub fn headline(report: &Report) -> String {
         .max_by_key(|f| f.severity)
         .filter(|f| f.severity > Severity::Note)
         .map(|f| format!("line {}: [{}] {}", f.line, f.requirement(), f.message))
+        .or_else(|| {
+            // An info case says which of the allowed behaviours it saw.
+            let observed: Vec<&str> = report
+                .findings
+                .iter()
+                .filter(|f| f.kind == FindingKind::Observed)
+                .map(|f| f.message.as_str())
+                .collect();
+            (!observed.is_empty()).then(|| format!("observed: {}", observed.join("; ")))
+        })
         .or_else(|| report.findings.first().map(|f| f.message.clone()))
         .unwrap_or_default()
 }

@@ -1,26 +1,37 @@
 //! What every message a client target writes must respect: request ids that are strings or
-//! integers and never reused while outstanding, progress tokens unique among active requests,
-//! cancels only for the client's own live requests (never `initialize`), and responses only
-//! to the harness's requests, once. Requests the case does not script are answered here as a
-//! plain server would answer them.
+//! integers and never reused within a session, the handshake in order (`initialize` answered
+//! before anything but `ping`, then `notifications/initialized`), progress tokens unique among
+//! active requests, cancels only for the client's own live requests (never `initialize`), and
+//! responses only to the harness's requests, once. Requests the case does not script are
+//! answered here as a plain server would answer them. The cancel rules are in `client_cancel`.
 
-use crate::engine::client::{tool_list, ClientTarget, T_GRACE};
+use crate::engine::client::{initialize_answer, tool_list, ClientTarget};
 use crate::engine::ledger::ReceivedRequest;
 use crate::engine::Engine;
 use crate::outcome::Severity;
 use crate::pattern::{canonical, id_key};
-use crate::rules::envelope::short;
-use crate::transport::Transport;
+use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
+
+/// Requests a client may send before its `initialize` is answered: `ping` (LIF-04), and
+/// `server/discover`, with which a client that speaks both eras probes first (LIF-14).
+const BEFORE_INITIALIZE: [&str; 3] = ["initialize", "ping", "server/discover"];
 
 impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// Applies the standing rules to one message object the client wrote.
     pub(crate) async fn judge_client_message(&mut self, index: usize) {
         let value = self.value(index);
+        let channel = self.transcript[index].channel;
         let method = value
             .get("method")
             .and_then(Value::as_str)
             .map(str::to_string);
+        if !self.side.sessions.is_current(channel) {
+            return self.earlier_session(index, method.as_deref(), &value).await;
+        }
+        if let Some(method) = &method {
+            self.side.sessions.sent(method);
+        }
         match (method, value.get("id")) {
             (Some(method), Some(id)) => {
                 self.client_request(index, &method, id, value.get("params"))
@@ -28,8 +39,14 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             }
             (Some(method), None) => match method.as_str() {
                 "notifications/cancelled" => self.client_cancel(value.get("params")),
-                "notifications/initialized" if self.case.handshake => {
-                    self.transcript[index].internal = true;
+                "notifications/progress" => self.client_progress(value.get("params")),
+                "notifications/initialized" => {
+                    if let Some(session) = self.side.sessions.current_mut() {
+                        session.initialized = true;
+                    }
+                    if self.case.handshake {
+                        self.transcript[index].internal = true;
+                    }
                 }
                 _ => {}
             },
@@ -55,17 +72,23 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             );
         }
         let key = id_key(id);
-        if self
-            .ledger
-            .received
-            .get(&key)
-            .is_some_and(ReceivedRequest::outstanding)
-        {
-            self.rule(
-                Severity::Fail,
-                "RPC-03",
-                format!("the client reused id {key} while its earlier request with that id was still outstanding"),
+        if let Some(earlier) = self.ledger.received.get(&key) {
+            let state = if earlier.outstanding() {
+                "still outstanding"
+            } else if earlier.answered.is_some() {
+                "already answered"
+            } else {
+                "cancelled"
+            };
+            let message = format!(
+                "the client reused id {key} for `{method}`; its `{}` request with that id is {state}, and an id must not be used twice in a session",
+                earlier.method
             );
+            self.rule(Severity::Fail, "RPC-03", message);
+        }
+        self.handshake_order(method);
+        if method == "initialize" {
+            self.session_initialize(id);
         }
         let token = params.and_then(|p| p.pointer("/_meta/progressToken"));
         let token_key = token.map(id_key);
@@ -99,128 +122,202 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             ReceivedRequest {
                 method: method.to_string(),
                 answered: None,
+                succeeded: false,
                 cancelled: false,
                 token: token_key,
                 channel,
             },
         );
-        let handled_by_case =
-            self.side.scripted.contains(method) || (method == "initialize" && self.case.handshake);
+        // The harness's own handshake answers every `initialize` after the first too (a new
+        // session); the case's steps answer what they script, unless they stopped.
+        let again = method == "initialize" && self.side.handshaken;
+        let handled_by_case = self.side.stopped.is_none()
+            && !again
+            && (self.side.scripted.contains(method)
+                || (method == "initialize" && self.case.handshake));
         if handled_by_case {
             return;
         }
-        // A request the case does not script: the harness answers it as a plain server would.
         self.take_internal(index);
-        let answer = match method {
-            "ping" => Self::pong(id),
-            "tools/list" => json!({"jsonrpc": "2.0", "id": id, "result": tool_list()}),
-            _ => {
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("the conformance harness does not offer {method} in this case")}})
-            }
+        let answer = if again {
+            initialize_answer(self, &self.value(index)).0
+        } else {
+            self.plain_answer(id, method, params)
         };
         self.reply(answer).await;
     }
 
-    /// The standing rules for a client's `notifications/cancelled`.
-    fn client_cancel(&mut self, params: Option<&Value>) {
-        let Some(params) = params.filter(|p| p.is_object()) else {
-            self.rule(
-                Severity::Fail,
-                "CAN-01",
-                "a `notifications/cancelled` without params; it must carry `requestId`".into(),
-            );
+    /// The answer of a plain server: `ping`, `tools/list`, `echo`; after the steps stopped,
+    /// an error for any other call (so the client is not left waiting); "method not found"
+    /// for anything else, as a server of the handshake era answers `server/discover`.
+    fn plain_answer(&self, id: &Value, method: &str, params: Option<&Value>) -> Value {
+        let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+        match (method, tool) {
+            ("ping", _) => Self::pong(id),
+            ("tools/list", _) => json!({"jsonrpc": "2.0", "id": id, "result": tool_list()}),
+            ("tools/call", Some("echo")) => {
+                let text = params
+                    .and_then(|p| p.pointer("/arguments/text"))
+                    .cloned()
+                    .unwrap_or(json!(""));
+                json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})
+            }
+            ("tools/call", _) if self.side.stopped.is_some() => {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": "the conformance case stopped before this call; it is not served"}})
+            }
+            _ => {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("method not found: the conformance harness does not offer {method} in this case")}})
+            }
+        }
+    }
+
+    /// LIF-04 and LIF-03: nothing but `ping` until `initialize` is answered, and
+    /// `notifications/initialized` before any other request once it is.
+    fn handshake_order(&mut self, method: &str) {
+        if BEFORE_INITIALIZE.contains(&method) {
+            return;
+        }
+        let Some(session) = self.side.sessions.current() else {
             return;
         };
-        if let Some(reason) = params.get("reason").filter(|r| !r.is_string()) {
+        let initialized = session.initialized;
+        if !self.session_ready() {
             self.rule(
-                Severity::Fail,
-                "CAN-01",
-                format!(
-                    "a cancel's `reason` must be a string, got {}",
-                    short(reason)
-                ),
+                Severity::Warn,
+                "LIF-04",
+                format!("the client sent `{method}` before its `initialize` was answered; until then it should send nothing but `ping`"),
+            );
+        } else if !initialized {
+            self.rule(
+                Severity::Warn,
+                "LIF-03",
+                format!("the client sent `{method}` before `notifications/initialized`; it sends that first, once `initialize` is answered"),
             );
         }
-        let Some(id) = params
-            .get("requestId")
-            .filter(|id| id.is_string() || id.is_number())
-        else {
-            self.rule(
-                Severity::Fail,
-                "CAN-01",
-                format!(
-                    "a cancel needs `requestId`, a string or an integer: {}",
-                    short(params)
-                ),
-            );
-            return;
-        };
-        let key = id_key(id);
-        if let Some(request) = self.ledger.received.get_mut(&key) {
-            let method = request.method.clone();
-            let answered = request.answered;
-            let again = request.cancelled;
-            request.cancelled = true;
-            if method == "initialize" {
-                self.rule(
-                    Severity::Fail,
-                    "CAN-04",
-                    format!("the client cancelled its `initialize` request (id {key}); initialize must never be cancelled (LIF-08)"),
-                );
-            }
-            if let Some(at) = answered {
-                let late = at.elapsed();
-                if late > T_GRACE {
-                    let severity = self.case_severity().min(Severity::Warn);
-                    self.rule(
-                        severity,
-                        "CAN-03",
-                        format!(
-                            "the client cancelled request {key} {} ms after the harness had answered it; a cancel must only reference a request still in progress",
-                            late.as_millis()
-                        ),
-                    );
-                } else {
-                    self.rule(
-                        Severity::Note,
-                        "CAN-08",
-                        format!("the cancel of request {key} crossed its response (allowed)"),
-                    );
-                }
-            }
-            if again {
-                self.rule(
-                    Severity::Note,
-                    "CAN-01",
-                    format!("the client cancelled request {key} more than once"),
-                );
-            }
-            return;
-        }
-        if self.ledger.sent.contains_key(&key) {
-            self.rule(
-                Severity::Fail,
-                "CAN-02",
-                format!("the client cancelled request {key}, which the harness (its server) issued; a party may only cancel its own requests"),
-            );
-            return;
-        }
-        let other_type = self
+    }
+
+    /// The harness's answers to the requests the client still waits for (after the steps
+    /// stopped): a plain server's, so the adapter can finish.
+    pub(crate) async fn serve_outstanding(&mut self) {
+        let waiting: Vec<(String, String)> = self
             .ledger
             .received
             .iter()
-            .find(|(k, _)| k.trim_matches('"') == key.trim_matches('"') && **k != key);
-        let message = match other_type {
-            Some((original, r)) => format!(
-                "the cancel's requestId {key} differs in type from the id {original} of the client's `{}` request; it must be the identical JSON value",
-                r.method
-            ),
-            None => format!("the client cancelled request {key}, which it never sent"),
-        };
-        self.rule(Severity::Fail, "CAN-01", message);
+            .filter(|(_, r)| r.outstanding())
+            .map(|(k, r)| (k.clone(), r.method.clone()))
+            .collect();
+        for (key, method) in waiting {
+            let Ok(id) = serde_json::from_str::<Value>(&key) else {
+                continue;
+            };
+            let answer = if method == "initialize" {
+                let request = json!({"id": id});
+                initialize_answer(self, &request).0
+            } else {
+                self.plain_answer(&id, &method, None)
+            };
+            self.reply(answer).await;
+        }
+    }
+
+    /// A message of a session the client has replaced (a probe process, say): served as a
+    /// plain server would, on its own channel; its ids are no longer tracked.
+    async fn earlier_session(&mut self, index: usize, method: Option<&str>, value: &Value) {
+        self.take_internal(index);
+        let channel: Channel = self.transcript[index].channel;
+        if let (Some(method), Some(id)) = (method, value.get("id")) {
+            let answer = if method == "initialize" {
+                initialize_answer(self, value).0
+            } else {
+                self.plain_answer(id, method, value.get("params"))
+            };
+            self.reply_via(answer, Some(channel)).await;
+        }
     }
 
     fn client_response(&mut self, index: usize) {
-        self.settle_response(index);
+        let Some(request) = self.settle_response(index) else {
+            return;
+        };
+        let key = self.value(index).get("id").map(id_key).unwrap_or_default();
+        let Some(mark) = request.cancel else { return };
+        if request.answered_before_cancel {
+            return;
+        }
+        let at = self.transcript[index].at;
+        if mark.is_read(at) {
+            self.rule(
+                Severity::Warn,
+                "CAN-13",
+                format!("the client answered the harness's request {key} after it had certainly read the harness's cancel of it (it answered a later request first); a cancelled request should get no response"),
+            );
+        } else {
+            self.rule(
+                Severity::Note,
+                "CAN-13",
+                format!("the client's answer to request {key} crossed the harness's cancel (allowed, AMB-25)"),
+            );
+        }
+    }
+
+    /// The standing rules for progress the client reports on a request of the harness's:
+    /// a token the harness gave (PRG-06), increasing values (PRG-03), and a text `message`
+    /// (PRG-05).
+    fn client_progress(&mut self, params: Option<&Value>) {
+        let token = params.and_then(|p| p.get("progressToken"));
+        let Some(request) = token
+            .and_then(|t| self.ledger.tokens.get(&id_key(t)))
+            .cloned()
+        else {
+            let shown = token.map(canonical).unwrap_or_else(|| "none".into());
+            self.rule(
+                Severity::Fail,
+                "PRG-06",
+                format!("the client sent progress for token {shown}, which no request of the harness's carries"),
+            );
+            return;
+        };
+        if let Some(message) = params.and_then(|p| p.get("message")) {
+            let has_message = self.protocol().is_none_or(|v| v.progress_has_message());
+            if !message.is_string() && has_message {
+                self.rule(
+                    Severity::Fail,
+                    "PRG-05",
+                    format!(
+                        "the client's progress `message` must be text, got {}",
+                        canonical(message)
+                    ),
+                );
+            }
+        }
+        let value = params
+            .and_then(|p| p.get("progress"))
+            .and_then(Value::as_f64);
+        let Some(value) = value else {
+            self.rule(
+                Severity::Fail,
+                "PRG-02",
+                format!("the client's progress for request {request} has no numeric `progress`"),
+            );
+            return;
+        };
+        if let Some(sent) = self.ledger.sent.get_mut(&request) {
+            // A client's progress is compared across all it sent.
+            let channel = crate::transport::Channel::Stdio;
+            let previous = sent
+                .last_progress
+                .replace((value, channel))
+                .filter(|(_, on)| *on == channel)
+                .map(|(p, _)| p);
+            if let Some(previous) = previous {
+                if value <= previous {
+                    self.rule(
+                        Severity::Fail,
+                        "PRG-03",
+                        format!("the client's progress for request {request} went from {previous} to {value}; it must increase"),
+                    );
+                }
+            }
+        }
     }
 }

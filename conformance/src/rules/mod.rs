@@ -9,6 +9,8 @@
 //!   streams, session ids).
 
 mod client;
+mod client_cancel;
+pub mod client_http;
 pub mod envelope;
 mod http;
 mod server;
@@ -53,19 +55,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 );
             }
         }
-        if let Some(result) = value.get("result") {
-            let stateless = self.protocol().is_some_and(|v| v.era() == Era::Stateless);
-            if stateless && S::STAMPS && result.get("resultType").is_none() {
-                self.rule(
-                    Severity::Fail,
-                    "RPC-14",
-                    format!(
-                        "a 2026-07-28 result must carry `resultType` (\"complete\" or \"input_required\"): {}",
-                        short(&value)
-                    ),
-                );
-            }
-        }
         let id = value.get("id").cloned().unwrap_or(Value::Null);
         if id.is_null() {
             if has_result {
@@ -94,7 +83,26 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let request = request.clone();
         self.transcript[index].internal = request.internal;
         if request.answers == 1 {
-            self.proof_arrived(request.index, request.sent);
+            let arrived = self.transcript[index].at;
+            self.proof_arrived(request.index, request.sent, arrived);
+        }
+        // RPC-14, except for an `initialize` answer: that opens a handshake-era session.
+        if let Some(result) = value.get("result") {
+            let stateless = self.protocol().is_some_and(|v| v.era() == Era::Stateless);
+            if stateless
+                && S::STAMPS
+                && request.method != "initialize"
+                && result.get("resultType").is_none()
+            {
+                self.rule(
+                    Severity::Fail,
+                    "RPC-14",
+                    format!(
+                        "a 2026-07-28 result must carry `resultType` (\"complete\" or \"input_required\"): {}",
+                        short(&value)
+                    ),
+                );
+            }
         }
         if request.answers > 1 {
             self.transcript[index].consumed_by = Some(0);

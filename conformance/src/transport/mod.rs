@@ -11,17 +11,23 @@
 //!   as its stdio server.
 //! - [`http::Http`]: a server target over Streamable HTTP, reached at a URL and optionally
 //!   started as a process; every message is one POST with its own response stream.
+//! - [`http_server::HttpServer`]: a client target that talks to the harness's own Streamable
+//!   HTTP server.
 //!
 //! What differs between transports and matters to verdicts is said by the trait: whether the
 //! order messages arrive in proves the order the target read them ([`Transport::ordered`]),
 //! and whether a request can be cancelled by closing its channel ([`Transport::abort`]).
 
 pub mod http;
+mod http_serve;
+pub mod http_server;
+mod http_state;
 mod http_stream;
 pub mod lines;
 pub mod process;
 pub mod reap;
 pub mod relay;
+mod relay_program;
 pub mod stdio;
 
 use process::TargetLog;
@@ -41,6 +47,19 @@ pub enum Channel {
     Get(u32),
     /// The n-th HTTP DELETE of a session (from 1).
     Delete(u32),
+    /// The stdio of the n-th server process a client started (from 2; the first is `Stdio`).
+    Process(u32),
+}
+
+impl Channel {
+    /// The stdio channel of the n-th server process a client started (from 1).
+    pub fn of_process(n: u32) -> Channel {
+        if n <= 1 {
+            Channel::Stdio
+        } else {
+            Channel::Process(n)
+        }
+    }
 }
 
 impl std::fmt::Display for Channel {
@@ -50,17 +69,22 @@ impl std::fmt::Display for Channel {
             Channel::Post(n) => write!(f, "POST {n}"),
             Channel::Get(n) => write!(f, "GET {n}"),
             Channel::Delete(n) => write!(f, "DELETE {n}"),
+            Channel::Process(n) => write!(f, "stdio of server process {n}"),
         }
     }
 }
 
-/// What a client did to the server process it started, as its relay saw it.
+/// What a client did to its connection with the harness's server: to the server process it
+/// started, as the relay saw it, or to an HTTP response stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PeerSignal {
     /// It closed the server's stdin.
     StdinClosed,
     /// It sent the server `SIGTERM`.
     Terminated,
+    /// The connection ended: the relay exited (after one of the above, or killed), or the
+    /// client closed an HTTP response stream before it ended.
+    Ended,
 }
 
 /// Something a transport saw.
@@ -83,8 +107,13 @@ pub enum Event {
     OutputClosed,
     /// A client started its server (the relay connected); the count says how many times.
     Connected(u32),
-    /// What a client did to its server process.
-    Signal(PeerSignal),
+    /// What a client did to one of its connections.
+    Signal {
+        /// The connection: a server process's stdio, or an HTTP stream.
+        channel: Channel,
+        /// What happened to it.
+        signal: PeerSignal,
+    },
     /// A line a client adapter wrote to its own stdout (an outcome report).
     AdapterLine(Vec<u8>),
     /// An adapter stdout line longer than the harness accepts.
@@ -115,6 +144,8 @@ pub enum Event {
         /// How many body bytes came on it.
         bytes: u64,
     },
+    /// What the harness's HTTP server saw of a request a client made (before its message).
+    HttpRequest(Box<http_server::ClientRequest>),
 }
 
 /// The head of an HTTP response, as far as verdicts need it.
@@ -215,8 +246,15 @@ pub trait Transport {
         None
     }
 
-    /// Ends the harness's side of the conversation (closes the target's stdin).
+    /// Ends the harness's side of the conversation (closes the target's stdin; for a client
+    /// target, the harness's server exits).
     fn close_input(&mut self);
+
+    /// Makes the harness's HTTP server forget the client's session, so that requests carrying
+    /// it get 404. False where there are no such sessions.
+    fn expire_session(&mut self) -> bool {
+        false
+    }
 
     /// Whether the harness's side is still open.
     fn input_open(&self) -> bool;

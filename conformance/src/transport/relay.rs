@@ -10,20 +10,21 @@
 //! - `SIGTERM` ([`TERMINATED`]), after which the relay exits as a terminated process would.
 //!
 //! A connection that ends with neither marker means the relay was killed (or crashed). When
-//! the harness closes the connection, the relay exits: the server went away.
+//! the harness closes the connection, the relay exits at once, whether its stdin is open or
+//! not: the server went away.
 //!
 //! [`Relay`] is the harness's end: the adapter process (whose stdout carries outcome lines)
-//! and the relay connection (which carries the protocol), as one [`Transport`]. [`run`] is
-//! the relay program itself.
+//! and one relay connection per server process the client started (which carry the
+//! protocol), as one [`Transport`]. The relay program itself is in `relay_program`
+//! ([`run`], [`run_if_relay`]).
 
 use super::lines::{read_lines, Chunk};
 use super::process::{Launch, Process, ProcessEvent, TargetLog, MAX_LINE};
 use super::{Channel, Event, PeerSignal, SendError, Transport};
 use serde_json::json;
-use std::io::Write as _;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::TcpListener;
 use tokio::net::TcpStream;
@@ -40,110 +41,9 @@ pub const TERMINATED: &str = "\u{1}relay:sigterm";
 /// The first argument that makes a test binary act as the relay (see [`run_if_relay`]).
 pub const RELAY_FLAG: &str = "--conformance-relay";
 
-/// For test binaries and other hosts that cannot add a subcommand: when this process was
-/// started as `<program> --conformance-relay <addr>`, runs the relay and exits; otherwise
-/// returns at once. Call it first in `main`.
-pub fn run_if_relay() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some(RELAY_FLAG) {
-        let code = match args.get(2) {
-            Some(addr) => run(addr),
-            None => {
-                eprintln!("conformance relay: {RELAY_FLAG} needs the harness address");
-                2
-            }
-        };
-        std::process::exit(code);
-    }
-}
+pub use super::relay_program::{run, run_if_relay};
 
-/// Relays stdin and stdout to the harness at `addr` until either side ends. Returns the exit
-/// code: 0 when the harness closed the connection, 143 after `SIGTERM`, 1 on errors.
-pub fn run(addr: &str) -> i32 {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("conformance relay: cannot start a tokio runtime: {e}");
-            return 1;
-        }
-    };
-    match runtime.block_on(relay(addr)) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("conformance relay: {e}; the harness at {addr} is gone or was never there");
-            1
-        }
-    }
-}
-
-async fn relay(addr: &str) -> std::io::Result<i32> {
-    let stream = TcpStream::connect(addr).await?;
-    stream.set_nodelay(true)?;
-    let (mut from_harness, mut to_harness) = stream.into_split();
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-
-    // stdin is read on its own task so that the loop below only waits on cancel-safe futures.
-    let (tx, mut stdin_chunks) = mpsc::channel::<Vec<u8>>(16);
-    tokio::spawn(async move {
-        let mut stdin = tokio::io::stdin();
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match stdin.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if tx.send(buf[..n].to_vec()).await.is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    });
-    let mut downstream = tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match from_harness.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if stdout.write_all(&buf[..n]).await.is_err() || stdout.flush().await.is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    });
-
-    let mut line_open = false;
-    let mut stdin_open = true;
-    loop {
-        tokio::select! {
-            chunk = stdin_chunks.recv(), if stdin_open => match chunk {
-                Some(bytes) => {
-                    line_open = bytes.last() != Some(&b'\n');
-                    to_harness.write_all(&bytes).await?;
-                }
-                None => {
-                    stdin_open = false;
-                    let marker = format!("{}{STDIN_CLOSED}\n", if line_open { "\n" } else { "" });
-                    to_harness.write_all(marker.as_bytes()).await?;
-                }
-            },
-            _ = term.recv() => {
-                let marker = format!("{}{TERMINATED}\n", if line_open { "\n" } else { "" });
-                let _ = to_harness.write_all(marker.as_bytes()).await;
-                let _ = to_harness.flush().await;
-                let _ = std::io::stdout().flush();
-                return Ok(143);
-            }
-            _ = &mut downstream => return Ok(0),
-        }
-    }
-}
-
-/// Something the relay connection carried.
+/// Something a relay connection carried.
 enum Wire {
     Line(Vec<u8>),
     Overlong,
@@ -151,16 +51,31 @@ enum Wire {
     Closed,
 }
 
-/// The harness's end of a client target: the adapter process and its server's relay.
+/// The harness's end of one relay connection: one server process the client started.
+struct Connection {
+    /// The harness's writing half: the server's stdout. `None` once the server has exited
+    /// (the client closed its stdin, or the harness ended it).
+    writer: Option<OwnedWriteHalf>,
+    /// The connection has not ended.
+    open: bool,
+}
+
+/// The harness's end of a client target: the adapter process and the relay connections of
+/// the servers it started (usually one; a client may start a throwaway one first, or start
+/// its server again). Each connection is a channel of its own ([`Channel::of_process`]);
+/// messages that answer nothing go to the newest.
 pub struct Relay {
     process: Process,
-    listener: TcpListener,
-    writer: Option<OwnedWriteHalf>,
-    wire: Option<mpsc::Receiver<(Instant, Wire)>>,
-    connections: u32,
+    listener: Option<TcpListener>,
+    connections: Vec<Connection>,
+    wire_tx: mpsc::Sender<(Instant, u32, Wire)>,
+    wire: mpsc::Receiver<(Instant, u32, Wire)>,
     patience: Duration,
     stdout_closed: bool,
 }
+
+/// How many server processes one case may start; later connections are refused.
+const MAX_CONNECTIONS: usize = 16;
 
 impl Relay {
     /// Starts the adapter `launch` with `CONFORMANCE_SERVER` set to `relay` (the relay
@@ -189,28 +104,30 @@ impl Relay {
                 super::process::display_argv(&launch.argv)
             )
         })?;
+        let (wire_tx, wire) = mpsc::channel(256);
         Ok(Relay {
             process,
-            listener,
-            writer: None,
-            wire: None,
-            connections: 0,
+            listener: Some(listener),
+            connections: vec![],
+            wire_tx,
+            wire,
             patience,
             stdout_closed: false,
         })
     }
 
     fn connected(&mut self, stream: TcpStream) -> u32 {
-        self.connections += 1;
-        if self.connections > 1 {
-            // A second server start: the transcript follows the first session only.
-            return self.connections;
-        }
+        let n = self.connections.len() as u32 + 1;
         let _ = stream.set_nodelay(true);
         let (read, write) = stream.into_split();
-        self.writer = Some(write);
-        let (tx, rx) = mpsc::channel(256);
-        self.wire = Some(rx);
+        self.connections.push(Connection {
+            writer: Some(write),
+            open: true,
+        });
+        if self.connections.len() >= MAX_CONNECTIONS {
+            self.listener = None;
+        }
+        let tx = self.wire_tx.clone();
         tokio::spawn(async move {
             let lines = tx.clone();
             read_lines(read, MAX_LINE, move |chunk| {
@@ -227,29 +144,57 @@ impl Relay {
                         Chunk::Overlong => Wire::Overlong,
                         Chunk::Partial => return true,
                     };
-                    tx.send((Instant::now(), event)).await.is_ok()
+                    tx.send((Instant::now(), n, event)).await.is_ok()
                 }
             })
             .await;
-            let _ = tx.send((Instant::now(), Wire::Closed)).await;
+            let _ = tx.send((Instant::now(), n, Wire::Closed)).await;
         });
-        self.connections
+        n
+    }
+
+    /// The connection a channel names, as an index.
+    fn index(channel: Channel) -> Option<usize> {
+        match channel {
+            Channel::Stdio => Some(0),
+            Channel::Process(n) => Some(n as usize - 1),
+            _ => None,
+        }
+    }
+
+    /// Whether any server the client started is still connected.
+    fn any_open(&self) -> bool {
+        self.connections.iter().any(|c| c.open)
     }
 }
 
 impl Transport for Relay {
-    async fn send(&mut self, bytes: &[u8], _: Option<Channel>) -> Result<Channel, SendError> {
-        let Some(writer) = self.writer.as_mut() else {
+    async fn send(
+        &mut self,
+        bytes: &[u8],
+        reply_to: Option<Channel>,
+    ) -> Result<Channel, SendError> {
+        let index = reply_to
+            .and_then(Relay::index)
+            .or_else(|| self.connections.len().checked_sub(1))
+            .ok_or(SendError::Gone)?;
+        let channel = Channel::of_process(index as u32 + 1);
+        let patience = self.patience;
+        let Some(writer) = self
+            .connections
+            .get_mut(index)
+            .and_then(|c| c.writer.as_mut())
+        else {
             return Err(SendError::Gone);
         };
         let mut buf = bytes.to_vec();
         buf.push(b'\n');
-        match tokio::time::timeout(self.patience, writer.write_all(&buf)).await {
-            Ok(Ok(())) => Ok(Channel::Stdio),
+        match tokio::time::timeout(patience, writer.write_all(&buf)).await {
+            Ok(Ok(())) => Ok(channel),
             Ok(Err(_)) => Err(SendError::Gone),
             Err(_) => {
-                self.writer = None;
-                Err(SendError::Stalled(self.patience))
+                self.connections[index].writer = None;
+                Err(SendError::Stalled(patience))
             }
         }
     }
@@ -257,13 +202,14 @@ impl Transport for Relay {
     async fn next(&mut self, deadline: Deadline) -> Option<(Instant, Event)> {
         loop {
             let process_done = self.process.exit_status().is_some() && self.stdout_closed;
-            if process_done && self.wire.is_none() {
+            if process_done && !self.any_open() {
                 return None;
             }
-            let wire = async {
-                match self.wire.as_mut() {
-                    Some(rx) => rx.recv().await,
-                    None => std::future::pending().await,
+            let accepting = !process_done && self.listener.is_some();
+            let accept = async {
+                match self.listener.as_ref() {
+                    Some(listener) if accepting => listener.accept().await.ok(),
+                    _ => std::future::pending().await,
                 }
             };
             tokio::select! {
@@ -284,34 +230,30 @@ impl Transport for Relay {
                     };
                     return Some((at, event));
                 }
-                event = wire => {
-                    let Some((at, event)) = event else {
-                        self.wire = None;
-                        continue;
-                    };
+                Some((at, n, event)) = self.wire.recv() => {
+                    let channel = Channel::of_process(n);
+                    let connection = &mut self.connections[n as usize - 1];
                     let event = match event {
-                        Wire::Line(bytes) => Event::Message { channel: Channel::Stdio, bytes },
-                        Wire::Overlong => Event::Overlong(Channel::Stdio),
+                        Wire::Line(bytes) => Event::Message { channel, bytes },
+                        Wire::Overlong => Event::Overlong(channel),
                         Wire::Signal(signal) => {
                             if signal == PeerSignal::StdinClosed {
                                 // A well-behaved server exits when its input ends.
-                                self.writer = None;
+                                connection.writer = None;
                             }
-                            Event::Signal(signal)
+                            Event::Signal { channel, signal }
                         }
                         Wire::Closed => {
-                            self.writer = None;
-                            self.wire = None;
-                            Event::OutputClosed
+                            connection.writer = None;
+                            connection.open = false;
+                            Event::Signal { channel, signal: PeerSignal::Ended }
                         }
                     };
                     return Some((at, event));
                 }
-                accepted = self.listener.accept(), if !process_done => {
-                    if let Ok((stream, _)) = accepted {
-                        let count = self.connected(stream);
-                        return Some((Instant::now(), Event::Connected(count)));
-                    }
+                Some((stream, _)) = accept => {
+                    let count = self.connected(stream);
+                    return Some((Instant::now(), Event::Connected(count)));
                 }
                 () = tokio::time::sleep_until(deadline) => return None,
             }
@@ -319,7 +261,7 @@ impl Transport for Relay {
     }
 
     fn finished(&self) -> bool {
-        self.process.exit_status().is_some() && self.stdout_closed && self.wire.is_none()
+        self.process.exit_status().is_some() && self.stdout_closed && !self.any_open()
     }
 
     fn ordered(&self) -> bool {
@@ -330,12 +272,16 @@ impl Transport for Relay {
         false
     }
 
+    /// The server exits: every relay connection is closed, so every relay exits (whether the
+    /// client closed its stdin or not).
     fn close_input(&mut self) {
-        self.writer = None;
+        for connection in &mut self.connections {
+            connection.writer = None;
+        }
     }
 
     fn input_open(&self) -> bool {
-        self.writer.is_some()
+        self.connections.last().is_some_and(|c| c.writer.is_some())
     }
 
     fn started(&self) -> Instant {
@@ -351,7 +297,7 @@ impl Transport for Relay {
     }
 
     async fn shutdown(&mut self, grace: Duration) -> TargetLog {
-        self.writer = None;
+        self.close_input();
         self.process.shutdown(grace).await;
         self.process.take_log()
     }

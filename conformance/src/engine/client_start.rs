@@ -1,0 +1,162 @@
+//! How a client's session starts: the client reaches the harness's server (its relay
+//! connects, or its first HTTP request arrives), and its `initialize` is answered with the
+//! version it asked for when the harness knows it. The harness plays a server of the
+//! handshake era, also when asked to play 2026-07-28.
+
+use super::adapter::actions_done;
+use super::client::{ClientTarget, START_TIMEOUT};
+use super::{Engine, Stop};
+use crate::era::HANDSHAKE_VERSIONS;
+use crate::outcome::Severity;
+use crate::transcript::Direction;
+use crate::transport::http_server::ENV_SERVER_URL;
+use crate::transport::Transport;
+use serde_json::{json, Value};
+use tokio::time::Instant as Deadline;
+
+/// Waits for the client to start its server, which connects back to the harness.
+pub(super) async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Result<(), Stop> {
+    let start = crate::load::stretched(START_TIMEOUT, e.stretch).min(e.case_limit());
+    let deadline = Deadline::now() + start;
+    while !e.side.connected {
+        if !e.next(deadline).await || (e.exited && !e.side.connected) {
+            if e.exited {
+                // What it wrote before exiting may still be on its way.
+                e.read_to_end().await;
+                if e.side.connected {
+                    continue;
+                }
+                if gave_up_first(e) {
+                    e.rule(
+                        Severity::Note,
+                        "STD-01",
+                        "the client's connect deadline passed before its first request reached the server: it sent nothing, so the case has nothing more to judge".into(),
+                    );
+                    return Err(Stop::Done);
+                }
+            }
+            let how = match e.io.exit_status() {
+                Some(status) => format!("it exited with {status}"),
+                None => format!("nothing connected within {start:?}"),
+            };
+            let contract = if e.io.ordered() {
+                format!(
+                    "the adapter must spawn the argv in {} as its stdio server",
+                    crate::transport::relay::ENV_SERVER
+                )
+            } else {
+                format!("the adapter must connect to the URL in {ENV_SERVER_URL}")
+            };
+            e.rule(
+                Severity::Fail,
+                "STD-01",
+                format!(
+                    "the client never reached the server ({how}); {contract} (see its stderr below)"
+                ),
+            );
+            return Err(Stop::Gone);
+        }
+    }
+    Ok(())
+}
+
+/// Waits for the client's `initialize` and answers it with the version it asked for, or the
+/// harness's when it asked for one the harness does not know.
+pub(super) async fn handshake<T: Transport>(
+    e: &mut Engine<'_, T, ClientTarget>,
+) -> Result<(), Stop> {
+    e.line = 0;
+    let within = crate::load::stretched(e.options.reply_timeout, e.stretch);
+    let deadline = Deadline::now() + within;
+    let index = loop {
+        let found = e.transcript.iter().position(|entry| {
+            entry.direction == Direction::Received
+                && entry.consumed_by.is_none()
+                && entry.value.as_ref().and_then(|v| v.get("method")) == Some(&json!("initialize"))
+        });
+        if let Some(index) = found {
+            break index;
+        }
+        if !e.next(deadline).await {
+            e.rule(
+                Severity::Fail,
+                "LIF-01",
+                format!("the client sent no `initialize` within {within:?} of starting its server"),
+            );
+            return Err(Stop::Hung);
+        }
+    };
+    e.take_internal(index);
+    let request = e.value(index);
+    let (answer, version) = initialize_answer(e, &request);
+    e.captures.insert("init".into(), answer["id"].clone());
+    e.captures.insert("version".into(), json!(version));
+    e.version = Some(version.clone());
+    e.side.handshaken = true;
+    if !e.case.versions.contains(&version) {
+        return Err(Stop::Skip(format!(
+            "the case applies to {}; the client asked for {version}",
+            e.case.versions.join(", ")
+        )));
+    }
+    e.write(answer.to_string(), true).await
+}
+
+/// The version the harness's server plays: the one asked for with `--protocol-version` when
+/// it is of the handshake era, else the newest of that era.
+pub(super) fn played_version<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> &'static str {
+    let asked = e.options.protocol_version.as_str();
+    HANDSHAKE_VERSIONS
+        .iter()
+        .find(|v| **v == asked)
+        .copied()
+        .unwrap_or(HANDSHAKE_VERSIONS[HANDSHAKE_VERSIONS.len() - 1])
+}
+
+/// The harness's answer to an `initialize` request, and the version it agrees to: the one the
+/// client asked for when the harness knows it, else the one it plays. The harness plays a
+/// server of the handshake era: asked to play 2026-07-28, it answers as the newest
+/// handshake-era server would (so a client that speaks both eras must fall back, LIF-14).
+pub(crate) fn initialize_answer<T: Transport>(
+    e: &Engine<'_, T, ClientTarget>,
+    request: &Value,
+) -> (Value, String) {
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let asked = request
+        .pointer("/params/protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let version = if HANDSHAKE_VERSIONS.contains(&asked) {
+        asked
+    } else {
+        played_version(e)
+    };
+    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
+        "protocolVersion": version,
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")}
+    }});
+    (answer, version.to_string())
+}
+
+/// Whether the adapter reported its first `connect` as ended by its own deadline (or an
+/// error) and every later action too: a client whose deadline passed before its first
+/// request left (a slow start on a busy machine) did nothing wrong.
+fn gave_up_first<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> bool {
+    let first_connect = e
+        .case
+        .actions
+        .iter()
+        .position(|a| a.get("connect").is_some());
+    let Some(i) = first_connect else {
+        return false;
+    };
+    let deadline = e.case.actions[i].get("timeout_ms").is_some();
+    let word = e
+        .side
+        .outcomes
+        .get(&i)
+        .and_then(|v| v.get("outcome"))
+        .and_then(Value::as_str);
+    deadline && matches!(word, Some("timeout")) && actions_done(e)
+}

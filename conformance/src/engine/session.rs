@@ -1,0 +1,382 @@
+//! The sessions a client opens with the harness's server, and how each one ends.
+//!
+//! Over stdio a session is one server process the client started (one relay connection);
+//! over Streamable HTTP it is one `Mcp-Session-Id`. A client may open more than one: a
+//! throwaway process that only probes `server/discover` before its real one, or a fresh
+//! session after the server forgot the old one (a 404). The newest session is the current
+//! one: the case's steps talk to it, request ids are unique within it (RPC-03), and how it
+//! ends is what STD-06 judges. A session the client replaced before its handshake was done is
+//! a probe and no fault; one it replaced after the handshake was torn down and restarted
+//! (CAN-08). Older sessions are still served as a plain server would serve them, and every
+//! session's end is noted, so the report says how the client shut each one down.
+
+use super::client::ClientTarget;
+use super::Engine;
+use crate::outcome::Severity;
+use crate::pattern::id_key;
+use crate::transport::{Channel, PeerSignal, Transport};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use tokio::time::Instant as Deadline;
+
+/// How many methods of a session the notes list.
+const METHODS_KEPT: usize = 4;
+
+/// One session of the client with the harness's server.
+#[derive(Debug)]
+pub struct Session {
+    /// Its channel: a server process's stdio; for HTTP the POST that opened it.
+    pub channel: Channel,
+    /// Its `Mcp-Session-Id` (HTTP).
+    pub http_id: Option<String>,
+    /// The id of its `initialize` request, as an id key.
+    pub initialize: Option<String>,
+    /// The harness answered its `initialize` with a result (kept when the session is replaced;
+    /// for the current session, the ledger says).
+    pub ready: bool,
+    /// It sent `notifications/initialized`.
+    pub initialized: bool,
+    /// The first methods it sent, for the notes.
+    pub methods: Vec<String>,
+    /// When the client closed its server's stdin.
+    pub stdin_closed: Option<Instant>,
+    /// When the client sent its server SIGTERM.
+    pub terminated: Option<Instant>,
+    /// When the connection ended (the server process exited or was killed).
+    pub ended: Option<Instant>,
+    /// When the client ended the HTTP session with DELETE.
+    pub deleted: Option<Instant>,
+    /// The harness's server forgot the session (`! expire-session`).
+    pub forgotten: bool,
+}
+
+impl Session {
+    fn new(channel: Channel, http_id: Option<String>) -> Session {
+        Session {
+            channel,
+            http_id,
+            initialize: None,
+            ready: false,
+            initialized: false,
+            methods: vec![],
+            stdin_closed: None,
+            terminated: None,
+            ended: None,
+            deleted: None,
+            forgotten: false,
+        }
+    }
+
+    /// How the client ended the session, in words.
+    pub fn how_ended(&self) -> String {
+        if self.http_id.is_some() {
+            return match (self.deleted, self.forgotten) {
+                (Some(_), _) => "ended it with DELETE".into(),
+                (None, true) => "lost it when the server forgot it".into(),
+                (None, false) => "never sent DELETE for it".into(),
+            };
+        }
+        match (self.stdin_closed, self.terminated, self.ended) {
+            (Some(eof), Some(term), _) if eof <= term => {
+                "closed the server's stdin, then sent SIGTERM".into()
+            }
+            (Some(eof), Some(term), _) => format!(
+                "sent SIGTERM and closed the server's stdin {} ms later",
+                eof.saturating_duration_since(term).as_millis()
+            ),
+            (Some(_), None, _) => "closed the server's stdin".into(),
+            (None, Some(_), _) => "sent SIGTERM without closing the server's stdin".into(),
+            (None, None, Some(_)) => "killed the server without closing its stdin".into(),
+            (None, None, None) => "left the server running with its stdin open".into(),
+        }
+    }
+
+    /// What the session exchanged, in words: `server/discover` only, or its first methods.
+    pub fn summary(&self) -> String {
+        if self.methods.is_empty() {
+            return "sent nothing".into();
+        }
+        let list = self
+            .methods
+            .iter()
+            .map(|m| format!("`{m}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!("sent {list}")
+    }
+}
+
+/// Every session of one client case.
+#[derive(Debug, Default)]
+pub struct Sessions {
+    /// Oldest first; the last is the current one.
+    pub list: Vec<Session>,
+}
+
+impl Sessions {
+    /// The current session.
+    pub fn current(&self) -> Option<&Session> {
+        self.list.last()
+    }
+
+    /// The current session, to change it.
+    pub fn current_mut(&mut self) -> Option<&mut Session> {
+        self.list.last_mut()
+    }
+
+    /// The session of a stdio channel.
+    fn of_channel(&mut self, channel: Channel) -> Option<&mut Session> {
+        self.list.iter_mut().find(|s| s.channel == channel)
+    }
+
+    /// Whether a message that travelled on `channel` belongs to the current session. Over
+    /// HTTP every delivered message does (the transport answers a stale session with 404).
+    pub fn is_current(&self, channel: Channel) -> bool {
+        match channel {
+            Channel::Stdio | Channel::Process(_) => {
+                self.current().is_none_or(|s| s.channel == channel)
+            }
+            _ => true,
+        }
+    }
+
+    /// Records a method the current session sent.
+    pub fn sent(&mut self, method: &str) {
+        if let Some(session) = self.current_mut() {
+            if session.methods.len() < METHODS_KEPT && !session.methods.iter().any(|m| m == method)
+            {
+                session.methods.push(method.to_string());
+            }
+        }
+    }
+}
+
+impl<T: Transport> Engine<'_, T, ClientTarget> {
+    /// Whether the current session's `initialize` was answered with a result.
+    pub(crate) fn session_ready(&self) -> bool {
+        self.side
+            .sessions
+            .current()
+            .and_then(|s| s.initialize.as_ref())
+            .and_then(|key| self.ledger.received.get(key))
+            .is_some_and(|r| r.succeeded)
+    }
+
+    /// A new session begins on `channel`: the ids of the old one are forgotten (ids are
+    /// unique within a session), and replacing a session whose handshake was done is a
+    /// restart the case did not ask for (CAN-08), unless the harness's server forgot the old
+    /// one (`asked_for`).
+    pub(crate) fn open_session(
+        &mut self,
+        channel: Channel,
+        http_id: Option<String>,
+        asked_for: bool,
+    ) {
+        let ready = self.session_ready();
+        let restarted = ready && !asked_for;
+        if let Some(old) = self.side.sessions.current_mut() {
+            old.ready = ready;
+        }
+        let number = self.side.sessions.list.len() + 1;
+        if restarted {
+            let how = if http_id.is_some() {
+                "the client opened a new HTTP session with a fresh `initialize`"
+            } else {
+                "the client started its server a second time"
+            };
+            self.rule(
+                self.case_severity(),
+                "CAN-08",
+                format!("{how} (session {number}) after its session had been initialized: the session was torn down and restarted"),
+            );
+        }
+        self.ledger.received.clear();
+        self.output_closed = false;
+        self.side.sessions.list.push(Session::new(channel, http_id));
+    }
+
+    /// Takes in what a client did to one of its server processes.
+    pub(crate) fn session_signal(&mut self, channel: Channel, signal: PeerSignal) {
+        let current = self.side.sessions.current().map(|s| s.channel) == Some(channel);
+        let Some(session) = self.side.sessions.of_channel(channel) else {
+            return;
+        };
+        let now = Instant::now();
+        let what = match signal {
+            PeerSignal::StdinClosed => {
+                session.stdin_closed.get_or_insert(now);
+                "the client closed the server's stdin; the server exits"
+            }
+            PeerSignal::Terminated => {
+                session.terminated.get_or_insert(now);
+                "the client sent SIGTERM to the server"
+            }
+            PeerSignal::Ended => {
+                session.ended.get_or_insert(now);
+                if current {
+                    self.output_closed = true;
+                }
+                "the server's connection ended"
+            }
+        };
+        let which = match channel {
+            Channel::Stdio => String::new(),
+            other => format!(" ({other})"),
+        };
+        self.io.note(format!("[relay] {what}{which}"));
+    }
+
+    /// After the adapter exited: reads what its servers still carry until every connection
+    /// has closed, or `--reply-timeout` (stretched on a busy machine) passed. A message the
+    /// client wrote just before it exited may still be on its way through the relay, and a
+    /// client that simply exits closes its server's stdin through the kernel, which the relay
+    /// reports a moment later.
+    pub(crate) async fn read_to_end(&mut self) {
+        let within = self.options.reply_timeout;
+        self.wait_until(within, |e| e.io.finished()).await;
+    }
+
+    /// Waits up to `within` for the adapter to exit; on a busy machine the wait is stretched
+    /// in proportion to the CPU pressure, so a slow exit is not taken for a hang. Returns how
+    /// long it waited at most.
+    pub(crate) async fn await_exit(&mut self, within: Duration) -> Duration {
+        self.wait_until(within, |e| e.exited).await
+    }
+
+    /// Takes in events until `done` holds or `within`, stretched for the machine's CPU
+    /// pressure as it changes, has passed; returns the stretched wait.
+    async fn wait_until(&mut self, within: Duration, done: impl Fn(&Self) -> bool) -> Duration {
+        let began = Deadline::now();
+        loop {
+            let allowed = crate::load::stretched(within, self.stretch);
+            let until = began + allowed;
+            if done(self) || self.stalled || Deadline::now() >= until {
+                return allowed;
+            }
+            let tick = until.min(Deadline::now() + Duration::from_millis(250));
+            if !self.next(tick).await && self.io.finished() {
+                return allowed;
+            }
+        }
+    }
+
+    /// Notes how every session ended; a session replaced before its handshake was done (a
+    /// probe) is no fault, whatever it exchanged.
+    pub(crate) fn note_sessions(&mut self) {
+        let count = self.side.sessions.list.len();
+        if count < 2 {
+            return;
+        }
+        let notes: Vec<String> = self
+            .side
+            .sessions
+            .list
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let role = if i + 1 == count { "current" } else { "earlier" };
+                format!(
+                    "session {} ({role}, {}): the client {} and {}",
+                    i + 1,
+                    s.http_id.as_deref().map_or_else(
+                        || s.channel.to_string(),
+                        |id| format!("Mcp-Session-Id {id}")
+                    ),
+                    s.summary(),
+                    s.how_ended()
+                )
+            })
+            .collect();
+        for note in notes {
+            self.rule(Severity::Note, "STD-06", note);
+        }
+    }
+
+    /// LIF-03 at the end of the case: every session whose `initialize` the harness answered
+    /// sent `notifications/initialized`.
+    pub(crate) fn judge_initialized(&mut self) {
+        let current_ready = self.session_ready();
+        let count = self.side.sessions.list.len();
+        let missing: Vec<usize> = self
+            .side
+            .sessions
+            .list
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| !s.initialized && (s.ready || (i + 1 == count && current_ready)))
+            .map(|(i, _)| i + 1)
+            .collect();
+        for session in missing {
+            let which = if count > 1 {
+                format!(" (session {session})")
+            } else {
+                String::new()
+            };
+            self.rule(
+                Severity::Fail,
+                "LIF-03",
+                format!("the client never sent `notifications/initialized` after the harness answered its `initialize`{which}"),
+            );
+        }
+    }
+
+    /// Notes the id key of the current session's `initialize`.
+    pub(crate) fn session_initialize(&mut self, id: &Value) {
+        if let Some(session) = self.side.sessions.current_mut() {
+            session.initialize.get_or_insert_with(|| id_key(id));
+        }
+    }
+}
+
+impl<T: Transport> Engine<'_, T, ClientTarget> {
+    /// `! exit D` in a client case: the client ends its session within D, the way its
+    /// transport calls for: over stdio its server's stdin is closed before any signal
+    /// (STD-06); over HTTP the session is ended with DELETE (HTTP-16, a SHOULD).
+    pub(crate) async fn judge_exit(&mut self, within: Duration) {
+        let waited = self.await_exit(within).await;
+        let severity = self.case_severity();
+        if !self.exited {
+            let shown = crate::transcript::millis(waited);
+            self.rule(
+                severity,
+                "STD-06",
+                format!(
+                    "the client was still running {} after its last action",
+                    shown.trim_start_matches('+')
+                ),
+            );
+            return;
+        }
+        // How the client ended its server may still be on its way through the relay.
+        self.read_to_end().await;
+        let Some(session) = self.side.sessions.current() else {
+            return;
+        };
+        if session.http_id.is_some() {
+            if session.deleted.is_none() {
+                self.rule(
+                    severity.min(Severity::Warn),
+                    "HTTP-16",
+                    "the client exited without ending its HTTP session with DELETE".into(),
+                );
+            }
+            return;
+        }
+        let complaint = match (session.stdin_closed, session.terminated, session.ended) {
+            (Some(_), None, _) => None,
+            (Some(eof), Some(term), _) if eof <= term => None,
+            (_, Some(_), _) => Some(
+                "the client sent SIGTERM to its server without closing the server's stdin first",
+            ),
+            (None, None, Some(_)) => {
+                Some("the client killed its server without closing the server's stdin first")
+            }
+            (None, None, None) => Some(
+                "the client exited and left its server running with stdin open (its connection was still open after --reply-timeout)",
+            ),
+        };
+        if let Some(complaint) = complaint {
+            self.rule(severity, "STD-06", complaint.into());
+        }
+    }
+}

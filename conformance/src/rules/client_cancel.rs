@@ -1,0 +1,112 @@
+//! The standing rules for a client's `notifications/cancelled`: a well-formed cancel
+//! (CAN-01) of a request the client itself sent (CAN-02) and that is still in progress
+//! (CAN-03), never of `initialize` (CAN-04).
+
+use crate::engine::client::{ClientTarget, T_GRACE};
+use crate::engine::Engine;
+use crate::outcome::Severity;
+use crate::pattern::id_key;
+use crate::rules::envelope::short;
+use crate::transport::Transport;
+use serde_json::Value;
+
+impl<T: Transport> Engine<'_, T, ClientTarget> {
+    /// The standing rules for a client's `notifications/cancelled`.
+    pub(crate) fn client_cancel(&mut self, params: Option<&Value>) {
+        let Some(params) = params.filter(|p| p.is_object()) else {
+            self.rule(
+                Severity::Fail,
+                "CAN-01",
+                "a `notifications/cancelled` without params; it must carry `requestId`".into(),
+            );
+            return;
+        };
+        if let Some(reason) = params.get("reason").filter(|r| !r.is_string()) {
+            self.rule(
+                Severity::Fail,
+                "CAN-01",
+                format!(
+                    "a cancel's `reason` must be a string, got {}",
+                    short(reason)
+                ),
+            );
+        }
+        let Some(id) = params
+            .get("requestId")
+            .filter(|id| id.is_string() || id.is_number())
+        else {
+            self.rule(
+                Severity::Fail,
+                "CAN-01",
+                format!(
+                    "a cancel needs `requestId`, a string or an integer: {}",
+                    short(params)
+                ),
+            );
+            return;
+        };
+        let key = id_key(id);
+        if let Some(request) = self.ledger.received.get_mut(&key) {
+            let method = request.method.clone();
+            let answered = request.answered;
+            let again = request.cancelled;
+            request.cancelled = true;
+            if method == "initialize" {
+                self.rule(
+                    Severity::Fail,
+                    "CAN-04",
+                    format!("the client cancelled its `initialize` request (id {key}); initialize must never be cancelled (LIF-08)"),
+                );
+            }
+            if let Some(at) = answered {
+                let late = at.elapsed();
+                if late > T_GRACE {
+                    let severity = self.case_severity().min(Severity::Warn);
+                    self.rule(
+                        severity,
+                        "CAN-03",
+                        format!(
+                            "the client cancelled request {key} {} ms after the harness had answered it; a cancel must only reference a request still in progress",
+                            late.as_millis()
+                        ),
+                    );
+                } else {
+                    self.rule(
+                        Severity::Note,
+                        "CAN-08",
+                        format!("the cancel of request {key} crossed its response (allowed)"),
+                    );
+                }
+            }
+            if again {
+                self.rule(
+                    Severity::Note,
+                    "CAN-01",
+                    format!("the client cancelled request {key} more than once"),
+                );
+            }
+            return;
+        }
+        if self.ledger.sent.contains_key(&key) {
+            self.rule(
+                Severity::Fail,
+                "CAN-02",
+                format!("the client cancelled request {key}, which the harness (its server) issued; a party may only cancel its own requests"),
+            );
+            return;
+        }
+        let other_type = self
+            .ledger
+            .received
+            .iter()
+            .find(|(k, _)| k.trim_matches('"') == key.trim_matches('"') && **k != key);
+        let message = match other_type {
+            Some((original, r)) => format!(
+                "the cancel's requestId {key} differs in type from the id {original} of the client's `{}` request; it must be the identical JSON value",
+                r.method
+            ),
+            None => format!("the client cancelled request {key}, which it never sent"),
+        };
+        self.rule(Severity::Fail, "CAN-01", message);
+    }
+}

@@ -1,0 +1,276 @@
+//! The harness's HTTP server for client cases: the accept loop and the request handler (the
+//! state they share with the transport is in `http_state`). See [`super::http_server`] for
+//! what it serves and why.
+
+use super::http_server::{ClientRequest, MAX_CONNECTIONS};
+use super::http_state::{session_id, Connection, OpenStream, SessionState, Shared, StreamBody};
+use super::process::MAX_LINE;
+use super::{Channel, Event};
+use axum::body::Body;
+use axum::response::sse::{KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::http::{header, HeaderValue, Request, StatusCode};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use serde_json::Value;
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinSet;
+
+/// How many events may wait for a client that does not read its stream.
+const STREAM_QUEUE: usize = 64;
+/// How often an idle SSE stream gets a comment line (which a client must skip, HTTP-09).
+const KEEP_ALIVE: Duration = Duration::from_millis(500);
+
+/// Accepts and serves connections until the task is aborted, which drops every connection.
+pub(super) async fn serve(listener: TcpListener, shared: Arc<Shared>, patience: Duration) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                if shared.connections() >= MAX_CONNECTIONS {
+                    shared.state().refused += 1;
+                    continue;
+                }
+                let _ = stream.set_nodelay(true);
+                shared.open.fetch_add(1, Ordering::SeqCst);
+                let guard = Connection(shared.clone());
+                let shared = shared.clone();
+                connections.spawn(async move {
+                    let _guard = guard;
+                    let service = service_fn(move |request| handle(shared.clone(), request));
+                    let _ = http1::Builder::new()
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(patience)
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    (status, text).into_response()
+}
+
+/// A body that fails at once: hyper cuts the connection, as a network failure would.
+fn cut() -> Response {
+    let failing = futures_util::stream::once(async {
+        Err::<axum::body::Bytes, _>(std::io::Error::other("cut by the harness"))
+    });
+    Response::new(Body::from_stream(failing))
+}
+
+async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Response, Infallible> {
+    let header = |name: &str| {
+        request
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let mut seen = ClientRequest {
+        verb: request.method().as_str().to_string(),
+        path: request.uri().path().to_string(),
+        accept: header("accept"),
+        session: header("mcp-session-id"),
+        version: header("mcp-protocol-version"),
+        last_event_id: header("last-event-id"),
+        ..ClientRequest::default()
+    };
+    if shared.state().stopped {
+        return Ok(cut());
+    }
+    if seen.path != "/mcp" {
+        seen.status = 404;
+        shared.emit(Event::HttpRequest(Box::new(seen))).await;
+        return Ok(plain(
+            StatusCode::NOT_FOUND,
+            "the MCP endpoint is /mcp: use CONFORMANCE_SERVER_URL as it is",
+        ));
+    }
+    let response = match seen.verb.as_str() {
+        "POST" => return Ok(post(shared, request, seen).await),
+        "GET" => {
+            let n = {
+                let mut state = shared.state();
+                state.gets += 1;
+                state.gets
+            };
+            seen.channel = Some(Channel::Get(n));
+            seen.status = 405;
+            let mut response = plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "this server offers no stream of its own",
+            );
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+            response
+        }
+        "DELETE" => {
+            let mut state = shared.state();
+            state.deletes += 1;
+            seen.channel = Some(Channel::Delete(state.deletes));
+            let known = seen
+                .session
+                .as_ref()
+                .and_then(|s| state.sessions.get_mut(s));
+            let (status, text) = match known {
+                Some(known) if *known == SessionState::Live => {
+                    *known = SessionState::Deleted;
+                    (StatusCode::OK, "session ended")
+                }
+                Some(_) => (StatusCode::NOT_FOUND, "no such session"),
+                None if seen.session.is_none() => {
+                    (StatusCode::BAD_REQUEST, "DELETE needs Mcp-Session-Id")
+                }
+                None => (StatusCode::NOT_FOUND, "no such session"),
+            };
+            seen.status = status.as_u16();
+            plain(status, text)
+        }
+        _ => {
+            seen.status = 405;
+            plain(StatusCode::METHOD_NOT_ALLOWED, "POST, GET or DELETE")
+        }
+    };
+    shared.emit(Event::HttpRequest(Box::new(seen))).await;
+    Ok(response)
+}
+
+/// How a POST is answered.
+enum Reply {
+    /// `202 Accepted`: a notification or a response.
+    Accepted,
+    /// `400`: a body that is no JSON-RPC message object.
+    Unreadable,
+    /// One JSON body.
+    Json(oneshot::Receiver<String>),
+    /// An SSE stream.
+    Sse(StreamBody),
+    /// `404`: a session the server does not know.
+    UnknownSession,
+}
+
+async fn post(
+    shared: Arc<Shared>,
+    request: Request<Incoming>,
+    mut seen: ClientRequest,
+) -> Response {
+    let body = Limited::new(request.into_body(), MAX_LINE).collect().await;
+    let channel = {
+        let mut state = shared.state();
+        state.posts += 1;
+        Channel::Post(state.posts)
+    };
+    seen.channel = Some(channel);
+    let bytes = match body {
+        Ok(collected) => collected.to_bytes().to_vec(),
+        Err(_) => {
+            seen.status = 413;
+            shared.emit(Event::HttpRequest(Box::new(seen))).await;
+            shared.emit(Event::Overlong(channel)).await;
+            return plain(StatusCode::PAYLOAD_TOO_LARGE, "a message of at most 4 MiB");
+        }
+    };
+    let value: Option<Value> = serde_json::from_slice(&bytes).ok();
+    let method = value
+        .as_ref()
+        .and_then(|v| v.get("method"))
+        .and_then(Value::as_str);
+    let is_request = method.is_some() && value.as_ref().is_some_and(|v| v.get("id").is_some());
+    seen.method = method.map(str::to_string);
+    let reply = {
+        let mut state = shared.state();
+        if method == Some("initialize") && is_request {
+            let id = session_id(state.sessions.len());
+            state.sessions.insert(id.clone(), SessionState::Live);
+            seen.assigned = Some(id);
+        }
+        let known = seen
+            .session
+            .as_ref()
+            .filter(|_| seen.assigned.is_none())
+            .map(|s| state.sessions.get(s).copied());
+        seen.deleted = known == Some(Some(SessionState::Deleted));
+        let stale = known.is_some_and(|k| k != Some(SessionState::Live));
+        if stale {
+            Reply::UnknownSession
+        } else if !is_request {
+            if value.as_ref().is_some_and(Value::is_object) {
+                Reply::Accepted
+            } else {
+                Reply::Unreadable
+            }
+        } else if method == Some("tools/call") {
+            let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+            let aborted = Arc::new(AtomicBool::new(false));
+            state.streams.push((
+                channel,
+                OpenStream {
+                    tx,
+                    aborted: aborted.clone(),
+                },
+            ));
+            Reply::Sse(StreamBody {
+                rx,
+                aborted,
+                channel,
+                shared: shared.clone(),
+                ended: false,
+            })
+        } else {
+            let (tx, rx) = oneshot::channel();
+            state.json.insert(channel, tx);
+            Reply::Json(rx)
+        }
+    };
+    seen.status = match &reply {
+        Reply::Accepted => 202,
+        Reply::Unreadable => 400,
+        Reply::UnknownSession => 404,
+        Reply::Json(_) | Reply::Sse(_) => 200,
+    };
+    let assigned = seen.assigned.clone();
+    // A message the client sent after it ended the session itself is still judged (a late
+    // cancel, say); one that carried a session the server forgot reaches no one.
+    let deliver = !matches!(reply, Reply::UnknownSession) || seen.deleted;
+    shared.emit(Event::HttpRequest(Box::new(seen))).await;
+    if deliver {
+        shared.emit(Event::Message { channel, bytes }).await;
+    }
+    let mut response =
+        match reply {
+            Reply::Accepted => StatusCode::ACCEPTED.into_response(),
+            Reply::Unreadable => plain(
+                StatusCode::BAD_REQUEST,
+                "the body must be one JSON-RPC message object",
+            ),
+            Reply::UnknownSession => return plain(
+                StatusCode::NOT_FOUND,
+                "this session has ended; start a new one with initialize (without Mcp-Session-Id)",
+            ),
+            Reply::Json(rx) => match rx.await {
+                Ok(text) => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
+                Err(_) => return cut(),
+            },
+            Reply::Sse(stream) => Sse::new(stream)
+                .keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"))
+                .into_response(),
+        };
+    if let Some(id) = assigned.and_then(|id| HeaderValue::from_str(&id).ok()) {
+        response.headers_mut().insert("mcp-session-id", id);
+    }
+    response
+}

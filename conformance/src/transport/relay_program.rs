@@ -1,0 +1,134 @@
+//! The relay program: what `conformance relay ADDR` (or a test binary started with
+//! [`RELAY_FLAG`]) runs as the server a client under test starts. It copies its stdin to the
+//! harness and the harness's bytes to its stdout, reports in-band when its stdin ends or it
+//! receives SIGTERM, and exits at once when the harness closes the connection or after
+//! SIGTERM, whatever its stdin does (see `relay` for the harness's end).
+
+use super::relay::{RELAY_FLAG, STDIN_CLOSED, TERMINATED};
+use std::io::Write as _;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+
+/// For test binaries and other hosts that cannot add a subcommand: when this process was
+/// started as `<program> --conformance-relay <addr>`, runs the relay and exits; otherwise
+/// returns at once. Call it first in `main`.
+pub fn run_if_relay() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(RELAY_FLAG) {
+        let code = match args.get(2) {
+            Some(addr) => run(addr),
+            None => {
+                eprintln!("conformance relay: {RELAY_FLAG} needs the harness address");
+                2
+            }
+        };
+        std::process::exit(code);
+    }
+}
+
+/// Relays stdin and stdout to the harness at `addr` until either side ends. Returns the exit
+/// code: 0 when the harness closed the connection (the server exits on its own, even while
+/// its stdin is open), 1 on errors. After `SIGTERM` it tells the harness, flushes, and dies of
+/// the signal as a terminated process would, whether its stdin is open or not.
+pub fn run(addr: &str) -> i32 {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("conformance relay: cannot start a tokio runtime: {e}");
+            return 1;
+        }
+    };
+    let ended = runtime.block_on(relay(addr));
+    // Reading stdin blocks a thread that no runtime can stop: do not wait for it.
+    runtime.shutdown_background();
+    match ended {
+        Ok(Ended::Harness) => 0,
+        Ok(Ended::Terminated) => {
+            let _ = std::io::stdout().flush();
+            let _ = signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGTERM);
+            143
+        }
+        Err(e) => {
+            eprintln!("conformance relay: {e}; the harness at {addr} is gone or was never there");
+            1
+        }
+    }
+}
+
+/// Why the relay stopped.
+enum Ended {
+    /// The harness closed the connection: the server exits.
+    Harness,
+    /// The relay received `SIGTERM`.
+    Terminated,
+}
+
+async fn relay(addr: &str) -> std::io::Result<Ended> {
+    let stream = TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    let (mut from_harness, mut to_harness) = stream.into_split();
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+
+    // stdin is read on its own task so that the loop below only waits on cancel-safe futures.
+    let (tx, mut stdin_chunks) = mpsc::channel::<Vec<u8>>(16);
+    tokio::spawn(async move {
+        let mut stdin = tokio::io::stdin();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match stdin.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if tx.send(buf[..n].to_vec()).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let mut downstream = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match from_harness.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if stdout.write_all(&buf[..n]).await.is_err() || stdout.flush().await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+
+    let mut line_open = false;
+    let mut stdin_open = true;
+    loop {
+        tokio::select! {
+            // What the client wrote goes first: a message written before a signal or the end
+            // of the connection still reaches the harness.
+            biased;
+            chunk = stdin_chunks.recv(), if stdin_open => match chunk {
+                Some(bytes) => {
+                    line_open = bytes.last() != Some(&b'\n');
+                    to_harness.write_all(&bytes).await?;
+                }
+                None => {
+                    stdin_open = false;
+                    let marker = format!("{}{STDIN_CLOSED}\n", if line_open { "\n" } else { "" });
+                    to_harness.write_all(marker.as_bytes()).await?;
+                }
+            },
+            _ = term.recv() => {
+                let marker = format!("{}{TERMINATED}\n", if line_open { "\n" } else { "" });
+                let _ = to_harness.write_all(marker.as_bytes()).await;
+                let _ = to_harness.flush().await;
+                return Ok(Ended::Terminated);
+            }
+            _ = &mut downstream => return Ok(Ended::Harness),
+        }
+    }
+}
