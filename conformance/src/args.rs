@@ -21,8 +21,8 @@ pub struct Args {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Run the server cases against a stdio server (the bundled reference server if none is
-    /// given).
+    /// Run the server cases against a server over stdio or Streamable HTTP (the bundled
+    /// reference server over stdio if none is given).
     #[command(after_help = EXIT_CODES)]
     Server(ServerArgs),
     /// List the cases with their level, requirements and intent.
@@ -117,6 +117,12 @@ pub struct RunArgs {
 pub struct ServerArgs {
     #[command(flatten)]
     pub run: RunArgs,
+    /// Test a server over Streamable HTTP at this MCP endpoint. With a command after `--`
+    /// the harness also starts the server, once per case; `{port}` in the URL and the
+    /// command becomes a free loopback port, and the harness waits (within
+    /// --startup-timeout) until it accepts connections.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
     /// A target file (JSON): the server's command and which of its tools play the fixture
     /// roles. See the README.
     #[arg(long, value_name = "FILE")]

@@ -6,11 +6,13 @@ use crate::finish::{finish, Finished, Wishes};
 use conformance::baseline::Baseline;
 use conformance::case::{Case, CaseError, Role, TransportKind};
 use conformance::engine::client::{run_client_case, ClientTransport};
+use conformance::engine::server::Connect;
 use conformance::engine::Options;
 use conformance::era::HANDSHAKE_VERSIONS;
 use conformance::fixtures::Fixtures;
 use conformance::outcome::Outcome;
 use conformance::report::gate::CaseResult;
+use conformance::transport::http::{Http, HttpTarget, PORT};
 use conformance::transport::process::{display_argv, Launch};
 use conformance::transport::reap;
 use conformance::transport::stdio::Stdio;
@@ -196,7 +198,7 @@ fn server(args: ServerArgs) -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let (launch, fixtures, file_version) = match target(&args) {
+    let (connect, fixtures, file_version) = match target(&args) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
@@ -223,8 +225,11 @@ fn server(args: ServerArgs) -> ExitCode {
         startup_timeout: args.run.startup_timeout,
         fixtures,
     };
+    // Cases that share one running server could see each other's requests: one at a time,
+    // unless the user says otherwise.
+    let shared = matches!(&connect, Connect::Http(t) if !t.isolated());
     let started = std::time::Instant::now();
-    let spoken = match spoken_by(&launch, &choice, &options) {
+    let spoken = match spoken_by(&connect, &choice, &options) {
         Ok(spoken) => spoken,
         Err(e) => {
             eprintln!("error: {e}");
@@ -233,14 +238,17 @@ fn server(args: ServerArgs) -> ExitCode {
     };
     let units = versions::plan(&prepared.cases, &choice, &spoken);
     let plan = runner::Plan {
-        jobs: args.run.jobs.unwrap_or_else(|| (cpus() * 2).max(4)),
+        jobs: args
+            .run
+            .jobs
+            .unwrap_or_else(|| if shared { 1 } else { (cpus() * 2).max(4) }),
         repeat: args.run.repeat as usize,
     };
     let mixed = units.iter().any(|u| u.version != units[0].version);
     let results = runner::execute(
         &prepared.cases,
         &units,
-        &launch,
+        &connect,
         &options,
         plan,
         &progress_line(&prepared.cases, args.run.repeat, mixed),
@@ -250,7 +258,7 @@ fn server(args: ServerArgs) -> ExitCode {
     } else {
         "read the diff and the transcript (--dump DIR keeps it); fix the target, rerun this case alone by giving its id as the filter, or record known failures with --write-baseline FILE"
     };
-    let target = display_argv(&launch.argv);
+    let target = connect.display();
     // An explicit version the target does not speak: a stateless one the probe did not find,
     // or a handshake one the target agreed to in no case.
     let unspoken = match &choice {
@@ -268,6 +276,7 @@ fn server(args: ServerArgs) -> ExitCode {
         units: &units,
         results: &results,
         target: &target,
+        transport: connect.transport().as_str(),
         choice: &choice,
         spoken: &spoken,
         nothing_verified: unspoken,
@@ -276,8 +285,9 @@ fn server(args: ServerArgs) -> ExitCode {
     finish(&run, &wishes(&args.run, &prepared, next))
 }
 
-/// Asks the target which protocol versions it speaks, each probe on a fresh start of it.
-fn spoken_by(launch: &Launch, choice: &Choice, options: &Options) -> Result<Spoken, String> {
+/// Asks the target which protocol versions it speaks, each probe on a fresh start of it (over
+/// HTTP, a fresh connection; the versions of the handshake era only, for now).
+fn spoken_by(connect: &Connect, choice: &Choice, options: &Options) -> Result<Spoken, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -285,15 +295,31 @@ fn spoken_by(launch: &Launch, choice: &Choice, options: &Options) -> Result<Spok
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async {
         let mut probes = tokio::task::JoinSet::new();
-        for (order, version) in versions::to_probe(choice).into_iter().enumerate() {
-            let io = Stdio::spawn(launch, options.reply_timeout).map_err(|e| {
-                format!(
-                    "cannot start target `{}`: {e}; check the command after `--` (it is run without a shell)",
-                    display_argv(&launch.argv)
-                )
-            })?;
+        let mut versions = versions::to_probe(choice);
+        if connect.transport() == TransportKind::Http {
+            versions.retain(|v| HANDSHAKE_VERSIONS.contains(v));
+        }
+        for (order, version) in versions.into_iter().enumerate() {
             let wait = options.startup_timeout;
-            probes.spawn_local(async move { (order, versions::probe(io, version, wait).await) });
+            match connect {
+                Connect::Stdio(launch) => {
+                    let io = Stdio::spawn(launch, options.reply_timeout).map_err(|e| {
+                        format!(
+                            "cannot start target `{}`: {e}; check the command after `--` (it is run without a shell)",
+                            display_argv(&launch.argv)
+                        )
+                    })?;
+                    probes.spawn_local(
+                        async move { (order, versions::probe(io, version, wait).await) },
+                    );
+                }
+                Connect::Http(target) => {
+                    let io = Http::start(target, options.reply_timeout, wait).await?;
+                    probes.spawn_local(
+                        async move { (order, versions::probe(io, version, wait).await) },
+                    );
+                }
+            }
         }
         let mut found = vec![];
         while let Some(done) = probes.join_next().await {
@@ -409,6 +435,7 @@ fn client(args: ClientArgs) -> ExitCode {
         units: &units,
         results: &results,
         target: &target,
+        transport: "stdio",
         choice: &choice,
         spoken: &spoken,
         nothing_verified: false,
@@ -428,40 +455,56 @@ fn per_transport(case: &Case, transport: TransportKind) -> Case {
     case
 }
 
-/// How to start the target: a target file, an argv, or the bundled reference server.
-fn target(args: &ServerArgs) -> Result<(Launch, Option<Fixtures>, Option<String>), String> {
+/// How to reach the target: a target file, a URL (with an argv to start it), an argv, or
+/// the bundled reference server.
+fn target(args: &ServerArgs) -> Result<(Connect, Option<Fixtures>, Option<String>), String> {
     if let Some(path) = &args.target {
-        if !args.run.argv.is_empty() {
-            return Err("give the server either with --target FILE or after `--`, not both".into());
+        if !args.run.argv.is_empty() || args.url.is_some() {
+            return Err(
+                "give the server either with --target FILE or with --url and `--`, not both".into(),
+            );
         }
         let file = target_file::load(path)?;
-        return Ok((file.launch, file.fixtures, file.protocol_version));
+        let connect = match (file.url, file.launch) {
+            (Some(url), launch) => Connect::Http(HttpTarget { url, launch }),
+            (None, Some(launch)) => Connect::Stdio(launch),
+            (None, None) => unreachable!("a target file has a command or a url"),
+        };
+        return Ok((connect, file.fixtures, file.protocol_version));
     }
-    if !args.run.argv.is_empty() {
-        return Ok((
-            Launch {
-                argv: args.run.argv.clone(),
-                env: vec![],
-                cwd: None,
-            },
-            None,
-            None,
-        ));
+    let launch = (!args.run.argv.is_empty()).then(|| Launch::argv(args.run.argv.clone()));
+    match (&args.url, launch) {
+        (Some(url), launch) => {
+            if url.contains(PORT) && launch.is_none() {
+                return Err(format!(
+                    "`{url}` has `{PORT}`, which only a server the harness starts can listen on; give its command after `--`, or the port it listens on"
+                ));
+            }
+            Ok((
+                Connect::Http(HttpTarget {
+                    url: url.clone(),
+                    launch,
+                }),
+                None,
+                None,
+            ))
+        }
+        (None, Some(launch)) => Ok((Connect::Stdio(launch), None, None)),
+        (None, None) => bundled_reference(),
     }
-    bundled_reference()
 }
 
 /// The bundled reference server: this executable's hidden `reference-server` subcommand.
 #[cfg(feature = "bundled-reference")]
-fn bundled_reference() -> Result<(Launch, Option<Fixtures>, Option<String>), String> {
+fn bundled_reference() -> Result<(Connect, Option<Fixtures>, Option<String>), String> {
     let exe = std::env::current_exe().map_err(|e| {
         format!("cannot find this executable to run the bundled reference server: {e}; give a server after `--`")
     })?;
     let argv = vec![exe.display().to_string(), "reference-server".into()];
-    Ok((Launch::argv(argv), None, None))
+    Ok((Connect::Stdio(Launch::argv(argv)), None, None))
 }
 
 #[cfg(not(feature = "bundled-reference"))]
-fn bundled_reference() -> Result<(Launch, Option<Fixtures>, Option<String>), String> {
+fn bundled_reference() -> Result<(Connect, Option<Fixtures>, Option<String>), String> {
     Err("no server given, and this build has no bundled reference server (feature `bundled-reference`); give the server's command after `--` or a target file with --target".into())
 }

@@ -99,6 +99,12 @@ impl ProtocolVersion {
         self.era() == Era::Stateless
     }
 
+    /// Whether the version runs over Streamable HTTP (from 2025-03-26; 2024-11-05 had the
+    /// older HTTP+SSE transport, HTTP-21).
+    pub fn has_streamable_http(self) -> bool {
+        self >= ProtocolVersion::V2025_03_26
+    }
+
     /// Whether every HTTP request after `initialize` carries `MCP-Protocol-Version` (from
     /// 2025-06-18, HTTP-18; every request in 2026-07-28, HTTP-19).
     pub fn has_version_header(self) -> bool {
@@ -186,6 +192,10 @@ mod tests {
         assert!(ProtocolVersion::V2025_11_25.has_handshake());
         assert!(!ProtocolVersion::V2026_07_28.has_ping());
         assert!(!ProtocolVersion::V2024_11_05.progress_has_message());
+        assert!(!ProtocolVersion::V2024_11_05.has_streamable_http());
+        assert!(ProtocolVersion::V2025_03_26.has_streamable_http());
+        assert!(!ProtocolVersion::V2025_03_26.has_version_header());
+        assert!(ProtocolVersion::V2025_11_25.has_version_header());
         assert!(ProtocolVersion::V2026_07_28.cancel_closes_channel(true));
         assert!(!ProtocolVersion::V2026_07_28.cancel_closes_channel(false));
         assert!(!ProtocolVersion::V2025_11_25.cancel_closes_channel(true));

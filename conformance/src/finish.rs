@@ -35,6 +35,8 @@ pub struct Finished<'a> {
     pub results: &'a [Vec<CaseResult>],
     /// The target as shown to people.
     pub target: &'a str,
+    /// The transport the cases ran over (`stdio`, `http`).
+    pub transport: &'a str,
     /// The protocol version(s) asked for.
     pub choice: &'a Choice,
     /// What the target speaks.
@@ -149,6 +151,7 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
     if let Some(path) = wishes.json {
         let doc = json::render(
             run.target,
+            run.transport,
             run.choice.as_str(),
             &run.spoken.versions,
             &verdicts,
@@ -190,10 +193,11 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
         other => format!("{}: {}", other.as_str(), used.join(", ")),
     };
     say(format_args!(
-        "conformance: {} case{} against {} (protocol {protocol}) in {:.2}s{}",
+        "conformance: {} case{} against {} (protocol {protocol}, over {}) in {:.2}s{}",
         run.units.len(),
         if run.units.len() == 1 { "" } else { "s" },
         run.target,
+        run.transport,
         run.started.elapsed().as_secs_f64(),
         if blessed > 0 {
             format!(", {blessed} blessed")

@@ -3,19 +3,18 @@
 //! outcome differs from run to run).
 
 use crate::case::Case;
-use crate::engine::server::run_server_case;
+use crate::engine::server::{run_case, Connect};
 use crate::engine::{Options, Report};
 use crate::report::gate::CaseResult;
-use crate::transport::process::{display_argv, Launch};
 use crate::versions::Unit;
 use std::sync::{mpsc, Mutex};
 
-/// Runs `cases` against a stdio server `launch`, `repeat` times each, on `jobs` threads, each
+/// Runs `cases` against a server target (over its transport), `repeat` times each, on `jobs` threads, each
 /// at the version its unit names.
 pub fn execute(
     cases: &[Case],
     units: &[Unit],
-    launch: &Launch,
+    connect: &Connect,
     options: &Options,
     plan: Plan,
     done: &(dyn Fn(&Unit, usize, &CaseResult) + Sync),
@@ -23,13 +22,13 @@ pub fn execute(
     execute_each(units, plan, done, &|runtime, unit| {
         let case = &cases[unit.case];
         if let Some(reason) = &unit.skip {
-            return Ok(Report::skipped(reason.clone(), display_argv(&launch.argv)));
+            return Ok(Report::skipped(reason.clone(), connect.display()));
         }
         let options = Options {
             protocol_version: unit.version.clone(),
             ..options.clone()
         };
-        runtime.block_on(run_server_case(case, launch, &options))
+        runtime.block_on(run_case(case, connect, &options))
     })
 }
 

@@ -35,8 +35,11 @@ use std::path::Path;
 /// A parsed target file.
 #[derive(Debug, Clone)]
 pub struct TargetFile {
-    /// How to start the server.
-    pub launch: Launch,
+    /// How to start the server (for an HTTP server that is already running, none).
+    pub launch: Option<Launch>,
+    /// The server's MCP endpoint over Streamable HTTP (`{port}` is a free loopback port the
+    /// harness picks and puts into the command too); `None` for a stdio server.
+    pub url: Option<String>,
     /// The protocol version to request, if the file sets one.
     pub protocol_version: Option<String>,
     /// The fixture mapping; `None` means the server implements the profile itself.
@@ -60,6 +63,7 @@ fn parse(value: &Value) -> Result<TargetFile, String> {
     for key in object.keys() {
         if ![
             "command",
+            "url",
             "env",
             "cwd",
             "protocolVersion",
@@ -69,16 +73,29 @@ fn parse(value: &Value) -> Result<TargetFile, String> {
         .contains(&key.as_str())
         {
             return Err(format!(
-                "unknown field `{key}`; known: command, env, cwd, protocolVersion, fixtures, description"
+                "unknown field `{key}`; known: command, url, env, cwd, protocolVersion, fixtures, description"
             ));
         }
     }
-    let argv: Vec<String> = object
-        .get("command")
-        .and_then(Value::as_array)
-        .filter(|a| !a.is_empty())
-        .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
-        .ok_or("`command` must be a non-empty array of strings (the argv, run without a shell)")?;
+    let url =
+        match object.get("url") {
+            None => None,
+            Some(Value::String(url)) => Some(url.clone()),
+            Some(_) => return Err(
+                "`url` must be a string, the MCP endpoint, e.g. \"http://127.0.0.1:{port}/mcp\""
+                    .into(),
+            ),
+        };
+    let argv: Option<Vec<String>> = match object.get("command") {
+        None if url.is_some() => None,
+        command => Some(
+            command
+                .and_then(Value::as_array)
+                .filter(|a| !a.is_empty())
+                .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
+                .ok_or("`command` must be a non-empty array of strings (the argv, run without a shell); a server over HTTP that is already running needs only `url`")?,
+        ),
+    };
     let env = match object.get("env") {
         None => vec![],
         Some(Value::Object(map)) => map
@@ -106,7 +123,8 @@ fn parse(value: &Value) -> Result<TargetFile, String> {
         }
     };
     Ok(TargetFile {
-        launch: Launch { argv, env, cwd },
+        launch: argv.map(|argv| Launch { argv, env, cwd }),
+        url,
         protocol_version,
         fixtures,
     })
@@ -168,8 +186,10 @@ mod tests {
             "fixtures": {"work": {"tool": "long", "arguments": {"d": 3600}}, "ticker": null}
         }))
         .unwrap();
-        assert_eq!(file.launch.argv, ["srv", "--stdio"]);
-        assert_eq!(file.launch.env, [("A".to_string(), "1".to_string())]);
+        let launch = file.launch.unwrap();
+        assert_eq!(launch.argv, ["srv", "--stdio"]);
+        assert_eq!(launch.env, [("A".to_string(), "1".to_string())]);
+        assert_eq!(file.url, None);
         let fixtures = file.fixtures.unwrap();
         assert!(fixtures.has("work"));
         assert!(!fixtures.has("ticker"));
@@ -200,6 +220,21 @@ mod tests {
         )
         .unwrap_err()
         .contains("progress"));
+    }
+
+    #[test]
+    fn http_targets_give_a_url() {
+        let file = parse(&json!({
+            "command": ["srv", "--port", "{port}"],
+            "url": "http://127.0.0.1:{port}/mcp"
+        }))
+        .unwrap();
+        assert_eq!(file.url.as_deref(), Some("http://127.0.0.1:{port}/mcp"));
+        assert_eq!(file.launch.unwrap().argv[2], "{port}");
+        let running = parse(&json!({"url": "http://127.0.0.1:8000/mcp"})).unwrap();
+        assert!(running.launch.is_none());
+        assert!(parse(&json!({"url": 8000})).unwrap_err().contains("`url`"));
+        assert!(parse(&json!({})).unwrap_err().contains("needs only `url`"));
     }
 
     #[test]

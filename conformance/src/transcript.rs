@@ -16,6 +16,9 @@ pub enum Direction {
     Sent,
     /// The target wrote it (`<` when the target is a server).
     Received,
+    /// The transport reported something about a channel (an HTTP status, a stream's end):
+    /// no message, but part of the timeline.
+    Transport,
 }
 
 /// One message of the transcript.
@@ -38,6 +41,8 @@ pub struct Entry {
     pub shown: Option<String>,
     /// Where it travelled.
     pub channel: Channel,
+    /// The session it belongs to (HTTP cases may hold several; 0 is the first).
+    pub session: usize,
     /// The harness added the stateless era's `_meta` to the case's line before sending it.
     pub stamped: bool,
 }
@@ -59,6 +64,7 @@ impl Entry {
             consumed_by: None,
             shown: None,
             channel: Channel::Stdio,
+            session: 0,
             stamped: false,
         }
     }
@@ -79,6 +85,23 @@ impl Entry {
             consumed_by: None,
             shown: None,
             channel,
+            session: 0,
+            stamped: false,
+        }
+    }
+
+    /// Something the transport reported about `channel`, `at` after the target started.
+    pub fn event(at: Duration, channel: Channel, text: String) -> Entry {
+        Entry {
+            at,
+            direction: Direction::Transport,
+            text,
+            value: None,
+            internal: true,
+            consumed_by: None,
+            shown: None,
+            channel,
+            session: 0,
             stamped: false,
         }
     }
@@ -100,9 +123,17 @@ pub fn render(entries: &[Entry], stderr: &TargetLog, target_is_server: bool) -> 
         while let Some((at, line)) = err.next_if(|(at, _)| *at <= entry.at) {
             let _ = writeln!(out, "# stderr {}: {line}", millis(*at));
         }
+        if entry.direction == Direction::Transport {
+            let _ = writeln!(out, "# {} {}", millis(entry.at), entry.text);
+            continue;
+        }
+        let channel = match entry.channel {
+            Channel::Stdio => String::new(),
+            other => format!(" {other}"),
+        };
         let _ = writeln!(
             out,
-            "# {}{}{}",
+            "# {}{}{}{channel}",
             millis(entry.at),
             if entry.internal { " (harness)" } else { "" },
             if entry.stamped { " (stamped)" } else { "" }
@@ -124,16 +155,17 @@ pub fn millis(d: Duration) -> String {
     format!("+{:.1}ms", d.as_secs_f64() * 1000.0)
 }
 
-/// Finds the first message the target wrote that no step has taken yet and that matches
-/// `pattern`, marks it as taken by case line `line` (normalised toward the pattern for the
-/// diff), and returns when it arrived.
+/// Finds the first message of session `session` the target wrote that no step has taken yet
+/// and that matches `pattern`, marks it as taken by case line `line` (normalised toward the
+/// pattern for the diff), and returns its index and when it arrived.
 pub fn take_match(
     entries: &mut [Entry],
     pattern: &serde_json::Value,
     captures: &mut Captures,
     line: usize,
-) -> Option<Duration> {
-    take_match_from(entries, 0, pattern, captures, line)
+    session: usize,
+) -> Option<(usize, Duration)> {
+    take_match_from(entries, 0, pattern, captures, line, session)
 }
 
 /// [`take_match`] among the entries from index `from` on.
@@ -143,11 +175,13 @@ pub fn take_match_from(
     pattern: &serde_json::Value,
     captures: &mut Captures,
     line: usize,
-) -> Option<Duration> {
-    let entry = entries.iter_mut().skip(from).find(|e| {
+    session: usize,
+) -> Option<(usize, Duration)> {
+    let (index, entry) = entries.iter_mut().enumerate().skip(from).find(|(_, e)| {
         e.direction == Direction::Received
             && e.consumed_by.is_none()
             && !e.internal
+            && e.session == session
             && e.value
                 .as_ref()
                 .is_some_and(|v| pattern::matches(pattern, v, captures))
@@ -155,5 +189,16 @@ pub fn take_match_from(
     let value = entry.value.as_ref()?;
     entry.shown = Some(canonical(&pattern::normalize(pattern, value, captures)));
     entry.consumed_by = Some(line);
-    Some(entry.at)
+    Some((index, entry.at))
+}
+
+/// How a line shows the channel a message travelled on: nothing on stdio, and over HTTP the
+/// channel when it is where the case expected it (or the case did not say), so that only a
+/// message on the wrong stream shows a difference.
+pub fn channel_prefix(expected: Option<Channel>, actual: Channel) -> String {
+    match (expected, actual) {
+        (_, Channel::Stdio) => String::new(),
+        (None, _) => String::new(),
+        (Some(_), actual) => format!("{actual} "),
+    }
 }

@@ -529,3 +529,40 @@ fn every_cited_requirement_is_indexed_and_marked() {
         "marked ✓ in cases/REQUIREMENTS.md but cited by no case: {stale:?}"
     );
 }
+
+#[test]
+fn a_server_over_http_is_started_per_case_and_reports_its_transport() {
+    let dir = TempDir::new("http");
+    let json = dir.path().join("report.json");
+    let exe = assert_cmd::cargo::cargo_bin("conformance");
+    let output = conformance()
+        .args(["server", "--url", "http://127.0.0.1:{port}/mcp", "--json"])
+        .arg(&json)
+        .arg("http-session")
+        .arg("--")
+        .arg(&exe)
+        .args(["reference-server", "--http", "127.0.0.1:{port}"])
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("over http"), "{stdout}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("a report")).expect("JSON");
+    assert_eq!(report["transport"], "http");
+    assert_eq!(report["summary"]["pass"], 2, "{report:#}");
+}
+
+#[test]
+fn a_port_placeholder_needs_a_server_to_start() {
+    conformance()
+        .args(["server", "--url", "http://127.0.0.1:{port}/mcp"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("only a server the harness starts"));
+    conformance()
+        .args(["server", "--url", "https://example.com/mcp"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("https is not supported"));
+}

@@ -1,26 +1,65 @@
 //! Every case against the freshly built reference server, one libtest trial per case, every
 //! level enforced: the reference must be clean.
 //!
-//! Each case also runs as `loaded/<id>` with a busy loop on every core: the verdict must not
-//! move.
+//! Each case runs once per protocol version it names, as `<id> [version]`, and again as
+//! `loaded/<id> [version]` with a busy loop on every core: the verdict must not move. Every
+//! case that applies to Streamable HTTP also runs as `http/<id> [version]` against
+//! `conformance reference-server --http 127.0.0.1:{port}` (a fresh server on a free port per
+//! case), at each version that has Streamable HTTP up to 2025-11-25, and loaded at the newest
+//! of them.
 //!
 //! Bless with `CONFORMANCE_BLESS=1 cargo test -p conformance --test reference -- <filter>`:
 //! `<` lines that differ are rewritten from the actual run, but only when nothing else went
 //! wrong (refused when CI is set).
 
-use conformance::case::{Case, Role};
-use conformance::engine::server::run_server_case;
+use conformance::case::{Case, Role, TransportKind};
+use conformance::engine::server::{run_case, Connect};
 use conformance::engine::Options;
+use conformance::era::ProtocolVersion;
 use conformance::harness;
+use conformance::transport::http::HttpTarget;
 use conformance::transport::process::Launch;
 use libtest_mimic::{Arguments, Trial};
 use std::path::Path;
 
-/// One trial per case and version it names (the reference speaks them all), so every case is
-/// checked in each era it covers.
-fn trial(case: Case, version: String, bless: bool, loaded: bool) -> Trial {
+/// Cases the reference does not serve over HTTP, with the reason its skip must give: they
+/// test what a server may refuse.
+const HTTP_SKIPS: [(&str, &str); 1] = [(
+    "server/http-one-stream-per-message",
+    "offers no GET stream (405",
+)];
+
+/// The reference server over a transport.
+fn reference(transport: TransportKind) -> Connect {
+    let exe: String = env!("CARGO_BIN_EXE_conformance").into();
+    match transport {
+        TransportKind::Stdio => Connect::Stdio(Launch::argv(vec![exe, "reference-server".into()])),
+        TransportKind::Http => Connect::Http(HttpTarget {
+            url: "http://127.0.0.1:{port}/mcp".into(),
+            launch: Some(Launch::argv(vec![
+                exe,
+                "reference-server".into(),
+                "--http".into(),
+                "127.0.0.1:{port}".into(),
+            ])),
+        }),
+    }
+}
+
+/// One trial: a case at one version over one transport.
+fn trial(
+    case: Case,
+    version: String,
+    transport: TransportKind,
+    bless: bool,
+    loaded: bool,
+) -> Trial {
+    let over = match transport {
+        TransportKind::Stdio => "",
+        TransportKind::Http => "http/",
+    };
     let name = format!(
-        "{}{} [{version}]",
+        "{}{over}{} [{version}]",
         if loaded { "loaded/" } else { "" },
         case.id
     );
@@ -28,10 +67,6 @@ fn trial(case: Case, version: String, bless: bool, loaded: bool) -> Trial {
     Trial::test(name, move || {
         // Every core busy: the reference must stay clean on a loaded machine too.
         let _load = loaded.then(harness::saturate_cpus);
-        let launch = Launch::argv(vec![
-            env!("CARGO_BIN_EXE_conformance").into(),
-            "reference-server".into(),
-        ]);
         let options = Options {
             protocol_version: version.clone(),
             ..Options::default()
@@ -39,7 +74,20 @@ fn trial(case: Case, version: String, bless: bool, loaded: bool) -> Trial {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let report = runtime.block_on(run_server_case(&case, &launch, &options))?;
+        let report = runtime.block_on(run_case(&case, &reference(transport), &options))?;
+        let skip = HTTP_SKIPS
+            .iter()
+            .find(|(id, _)| transport == TransportKind::Http && *id == case.id);
+        if let Some((_, reason)) = skip {
+            return match &report.skip_reason {
+                Some(why) if why.contains(reason) => Ok(()),
+                other => Err(format!(
+                    "the reference over HTTP should skip {} because it {reason}…); got {other:?}, outcome {}",
+                    case.id, report.outcome
+                )
+                .into()),
+            };
+        }
         let next = format!(
             "if the reference is right and the case is stale, bless it: CONFORMANCE_BLESS=1 cargo test -p conformance --test reference -- {} (then review `git diff cases/`)",
             case.id
@@ -47,6 +95,12 @@ fn trial(case: Case, version: String, bless: bool, loaded: bool) -> Trial {
         Ok(harness::expect_clean(&case, &report, bless && !loaded, &next)?)
     })
     .with_kind(kind)
+}
+
+/// Whether the harness tests a version over Streamable HTTP (2025-03-26 to 2025-11-25 for
+/// now; 2024-11-05 had HTTP+SSE, and 2026-07-28 over HTTP comes later).
+fn over_http(version: &str) -> bool {
+    ProtocolVersion::parse(version).is_some_and(|v| v.has_streamable_http() && v.has_handshake())
 }
 
 fn main() {
@@ -59,9 +113,51 @@ fn main() {
     let cases = harness::cases(&dir, Role::Server);
     let mut trials = vec![];
     for case in cases {
-        for version in case.versions.clone() {
-            trials.push(trial(case.clone(), version.clone(), bless, false));
-            trials.push(trial(case.clone(), version, false, true));
+        let stdio = case.transports.contains(&TransportKind::Stdio);
+        if stdio {
+            for version in case.versions.clone() {
+                trials.push(trial(
+                    case.clone(),
+                    version.clone(),
+                    TransportKind::Stdio,
+                    bless,
+                    false,
+                ));
+                trials.push(trial(
+                    case.clone(),
+                    version,
+                    TransportKind::Stdio,
+                    false,
+                    true,
+                ));
+            }
+        }
+        if case.transports.contains(&TransportKind::Http) {
+            let versions: Vec<String> = case
+                .versions
+                .iter()
+                .filter(|v| over_http(v))
+                .cloned()
+                .collect();
+            for version in &versions {
+                // Blessing rewrites a case once, from its stdio run where it has one.
+                trials.push(trial(
+                    case.clone(),
+                    version.clone(),
+                    TransportKind::Http,
+                    bless && !stdio,
+                    false,
+                ));
+            }
+            if let Some(newest) = versions.last() {
+                trials.push(trial(
+                    case.clone(),
+                    newest.clone(),
+                    TransportKind::Http,
+                    false,
+                    true,
+                ));
+            }
         }
     }
     libtest_mimic::run(&args, trials).exit();

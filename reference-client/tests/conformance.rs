@@ -355,7 +355,7 @@ fn main() {
         broken_trial(
             "http-oversized",
             find("client-http-session"),
-            Expect::caught("STD-02", Severity::Fail),
+            Expect::caught("limit", Severity::Fail),
         ),
         broken_trial(
             "http-ignores-404",

@@ -174,9 +174,25 @@ pub enum StepKind {
     CloseStdin,
     /// `! exit D`: the target must exit within D.
     Exit(Span),
+    /// `! witness not ID…`: the `cancellations` fixture must list none of these (their work
+    /// goes on).
+    Unwitnessed(Vec<String>),
+    /// `! header NAME: VALUE`: the next `>` message's POST carries this header; an empty
+    /// value removes a header the harness would send (HTTP).
+    Header { name: String, value: String },
+    /// `! status CODE|…`: the HTTP status of the request just made must be one of these
+    /// (`202`, `4xx`). It follows the `>` line, `! listen` or `! delete-session` it judges.
+    Status(Vec<String>),
     /// `! disconnect ID`: closes the response stream of request ID without cancelling it
     /// (HTTP).
     Disconnect(String),
+    /// `! session NAME`: switches to session NAME, opening it with its own handshake when it
+    /// is new; the first session is `main` (HTTP).
+    Session(String),
+    /// `! delete-session`: ends the current session with a DELETE (HTTP).
+    DeleteSession,
+    /// `! listen`: opens a GET stream in the current session (HTTP).
+    Listen,
     /// `! server-exit`: the harness's server exits on its own (client cases).
     ServerExit,
     /// `! expire-session`: the harness's server forgets the client's session, so requests

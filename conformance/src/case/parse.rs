@@ -78,6 +78,12 @@ impl Parser<'_> {
                     window: span(Some(window), "silent ID")?,
                 }
             }
+            ["witness", "not", ids @ ..] if !ids.is_empty() => {
+                for id in ids {
+                    self.check_id(line, id)?;
+                }
+                StepKind::Unwitnessed(ids.iter().map(|s| s.to_string()).collect())
+            }
             ["witness", ids @ ..] if !ids.is_empty() => {
                 for id in ids {
                     self.check_id(line, id)?;
@@ -85,10 +91,53 @@ impl Parser<'_> {
                 StepKind::Witness(ids.iter().map(|s| s.to_string()).collect())
             }
             ["close-stdin"] => StepKind::CloseStdin,
+            ["header", ..] => {
+                let rest = text
+                    .trim_start()
+                    .strip_prefix("header")
+                    .unwrap_or("")
+                    .trim();
+                let (name, value) = rest
+                    .split_once(':')
+                    .filter(|(name, _)| {
+                        !name.trim().is_empty() && !name.contains(char::is_whitespace)
+                    })
+                    .ok_or_else(|| {
+                        self.error(
+                            line,
+                            "write `! header NAME: VALUE` (an empty VALUE removes the header)",
+                        )
+                    })?;
+                StepKind::Header {
+                    name: name.trim().to_string(),
+                    value: value.trim().to_string(),
+                }
+            }
+            ["status", codes] => {
+                let codes: Vec<String> = codes.split('|').map(str::to_string).collect();
+                let valid = |c: &String| {
+                    c.len() == 3
+                        && c.as_bytes()[0].is_ascii_digit()
+                        && (c[1..].bytes().all(|b| b.is_ascii_digit()) || &c[1..] == "xx")
+                };
+                if !codes.iter().all(valid) {
+                    return Err(self.error(line, "write `! status 202` or `! status 202|4xx`"));
+                }
+                StepKind::Status(codes)
+            }
             ["disconnect", id] => {
                 self.check_id(line, id)?;
                 StepKind::Disconnect(id.to_string())
             }
+            ["session", name]
+                if name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
+            {
+                StepKind::Session(name.to_string())
+            }
+            ["delete-session"] => StepKind::DeleteSession,
+            ["listen"] => StepKind::Listen,
             ["server-exit"] => StepKind::ServerExit,
             ["expire-session"] => StepKind::ExpireSession,
             ["cancel", id, ..] => {
@@ -165,7 +214,8 @@ impl Parser<'_> {
                     format!(
                         "unknown control `! {text}`; known: barrier, cancel, after, wait, silent, \
                          witness, arrives, close-stdin, exit, repeat, sweep, end; in client \
-                         cases also server-exit, and over HTTP disconnect, expire-session (see \
+                         cases also server-exit; over HTTP header, status, disconnect, session, \
+                         delete-session, listen, and in client cases expire-session (see \
                          cases/README.md)"
                     ),
                 ))
@@ -456,21 +506,31 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
 }
 
 /// Steps that only one role or one transport can carry out need a case of that role that runs
-/// only over that transport.
+/// only over that transport, and `! status` must follow the request it judges.
 fn check_transport_steps(p: &Parser, case: &Case, steps: &[Step]) -> Result<(), CaseError> {
     let http_only = case.transports == [TransportKind::Http];
+    let stdio_only = case.transports == [TransportKind::Stdio];
+    let server = Some(Role::Server);
+    let http = Some(TransportKind::Http);
+    let mut previous: Option<&StepKind> = None;
     for step in steps {
         let (word, role, needs) = match &step.kind {
-            StepKind::Disconnect(_) => ("disconnect", None, Some(TransportKind::Http)),
+            StepKind::Disconnect(_) => ("disconnect", None, http),
+            StepKind::Header { .. } => ("header", server, http),
+            StepKind::Status(_) => ("status", server, http),
+            StepKind::Session(_) => ("session", server, http),
+            StepKind::DeleteSession => ("delete-session", server, http),
+            StepKind::Listen => ("listen", server, http),
             StepKind::ServerExit => ("server-exit", Some(Role::Client), None),
-            StepKind::ExpireSession => (
-                "expire-session",
-                Some(Role::Client),
-                Some(TransportKind::Http),
-            ),
-            StepKind::CloseStdin => ("close-stdin", Some(Role::Server), None),
-            StepKind::Silent { .. } => ("silent", Some(Role::Server), None),
-            StepKind::Witness(_) => ("witness", Some(Role::Server), None),
+            StepKind::ExpireSession => ("expire-session", Some(Role::Client), http),
+            StepKind::CloseStdin => ("close-stdin", server, Some(TransportKind::Stdio)),
+            // A client case's `! exit` is judged over either transport.
+            StepKind::Exit(_) if case.role == Role::Server => {
+                ("exit", server, Some(TransportKind::Stdio))
+            }
+            StepKind::Silent { .. } => ("silent", server, None),
+            StepKind::Witness(_) => ("witness", server, None),
+            StepKind::Unwitnessed(_) => ("witness not", server, None),
             _ => ("", None, None),
         };
         if let Some(role) = role.filter(|r| *r != case.role) {
@@ -488,11 +548,36 @@ fn check_transport_steps(p: &Parser, case: &Case, steps: &[Step]) -> Result<(), 
                     format!("`! {word}` is an HTTP step; add `@transports http`"),
                 ));
             }
+            Some(TransportKind::Stdio) if !stdio_only => {
+                return Err(p.error(
+                    step.line,
+                    format!("`! {word}` is a stdio step; add `@transports stdio`"),
+                ));
+            }
             _ => {}
+        }
+        if let StepKind::Status(_) = step.kind {
+            let follows_request = matches!(
+                previous,
+                Some(
+                    StepKind::Send(_)
+                        | StepKind::Cancel { .. }
+                        | StepKind::DeleteSession
+                        | StepKind::Listen
+                )
+            );
+            if !follows_request {
+                return Err(p.error(
+                    step.line,
+                    "`! status` judges the request just made: put it right after a `>` line, \
+                     `! cancel`, `! listen` or `! delete-session`",
+                ));
+            }
         }
         if let StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. } = &step.kind {
             check_transport_steps(p, case, steps)?;
         }
+        previous = Some(&step.kind);
     }
     Ok(())
 }
@@ -575,6 +660,60 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn http_steps_need_an_http_case() {
+        let head = "# i\n@requirement HTTP-16\n@level must\n";
+        let http = format!("{head}@transports http\n");
+        let case = parse(
+            "server/x",
+            "x",
+            &format!("{http}! header Origin: http://a.example\n> {{}}\n! status 403|4xx\n! header Mcp-Session-Id:\n! disconnect 1\n! session other\n! delete-session\n! status 2xx\n! listen\n! witness not 1 \"a\"\n"),
+        )
+        .unwrap();
+        assert_eq!(case.transports, [TransportKind::Http]);
+        let kinds: Vec<_> = case.steps.iter().map(|s| s.kind.clone()).collect();
+        assert_eq!(
+            kinds[0],
+            StepKind::Header {
+                name: "Origin".into(),
+                value: "http://a.example".into()
+            }
+        );
+        assert_eq!(kinds[2], StepKind::Status(vec!["403".into(), "4xx".into()]));
+        assert_eq!(
+            kinds[3],
+            StepKind::Header {
+                name: "Mcp-Session-Id".into(),
+                value: String::new()
+            }
+        );
+        assert_eq!(kinds[5], StepKind::Session("other".into()));
+        assert_eq!(
+            kinds[9],
+            StepKind::Unwitnessed(vec!["1".into(), "\"a\"".into()])
+        );
+
+        let e = error_of(&format!("{head}! disconnect 1\n"));
+        assert_eq!(e.line, 4);
+        assert!(e.message.contains("add `@transports http`"), "{e}");
+        let e = error_of(&format!("{http}! close-stdin\n"));
+        assert!(e.message.contains("add `@transports stdio`"), "{e}");
+        let e = error_of(&format!("{http}! barrier\n! status 202\n"));
+        assert_eq!(e.line, 6);
+        assert!(e.message.contains("right after"), "{e}");
+        assert!(error_of(&format!("{http}> {{}}\n! status 20\n"))
+            .message
+            .contains("`! status 202`"));
+        assert!(error_of(&format!("{http}! header Origin\n"))
+            .message
+            .contains("NAME: VALUE"));
+        assert!(error_of(&format!("{head}@transports pigeon\n"))
+            .message
+            .contains("unknown transport"));
+        let both = parse("server/x", "x", &format!("{head}> {{}}\n")).unwrap();
+        assert_eq!(both.transports, [TransportKind::Stdio, TransportKind::Http]);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::{Engine, Side, Stop};
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{self, canonical};
 use crate::transcript::{self, Direction, Entry};
-use crate::transport::Transport;
+use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
 use tokio::time::Instant as Deadline;
 
@@ -40,7 +40,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
     }
 
-    /// An unconsumed response with this id that arrived at or after transcript index `from`.
+    /// An unconsumed response of the current session with this id that arrived at or after
+    /// transcript index `from`.
     fn response_with_id(&self, id: &Value, from: usize) -> Option<usize> {
         self.transcript
             .iter()
@@ -50,6 +51,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 e.direction == Direction::Received
                     && e.consumed_by.is_none()
                     && !e.internal
+                    && e.session == self.streams.session
                     && e.value.as_ref().is_some_and(|v| {
                         v.get("method").is_none()
                             && v.get("id").is_some_and(|v| pattern::json_equal(v, id))
@@ -61,8 +63,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// The unmatched message a pattern is closest to: the one with its id, or else the first
     /// of its method (a response pattern is only ever compared with responses).
     fn candidate_for(&self, pattern: &Value) -> Option<usize> {
+        let session = self.streams.session;
         let unconsumed = |e: &Entry| {
-            e.direction == Direction::Received && e.consumed_by.is_none() && !e.internal
+            e.direction == Direction::Received
+                && e.consumed_by.is_none()
+                && !e.internal
+                && e.session == session
         };
         let entries = self.transcript.iter().enumerate();
         if let Some(id) = self.concrete_id(pattern) {
@@ -123,8 +129,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             pattern["result"] = json!("{object}");
         }
         let (subject, due) = self.subject(&pattern);
+        let channel = self.expected_channel(&pattern);
+        let prefix = channel.map(|c| format!("{c} ")).unwrap_or_default();
         self.expected
-            .push(format!("{} {}", S::EXPECTS, canonical(&pattern)));
+            .push(format!("{} {prefix}{}", S::EXPECTS, canonical(&pattern)));
         let began = Deadline::now();
         let mut scanned = 0;
         loop {
@@ -132,13 +140,15 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             // and nothing that decides a match has changed meanwhile.
             let from = scanned;
             scanned = self.transcript.len();
-            if let Some(at) = transcript::take_match_from(
+            if let Some((index, at)) = transcript::take_match_from(
                 &mut self.transcript,
                 from,
                 &pattern,
                 &mut self.captures,
                 line,
+                self.streams.session,
             ) {
+                self.show_channel(index, channel);
                 self.arrived(line, at);
                 return Ok(());
             }
@@ -149,6 +159,18 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                         line,
                         &pattern,
                         Some(index),
+                        Ran::Out(self.options.reply_timeout),
+                    );
+                }
+            }
+            // Over HTTP, a response whose stream was refused or ended will never come.
+            if let Some(id) = &id {
+                if self.unanswerable(id).is_some() {
+                    let candidate = self.candidate_for(&pattern);
+                    return self.mismatch(
+                        line,
+                        &pattern,
+                        candidate,
                         Ran::Out(self.options.reply_timeout),
                     );
                 }
@@ -170,10 +192,25 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 }
             }
             if !got && self.quiet_past(deadline) {
+                // Over HTTP, progress for a request answered as JSON had no stream to come on
+                // (judged only once the wait is over: a server may upgrade a request to SSE
+                // with its first progress).
+                if let Some(reason) = self.progress_unreachable(&pattern) {
+                    return Err(Stop::Skip(reason));
+                }
                 let candidate = self.candidate_for(&pattern);
                 return self.mismatch(line, &pattern, candidate, ran);
             }
             self.probe_if_due(began, subject, due).await;
+        }
+    }
+
+    /// A matched message's line in the diff shows its channel as the expectation did.
+    fn show_channel(&mut self, index: usize, expected: Option<Channel>) {
+        let entry = &mut self.transcript[index];
+        let prefix = transcript::channel_prefix(expected, entry.channel);
+        if let Some(shown) = entry.shown.as_mut() {
+            shown.insert_str(0, &prefix);
         }
     }
 
@@ -196,7 +233,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             } else {
                 "no message"
             };
-            let why = S::absence(self);
+            let mut why = S::absence(self);
+            if let Some(reason) = pattern.get("id").and_then(|id| self.unanswerable(id)) {
+                why.push_str(&format!(" ({reason})"));
+            }
             self.finding(
                 severity,
                 FindingKind::Unmet,
@@ -217,9 +257,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             .map(|d| d.to_string())
             .unwrap_or_default();
         let shown = canonical(&pattern::normalize(pattern, &value, &self.captures));
+        let channel = self.expected_channel(pattern);
         let entry = &mut self.transcript[index];
         entry.consumed_by = Some(line);
-        entry.shown = Some(shown.clone());
+        entry.shown = Some(format!(
+            "{}{shown}",
+            transcript::channel_prefix(channel, entry.channel)
+        ));
         self.bless.push((line, format!("{} {shown}", S::EXPECTS)));
         self.finding(
             severity,

@@ -10,7 +10,6 @@ use super::ledger::{Due, SentRequest};
 use super::{Engine, Side, Stop};
 use crate::fixtures;
 use crate::outcome::{FindingKind, Severity};
-use crate::pattern::id_key;
 use crate::rules::envelope;
 use crate::transcript::Entry;
 use crate::transport::process::MAX_LINE;
@@ -79,7 +78,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     let token = params
                         .and_then(|p| p.pointer("/_meta/progressToken"))
                         .filter(|t| t.is_string() || t.is_number())
-                        .map(id_key);
+                        .map(|t| self.ledger.key(t));
                     let tool = role
                         .as_deref()
                         .or_else(|| params.and_then(|p| p.get("name")).and_then(Value::as_str));
@@ -90,10 +89,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                         .flatten()
                         .map(|ms| now + fixtures::sleep_natural_end(ms));
                     if let Some(token) = &token {
-                        self.ledger.tokens.insert(token.clone(), id_key(id));
+                        self.ledger
+                            .tokens
+                            .insert(token.clone(), self.ledger.key(id));
                     }
                     request = Some((
-                        id_key(id),
+                        self.ledger.key(id),
                         SentRequest {
                             line: self.line,
                             index,
@@ -121,7 +122,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     ));
                 }
                 (None, Some(id)) => {
-                    if let Some(r) = self.ledger.received.get_mut(&id_key(id)) {
+                    let key = self.ledger.key(id);
+                    if let Some(r) = self.ledger.received.get_mut(&key) {
                         r.answered.get_or_insert_with(Instant::now);
                         r.succeeded |= msg.contains_key("result");
                     }
@@ -129,12 +131,14 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 _ => {}
             }
         }
-        if !internal {
+        let expected = (!internal).then(|| {
             let shown = if stamped { &as_written } else { &text };
             self.expected.push(format!("{} {shown}", S::SENDS));
-        }
+            self.expected.len() - 1
+        });
         let reply_to = self.reply_channel(value.as_ref());
         let mut entry = Entry::sent(now, text.clone(), value, internal);
+        entry.session = self.streams.session;
         if stamped {
             entry.shown = Some(as_written);
             entry.stamped = true;
@@ -147,6 +151,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         match self.io.send(text.as_bytes(), reply_to).await {
             Ok(channel) => {
                 self.transcript[index].channel = channel;
+                self.opened(channel, index, expected);
                 if let Some((key, _)) = request {
                     if let Some(r) = self.ledger.sent.get_mut(&key) {
                         r.channel = channel;
@@ -188,7 +193,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     fn reply_channel(&self, value: Option<&Value>) -> Option<Channel> {
         let value = value?;
         if value.get("method").and_then(Value::as_str) == Some("notifications/progress") {
-            let token = value.pointer("/params/progressToken").map(id_key)?;
+            let token = value
+                .pointer("/params/progressToken")
+                .map(|t| self.ledger.key(t))?;
             return self
                 .ledger
                 .received
@@ -200,7 +207,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             return None;
         }
         let id = value.get("id")?;
-        self.ledger.received.get(&id_key(id)).map(|r| r.channel)
+        self.ledger
+            .received
+            .get(&self.ledger.key(id))
+            .map(|r| r.channel)
     }
 
     /// Sends the harness's own answer to one of the target's requests, without waiting on
@@ -219,16 +229,28 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
         let text = answer.to_string();
         if let Some(id) = answer.get("id") {
-            if let Some(r) = self.ledger.received.get_mut(&id_key(id)) {
+            let key = self.ledger.key(id);
+            if let Some(r) = self.ledger.received.get_mut(&key) {
                 r.answered.get_or_insert_with(Instant::now);
                 r.succeeded |= answer.get("result").is_some();
             }
         }
-        self.transcript
-            .push(Entry::sent(self.now(), text.clone(), Some(answer), true));
-        if let Err(SendError::Stalled(waited)) = self.io.send(text.as_bytes(), reply_to).await {
-            self.stalled(waited);
+        let index = self.transcript.len();
+        let mut entry = Entry::sent(self.now(), text.clone(), Some(answer), true);
+        entry.session = self.streams.session;
+        self.transcript.push(entry);
+        match self.io.send(text.as_bytes(), reply_to).await {
+            Ok(channel) => self.opened(channel, index, None),
+            Err(SendError::Stalled(waited)) => self.stalled(waited),
+            Err(_) => {}
         }
+    }
+
+    /// The ledger scope of session `session`.
+    pub(crate) fn scope_of(&self, session: usize) -> Option<String> {
+        (session > 0)
+            .then(|| self.streams.names.get(session).cloned())
+            .flatten()
     }
 
     /// Takes in events until the deadline.
@@ -261,6 +283,23 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.receive(at, channel, bytes).await;
             }
             Event::Partial(_) => self.heard(at),
+            Event::Overlong(channel) if channel != Channel::Stdio => {
+                self.heard(at);
+                self.record(
+                    at,
+                    channel,
+                    format!("[more than {MAX_LINE} bytes without a complete message, discarded]"),
+                    None,
+                );
+                self.finding(
+                    Severity::Fail,
+                    FindingKind::Limit,
+                    format!(
+                        "{channel} sent more than {} MiB without completing a message; the harness stopped reading it",
+                        MAX_LINE >> 20
+                    ),
+                );
+            }
             Event::Overlong(channel) => {
                 self.heard(at);
                 self.record(
@@ -284,6 +323,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.exited = true;
                 self.exited_at.get_or_insert_with(Instant::now);
             }
+            event @ (Event::Status { .. } | Event::Body { .. } | Event::Closed { .. }) => {
+                self.heard(at);
+                self.stream_event(at, &event);
+                S::observe(self, at, event);
+            }
             other => S::observe(self, at, other),
         }
         true
@@ -303,8 +347,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         value: Option<Value>,
     ) -> usize {
         self.kept_bytes += text.len();
-        self.transcript
-            .push(Entry::received(at, channel, text, value));
+        let mut entry = Entry::received(at, channel, text, value);
+        entry.session = self.streams.session_of(channel);
+        if let Some(stream) = self.streams.by.get_mut(&channel) {
+            stream.messages += 1;
+        }
+        self.transcript.push(entry);
         self.transcript.len() - 1
     }
 
@@ -334,7 +382,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             self.rule(p.severity, p.requirement, p.message);
         }
         if is_object {
+            // Ids are scoped to the session of the channel the message came on.
+            let session = self.transcript[index].session;
+            let scope = self.scope_of(session);
+            let own = std::mem::replace(&mut self.ledger.scope, scope);
             S::judge(self, index).await;
+            self.ledger.scope = own;
         }
         if !keep
             && self

@@ -2,7 +2,9 @@
 //!
 //! The standing rules need it (one response per request, progress only for live tokens, a
 //! cancel only for one's own live request) and so do the steps (waiting for an answer). Ids
-//! are keyed by their canonical JSON text, so `7` and `"7"` are different requests.
+//! are keyed by their canonical JSON text, so `7` and `"7"` are different requests. Ids are
+//! scoped to a session: over HTTP a case may hold two sessions that both use id `1`, and the
+//! ledger keys the other session's as `1 in session NAME`.
 
 use crate::pattern::id_key;
 use crate::transport::Channel;
@@ -17,15 +19,30 @@ pub struct CancelMark {
     pub at: usize,
     /// When it was sent, since the target started.
     pub sent: Duration,
-    /// Whether something since proved the target had read it (an answer to a later request on
-    /// an ordered transport, such as the barrier's), and when that proof arrived.
+    /// Whether something since proved the target had read it, and by when it had certainly
+    /// read it: when an answer to a later request arrived on an ordered transport (such as the
+    /// barrier's); over HTTP, when the grace after the cancel POST's `202` ends.
     pub read: Option<Duration>,
+    /// Over HTTP, the grace that followed the cancel's `202` (the proof is the 202 and the
+    /// grace, not a later answer).
+    pub accepted: Option<Duration>,
 }
 
 impl CancelMark {
-    /// Whether the target has certainly read the cancel.
-    pub fn is_read(&self) -> bool {
-        self.read.is_some()
+    /// Whether the target has certainly read the cancel by `at`.
+    pub fn is_read(&self, at: Duration) -> bool {
+        self.read.is_some_and(|read| read <= at)
+    }
+
+    /// How a finding names the proof that the cancel was read.
+    pub fn proof(&self) -> String {
+        match self.accepted {
+            Some(grace) => format!(
+                "the cancel's 202 plus a {} ms grace proved it read",
+                grace.as_millis()
+            ),
+            None => "an answer to a later request proved it".into(),
+        }
     }
 }
 
@@ -75,8 +92,9 @@ pub struct SentRequest {
     pub cancel: Option<CancelMark>,
     /// Whether it had been answered when it was cancelled.
     pub answered_before_cancel: bool,
-    /// The last progress value seen for it.
-    pub last_progress: Option<f64>,
+    /// The last progress value seen for it, and the channel it came on (progress is only
+    /// compared within one stream, AMB-07).
+    pub last_progress: Option<(f64, Channel)>,
     /// A `! silent` step watched it after its cancel.
     pub watched: bool,
     /// One message after the proof that its cancel was read was excused as in flight.
@@ -116,19 +134,51 @@ pub struct Ledger {
     pub tokens: HashMap<String, String>,
     /// Requests the target sent, by id key.
     pub received: HashMap<String, ReceivedRequest>,
+    /// The session ids are scoped to right now (`None`: the first, whose keys are the bare
+    /// ids).
+    pub scope: Option<String>,
 }
 
 impl Ledger {
+    /// The key of a request id or progress token in the current scope.
+    pub fn key(&self, id: &Value) -> String {
+        self.key_in(self.scope.as_deref(), id)
+    }
+
+    /// The key of a request id or progress token in the scope of session `scope` (`None`:
+    /// the first).
+    pub fn key_in(&self, scope: Option<&str>, id: &Value) -> String {
+        match scope {
+            None => id_key(id),
+            Some(session) => format!("{} in session {session}", id_key(id)),
+        }
+    }
+
     /// Records the harness's cancel of request `id`, sent at transcript index `at`, `sent`
     /// after the target started. The first cancel counts.
     pub fn cancel_sent(&mut self, id: &Value, at: usize, sent: Duration) {
-        if let Some(request) = self.sent.get_mut(&id_key(id)) {
+        let key = self.key(id);
+        if let Some(request) = self.sent.get_mut(&key) {
             request.answered_before_cancel = request.answers > 0;
             request.cancel.get_or_insert(CancelMark {
                 at,
                 sent,
                 read: None,
+                accepted: None,
             });
+        }
+    }
+
+    /// Over HTTP: the cancel sent at transcript index `at` was accepted with `202`; it counts
+    /// as read `grace` after `accepted` (since the target started).
+    pub fn cancel_accepted(&mut self, at: usize, accepted: Duration, grace: Duration) {
+        for request in self.sent.values_mut() {
+            if let Some(mark) = request.cancel.as_mut().filter(|m| m.at == at) {
+                if mark.read.is_none() {
+                    mark.read = Some(accepted + grace);
+                    mark.accepted = Some(grace);
+                }
+            }
         }
     }
 
@@ -146,7 +196,7 @@ impl Ledger {
 
     /// The harness's request with this id.
     pub fn sent(&self, id: &Value) -> Option<&SentRequest> {
-        self.sent.get(&id_key(id))
+        self.sent.get(&self.key(id))
     }
 
     /// The first response to the harness's request `id`, as a transcript index.

@@ -15,6 +15,8 @@ mod adapter;
 pub mod client;
 mod client_start;
 mod expect;
+pub mod http;
+mod http_steps;
 mod io;
 pub mod ledger;
 mod proof;
@@ -241,6 +243,8 @@ pub struct Engine<'a, T, S> {
     arrival: Option<Arrival>,
     /// When the last expected message arrived.
     last_arrival: Option<Duration>,
+    /// The HTTP channels of the case (empty on stdio).
+    pub(crate) streams: http::Streams,
 }
 
 impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
@@ -280,6 +284,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             version: None,
             arrival: None,
             last_arrival: None,
+            streams: http::Streams::default(),
         }
     }
 
@@ -404,8 +409,14 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         steps: &'s [Step],
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Stop>> + 's>> {
         Box::pin(async move {
-            for step in steps {
+            for (i, step) in steps.iter().enumerate() {
                 self.line = step.line;
+                // A request whose status the next step judges is left to it by the standing
+                // rules.
+                self.streams.next_status = match steps.get(i + 1).map(|s| &s.kind) {
+                    Some(StepKind::Status(codes)) => Some(codes.clone()),
+                    _ => None,
+                };
                 self.step(step).await?;
             }
             Ok(())
@@ -446,8 +457,14 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
                 }
                 Ok(())
             }
+            StepKind::Status(codes) => self.status_step(codes).await,
+            StepKind::Header { name, value } => self.header_step(name, value),
+            StepKind::Listen => self.open_step(true).await,
+            StepKind::DeleteSession => self.open_step(false).await,
             StepKind::Silent { .. }
             | StepKind::Witness(_)
+            | StepKind::Unwitnessed(_)
+            | StepKind::Session(_)
             | StepKind::CloseStdin
             | StepKind::Exit(_)
             | StepKind::Disconnect(_)

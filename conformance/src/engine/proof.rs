@@ -49,6 +49,9 @@ impl Ran {
 impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// The grace a message may still take after what caused it was proven read.
     pub(crate) fn grace(&self) -> Duration {
+        if self.streams.over_http {
+            return self.streams.grace();
+        }
         MIN_GRACE.max(self.rtt.unwrap_or_default() * 4)
     }
 
@@ -147,6 +150,21 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             if let Some(index) = self.ledger.answer_of(&id) {
                 return Ok(self.value(index));
             }
+            // Over HTTP, an answer whose stream was refused or ended will never come.
+            if let Some(why) = self.unanswerable(&id) {
+                if let Some(stop) = self.wait_ended() {
+                    return Err(stop);
+                }
+                self.rule(
+                    Severity::Fail,
+                    requirement,
+                    format!(
+                        "no answer to the harness's `{method}` (id {}): {why}",
+                        canonical(&id)
+                    ),
+                );
+                return Err(Stop::Hung);
+            }
             let (deadline, ran) = self.answer_deadline(began, subject, Due::AtOnce);
             let tick = deadline.min(Deadline::now() + PROBE_AFTER);
             // A wait ends only once the harness has caught up with what the target wrote: a
@@ -204,10 +222,15 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
 
     /// `! barrier`: a request whose answer proves the target has read everything sent before
     /// it (stdin is a FIFO and stdout one ordered stream), so every cancel sent before it is
-    /// known to have been read.
+    /// known to have been read. Over HTTP the answer proves nothing about other POSTs: the
+    /// barrier first waits for every earlier POST's status and the grace after the last
+    /// accepted cancel (see `http.rs`), and the probe then checks liveness.
     pub(crate) async fn barrier(&mut self) -> Result<(), Stop> {
         if self.ended {
             return Ok(());
+        }
+        if self.streams.over_http {
+            self.settle().await;
         }
         self.counter += 1;
         let id = format!("barrier-{}", self.counter);
@@ -215,7 +238,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             .protocol()
             .unwrap_or(ProtocolVersion::V2025_11_25)
             .probe(&id);
+        let asked = Instant::now();
         let answer = self.request_internal(probe, "PING-01").await?;
+        if self.streams.over_http {
+            self.streams.sample(asked.elapsed());
+        }
         if answer.get("result").is_none_or(|r| !r.is_object()) {
             self.rule(
                 Severity::Fail,
@@ -232,8 +259,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
 
     /// An answer to the harness's request sent at transcript index `index` arrived: on an
     /// ordered transport, everything sent before it has certainly been read.
-    pub(crate) fn proof_arrived(&mut self, index: usize, sent: Duration) {
-        let now = self.now();
+    /// `now` is when the answer arrived (its transcript time), so that what arrived after it
+    /// in the same stream is judged against the proof and what arrived before is not.
+    pub(crate) fn proof_arrived(&mut self, index: usize, sent: Duration, now: Duration) {
         // A round trip counts only once the target was running: the first answer of a slow
         // start says how long the start took, not how long a round trip takes.
         let running = self.heard.is_some_and(|heard| heard <= sent);
@@ -273,6 +301,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.last_send = Instant::now();
                 return Ok(());
             }
+        }
+        if self.streams.over_http {
+            // A cancel POSTed before the request it names has arrived would be read first.
+            self.await_arrival(&id).await;
         }
         let mut params = json!({"requestId": id});
         if let Some(reason) = reason {

@@ -6,16 +6,18 @@
 //! own steps are here too: `! silent` and `! witness` (did the work stop?), `! close-stdin`
 //! and `! exit` (does the server exit when its input ends?).
 
+use super::http::Streams;
 use super::{Engine, Options, Report, Side, Stop};
 use crate::case::{Case, Step, StepKind, TransportKind};
-use crate::era::{Era, HANDSHAKE_VERSIONS};
+use crate::era::{Era, ProtocolVersion, HANDSHAKE_VERSIONS};
 use crate::fixtures;
 use crate::outcome::Severity;
-use crate::pattern::{self, canonical, id_key};
+use crate::pattern::{self, canonical};
 use crate::rules::envelope::{short, Writer, SERVER};
+use crate::transport::http::{Http, HttpTarget};
 use crate::transport::process::{display_argv, Launch};
 use crate::transport::stdio::Stdio;
-use crate::transport::{Event, SendError, Transport};
+use crate::transport::{Channel, Event, SendError, Transport};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
@@ -23,6 +25,41 @@ use tokio::time::Instant as Deadline;
 /// The role of a server target: what the harness, as its client, does beyond the steps.
 #[derive(Debug, Default)]
 pub struct ServerTarget;
+
+/// How to reach a server target: a command to run over stdio, or an HTTP endpoint.
+#[derive(Debug, Clone)]
+pub enum Connect {
+    /// A stdio server, started once per case.
+    Stdio(Launch),
+    /// A server over Streamable HTTP, started once per case when it has a launch.
+    Http(HttpTarget),
+}
+
+impl Connect {
+    /// The target as reports show it.
+    pub fn display(&self) -> String {
+        match self {
+            Connect::Stdio(launch) => display_argv(&launch.argv),
+            Connect::Http(target) => target.display(),
+        }
+    }
+
+    /// The transport the cases run over.
+    pub fn transport(&self) -> TransportKind {
+        match self {
+            Connect::Stdio(_) => TransportKind::Stdio,
+            Connect::Http(_) => TransportKind::Http,
+        }
+    }
+}
+
+/// Runs one case against the target, over its transport.
+pub async fn run_case(case: &Case, connect: &Connect, options: &Options) -> Result<Report, String> {
+    match connect {
+        Connect::Stdio(launch) => run_server_case(case, launch, options).await,
+        Connect::Http(target) => run_http_server_case(case, target, options).await,
+    }
+}
 
 /// Runs one case against a fresh stdio server process. Never panics on target behaviour;
 /// always kills and reaps the target before returning. Fails only when the target cannot be
@@ -33,21 +70,8 @@ pub async fn run_server_case(
     options: &Options,
 ) -> Result<Report, String> {
     let target = display_argv(&launch.argv);
-    if !case.transports.contains(&TransportKind::Stdio) {
-        return Ok(Report::skipped(
-            "the case applies to Streamable HTTP only; this run is over stdio".into(),
-            target,
-        ));
-    }
-    if let Some(fixtures) = &options.fixtures {
-        let lacking: Vec<String> = case
-            .fixtures
-            .iter()
-            .filter_map(|f| fixtures.lacks(f))
-            .collect();
-        if !lacking.is_empty() {
-            return Ok(Report::skipped(lacking.join("; "), target));
-        }
+    if let Some(reason) = not_applicable(case, options, TransportKind::Stdio) {
+        return Ok(Report::skipped(reason, target));
     }
     let io = Stdio::spawn(launch, options.reply_timeout).map_err(|e| {
         format!("cannot start target `{target}`: {e}; check the command after `--` (it is run without a shell)")
@@ -55,6 +79,44 @@ pub async fn run_server_case(
     Ok(Engine::new(case, options, io, ServerTarget)
         .run(target)
         .await)
+}
+
+/// Runs one case against a server over Streamable HTTP, started for the case when the target
+/// has a launch. Never panics on target behaviour; a server it started is always killed and
+/// reaped. Fails only when the URL is unusable or the server cannot be started at all.
+pub async fn run_http_server_case(
+    case: &Case,
+    target: &HttpTarget,
+    options: &Options,
+) -> Result<Report, String> {
+    let shown = target.display();
+    if let Some(reason) = not_applicable(case, options, TransportKind::Http) {
+        return Ok(Report::skipped(reason, shown));
+    }
+    let io = Http::start(target, options.reply_timeout, options.startup_timeout).await?;
+    let mut engine = Engine::new(case, options, io, ServerTarget);
+    engine.streams = Streams::http();
+    Ok(engine.run(shown).await)
+}
+
+/// Why a case does not apply to this target before it starts: its transports, or fixtures
+/// the target file does not map.
+fn not_applicable(case: &Case, options: &Options, transport: TransportKind) -> Option<String> {
+    if !case.transports.contains(&transport) {
+        let names: Vec<&str> = case.transports.iter().map(|t| t.as_str()).collect();
+        return Some(format!(
+            "the case applies to {} only; this run is over {}",
+            names.join(" and "),
+            transport.as_str()
+        ));
+    }
+    let fixtures = options.fixtures.as_ref()?;
+    let lacking: Vec<String> = case
+        .fixtures
+        .iter()
+        .filter_map(|f| fixtures.lacks(f))
+        .collect();
+    (!lacking.is_empty()).then(|| lacking.join("; "))
 }
 
 impl Side for ServerTarget {
@@ -112,7 +174,9 @@ impl Side for ServerTarget {
         e.judge_server_message(index).await;
     }
 
-    fn observe<T: Transport>(_e: &mut Engine<'_, T, Self>, _at: Duration, _event: Event) {}
+    fn observe<T: Transport>(e: &mut Engine<'_, T, Self>, _at: Duration, event: Event) {
+        e.judge_stream_event(&event);
+    }
 
     async fn role_step<T: Transport>(e: &mut Engine<'_, T, Self>, step: &Step) -> Result<(), Stop> {
         match &step.kind {
@@ -140,8 +204,17 @@ impl Side for ServerTarget {
                     .iter()
                     .map(|id| e.fill_id(id))
                     .collect::<Result<Vec<_>, _>>()?;
-                witness(e, &ids).await
+                witness(e, &ids, true).await
             }
+            StepKind::Unwitnessed(ids) => {
+                let ids = ids
+                    .iter()
+                    .map(|id| e.fill_id(id))
+                    .collect::<Result<Vec<_>, _>>()?;
+                witness(e, &ids, false).await
+            }
+            StepKind::Session(name) => session(e, name).await,
+            StepKind::Disconnect(id) => e.disconnect_step(id).await,
             StepKind::CloseStdin => {
                 e.io.close_input();
                 Ok(())
@@ -167,14 +240,19 @@ impl Side for ServerTarget {
     }
 
     fn gone<T: Transport>(e: &mut Engine<'_, T, Self>) {
+        let (rule, closed) = if e.streams.over_http {
+            ("HTTP-04", "its endpoint refused connections")
+        } else {
+            ("STD-01", "stdout closed")
+        };
         let status =
             e.io.exit_status()
                 .map(|s| s.to_string())
-                .unwrap_or_else(|| "stdout closed".into());
-        if !e.findings.iter().any(|f| f.requirement() == "STD-01") {
+                .unwrap_or_else(|| closed.into());
+        if !e.findings.iter().any(|f| f.requirement() == rule) {
             e.rule(
                 Severity::Fail,
-                "STD-01",
+                rule,
                 format!("the target stopped serving ({status}) while the case still needed it; see its stderr"),
             );
         }
@@ -199,7 +277,9 @@ const WATCH_AFTER_CANCEL: Duration = Duration::from_millis(100);
 async fn body<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), Stop> {
     let steps = e.case.steps.clone();
     e.steps(&steps).await?;
-    if e.io.input_open() && !e.exited {
+    // A session the case ended has nobody left to answer the last barrier.
+    let ended = e.streams.deleted.contains(&e.streams.session);
+    if e.io.input_open() && !e.exited && !ended {
         e.barrier().await?;
         let unwatched = e
             .ledger
@@ -210,6 +290,44 @@ async fn body<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), S
             e.pump_until(Deadline::now() + WATCH_AFTER_CANCEL).await;
         }
         e.unexpected_responses();
+        e.cancelled_streams();
+    }
+    Ok(())
+}
+
+/// `! session NAME`: switches to session NAME, opening it with its own handshake when it is
+/// new. A server that assigns no session ids has no second session to offer.
+async fn session<T: Transport>(
+    e: &mut Engine<'_, T, ServerTarget>,
+    name: &str,
+) -> Result<(), Stop> {
+    let Some(http) = e.io.http() else {
+        return Ok(());
+    };
+    if http.session_name() == name {
+        return Ok(());
+    }
+    let known = e.streams.names.iter().position(|n| n == name);
+    if known.is_none() && !http.has_session_id() {
+        return Err(Stop::Skip(
+            "the server assigned no session id, so there is no second session to open (sessions are optional, HTTP-16)".into(),
+        ));
+    }
+    let fresh = http.switch_session(name);
+    let index = match known {
+        Some(index) => index,
+        None => {
+            e.streams.names.push(name.to_string());
+            e.streams.names.len() - 1
+        }
+    };
+    e.streams.session = index;
+    e.ledger.scope = e.scope_of(index);
+    e.mark(format!("[session {name}]"), Channel::Stdio);
+    if fresh {
+        let line = e.line;
+        handshake(e).await?;
+        e.line = line;
     }
     Ok(())
 }
@@ -258,6 +376,12 @@ async fn handshake<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<
     }
     e.version = Some(version.clone());
     e.captures.insert("version".into(), json!(version));
+    let streamable = ProtocolVersion::parse(&version).is_none_or(|v| v.has_streamable_http());
+    if e.streams.over_http && !streamable {
+        return Err(Stop::Skip(format!(
+            "the target agreed to {version}, whose HTTP transport is the older HTTP+SSE, which the harness does not test (choose 2025-03-26 or later with --protocol-version)"
+        )));
+    }
     if !e.case.versions.contains(&version) {
         return Err(Stop::Skip(format!(
             "the case applies to {}; the target agreed to {version} (choose one with \
@@ -313,10 +437,12 @@ fn witness_severity<T: Transport>(e: &Engine<'_, T, ServerTarget>) -> Severity {
 
 /// `! witness ID…`: asks the `cancellations` fixture which requests saw their cancellation. A
 /// handler may record its cancellation a moment after the cancel was read, so the question is
-/// repeated until every id is listed or the reply timeout passes.
+/// repeated until every id is listed or the reply timeout passes. `! witness not ID…`
+/// (`listed` false) asks once: none of the ids may be listed, their work goes on.
 async fn witness<T: Transport>(
     e: &mut Engine<'_, T, ServerTarget>,
     ids: &[Value],
+    listed: bool,
 ) -> Result<(), Stop> {
     if e.options
         .fixtures
@@ -324,16 +450,20 @@ async fn witness<T: Transport>(
         .is_some_and(|f| !f.has("cancellations"))
     {
         let ids: Vec<String> = ids.iter().map(canonical).collect();
-        e.rule(
-            Severity::Note,
-            "CAN-05",
+        let message = if listed {
             format!(
                 "no witness fixture: whether request {} stopped working is judged only on what \
                  can be observed (no response after the barrier, progress stopped, the server \
                  still answers)",
                 ids.join(", ")
-            ),
-        );
+            )
+        } else {
+            format!(
+                "no witness fixture: whether request {} kept working cannot be observed",
+                ids.join(", ")
+            )
+        };
+        e.rule(Severity::Note, "CAN-05", message);
         return Ok(());
     }
     let deadline = Instant::now() + e.options.reply_timeout;
@@ -343,7 +473,7 @@ async fn witness<T: Transport>(
         let id = format!("witness-{}", e.counter);
         let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "cancellations", "arguments": {}}});
         let answer = e.request_internal(call, "CAN-11").await?;
-        let Some(listed) = fixtures::witness_list(&answer) else {
+        let Some(listed_ids) = fixtures::witness_list(&answer) else {
             e.rule(
                 witness_severity(e),
                 "CAN-05",
@@ -351,16 +481,29 @@ async fn witness<T: Transport>(
             );
             return Ok(());
         };
+        if !listed {
+            let stopped: Vec<String> = ids
+                .iter()
+                .filter(|id| listed_ids.iter().any(|l| pattern::json_equal(l, id)))
+                .map(canonical)
+                .collect();
+            if !stopped.is_empty() {
+                e.rule(
+                    witness_severity(e),
+                    "HTTP-10",
+                    format!(
+                        "the server's witness lists request {}: its handler observed a cancellation the harness never sent (a closed stream is no cancel up to 2025-11-25, AMB-24)",
+                        stopped.join(", ")
+                    ),
+                );
+            }
+            return Ok(());
+        }
         // A request answered before its cancel was read had nothing left to stop.
         let missing: Vec<&Value> = ids
             .iter()
-            .filter(|id| !listed.iter().any(|l| pattern::json_equal(l, id)))
-            .filter(|id| {
-                e.ledger
-                    .sent
-                    .get(&id_key(id))
-                    .is_none_or(|r| r.answers == 0)
-            })
+            .filter(|id| !listed_ids.iter().any(|l| pattern::json_equal(l, id)))
+            .filter(|id| e.ledger.sent(id).is_none_or(|r| r.answers == 0))
             .collect();
         if missing.is_empty() {
             return Ok(());
@@ -373,7 +516,7 @@ async fn witness<T: Transport>(
                 format!(
                     "the server's witness does not list request {}: its handler never observed the cancellation, so the work did not stop (listed: {})",
                     missing.join(", "),
-                    canonical(&Value::Array(listed))
+                    canonical(&Value::Array(listed_ids))
                 ),
             );
             return Ok(());

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 /// The JSON report of a run.
 pub fn render(
     target: &str,
+    transport: &str,
     protocol_version: &str,
     spoken: &[String],
     verdicts: &[Verdict],
@@ -22,6 +23,7 @@ pub fn render(
     json!({
         "harness": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")},
         "target": target,
+        "transport": transport,
         "protocolVersion": protocol_version,
         "targetVersions": spoken,
         "cases": verdicts.iter().map(|v| json!({

@@ -15,7 +15,8 @@ use crate::case::Case;
 use crate::engine::Report;
 use crate::outcome::{Finding, Outcome, Severity};
 use crate::pattern::canonical;
-use crate::transcript::Direction;
+use crate::transcript::{Direction, Entry};
+use crate::transport::Channel;
 use similar::TextDiff;
 use std::fmt::Write as _;
 
@@ -26,26 +27,56 @@ const STDERR_TAIL: usize = 12;
 /// normalised toward the pattern it was compared with. Harness messages (handshake, barrier,
 /// witness) and notifications no step looked at are left out; the dump has everything.
 pub fn actual_lines(report: &Report) -> Vec<String> {
-    report
-        .transcript
-        .iter()
+    in_case_order(&report.transcript)
+        .into_iter()
         .filter(|e| !e.internal)
         .filter_map(|e| match e.direction {
             Direction::Sent => Some(format!("> {}", e.shown.as_ref().unwrap_or(&e.text))),
+            Direction::Transport => None,
             Direction::Received => {
                 let is_notification = e.value.as_ref().is_some_and(|v| v.get("method").is_some());
                 if is_notification && e.consumed_by.is_none_or(|l| l == 0) {
                     return None;
                 }
-                let text = e
-                    .shown
-                    .clone()
-                    .or_else(|| e.value.as_ref().map(canonical))
-                    .unwrap_or_else(|| e.text.clone());
+                let text = e.shown.clone().unwrap_or_else(|| {
+                    let text = e
+                        .value
+                        .as_ref()
+                        .map(canonical)
+                        .unwrap_or_else(|| e.text.clone());
+                    match e.channel {
+                        Channel::Stdio => text,
+                        channel => format!("{channel} {text}"),
+                    }
+                });
                 Some(format!("< {text}"))
             }
         })
         .collect()
+}
+
+/// The transcript in the order the diff shows it: as it happened, except that messages that
+/// arrived together on different HTTP streams (between two lines the harness sent) are put in
+/// the order of the case lines that took them, since across streams the order of arrival
+/// means nothing. On stdio the order of arrival is the order of writing, and is kept.
+fn in_case_order(transcript: &[Entry]) -> Vec<&Entry> {
+    fn flush<'a>(run: &mut Vec<&'a Entry>, out: &mut Vec<&'a Entry>) {
+        run.sort_by_key(|e| e.consumed_by.filter(|l| *l > 0).unwrap_or(usize::MAX));
+        out.append(run);
+    }
+    let mut out: Vec<&Entry> = Vec::with_capacity(transcript.len());
+    let mut run: Vec<&Entry> = vec![];
+    for entry in transcript {
+        let unordered = entry.direction != Direction::Sent && entry.channel != Channel::Stdio;
+        if unordered {
+            run.push(entry);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(entry);
+        }
+    }
+    flush(&mut run, &mut out);
+    out
 }
 
 /// The unified diff of expected against actual.

@@ -244,7 +244,8 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if request.answered_before_cancel {
             return;
         }
-        if mark.is_read() {
+        let at = self.transcript[index].at;
+        if mark.is_read(at) {
             self.rule(
                 Severity::Warn,
                 "CAN-13",
@@ -301,7 +302,14 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             return;
         };
         if let Some(sent) = self.ledger.sent.get_mut(&request) {
-            if let Some(previous) = sent.last_progress.replace(value) {
+            // A client's progress is compared across all it sent.
+            let channel = crate::transport::Channel::Stdio;
+            let previous = sent
+                .last_progress
+                .replace((value, channel))
+                .filter(|(_, on)| *on == channel)
+                .map(|(p, _)| p);
+            if let Some(previous) = previous {
                 if value <= previous {
                     self.rule(
                         Severity::Fail,

@@ -5,18 +5,20 @@
 //! - [`envelope`]: JSON-RPC 2.0 on one line, for either role.
 //! - `server`: what a server writes (responses, progress, its own requests).
 //! - `client`: what a client writes (requests, cancels, progress tokens, responses).
+//! - `http`: what a server over Streamable HTTP must respect beyond its messages (statuses,
+//!   streams, session ids).
 
 mod client;
 mod client_cancel;
 pub mod client_http;
 pub mod envelope;
+mod http;
 mod server;
 
 use crate::engine::ledger::SentRequest;
 use crate::engine::{Engine, Side};
 use crate::era::Era;
 use crate::outcome::Severity;
-use crate::pattern::id_key;
 use crate::transport::Transport;
 use envelope::short;
 use serde_json::Value;
@@ -65,7 +67,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             // An error with id null answers a line that could not be read; the case judges it.
             return None;
         }
-        let key = id_key(&id);
+        let key = self.ledger.key(&id);
         let who = S::WRITER.who;
         let Some(request) = self.ledger.sent.get_mut(&key) else {
             self.transcript[index].consumed_by = Some(0);
@@ -81,7 +83,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let request = request.clone();
         self.transcript[index].internal = request.internal;
         if request.answers == 1 {
-            self.proof_arrived(request.index, request.sent);
+            let arrived = self.transcript[index].at;
+            self.proof_arrived(request.index, request.sent, arrived);
         }
         // RPC-14, except for an `initialize` answer: that opens a handshake-era session.
         if let Some(result) = value.get("result") {

@@ -7,15 +7,16 @@ use crate::engine::server::ServerTarget;
 use crate::engine::Engine;
 use crate::era::Era;
 use crate::outcome::{FindingKind, Severity};
-use crate::pattern::{canonical, id_key};
+use crate::pattern::canonical;
 use crate::rules::envelope::short;
 use crate::transcript::Direction;
-use crate::transport::Transport;
+use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
 
 impl<T: Transport> Engine<'_, T, ServerTarget> {
     /// Applies the standing rules to one message object the server wrote.
     pub(crate) async fn judge_server_message(&mut self, index: usize) {
+        self.judge_channel(index);
         let value = self.value(index);
         let method = value.get("method").and_then(Value::as_str);
         match (method, value.get("id")) {
@@ -42,16 +43,19 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 };
                 self.reply(answer).await;
             }
-            (Some("notifications/progress"), None) => self.progress(value.get("params")),
+            (Some("notifications/progress"), None) => {
+                let (channel, at) = (self.transcript[index].channel, self.transcript[index].at);
+                self.progress(value.get("params"), channel, at)
+            }
             (Some(_), None) => {}
             (None, _) => self.response(index, &value),
         }
     }
 
-    fn progress(&mut self, params: Option<&Value>) {
+    fn progress(&mut self, params: Option<&Value>, channel: Channel, at: std::time::Duration) {
         let token = params.and_then(|p| p.get("progressToken"));
         let Some(request_key) = token
-            .and_then(|t| self.ledger.tokens.get(&id_key(t)))
+            .and_then(|t| self.ledger.tokens.get(&self.ledger.key(t)))
             .cloned()
         else {
             let shown = token.map(canonical).unwrap_or_else(|| "none".into());
@@ -76,11 +80,10 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 "PRG-07",
                 format!("progress for request {request_key} after its response; progress must stop when the operation completes"),
             ),
-            Some((false, Some(mark))) if mark.is_read() => {
+            Some((false, Some(mark))) if mark.is_read(at) => {
                 // A server that writes from several tasks does not keep order: the first
                 // message right after the proof may have been produced before the cancel was
                 // read. It gets the benefit of the doubt; anything after it is judged.
-                let at = self.now();
                 let in_flight = mark.read.is_some_and(|proof| at < proof + self.grace());
                 let first = self
                     .ledger
@@ -97,7 +100,11 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                     self.rule(
                         self.after_cancel_severity(),
                         "CAN-05",
-                        format!("progress for request {request_key} after the target had read its cancel (an answer to a later request proved it){}", self.after_cancel_rule()),
+                        format!(
+                            "progress for request {request_key} after the target had read its cancel ({}){}",
+                            mark.proof(),
+                            self.after_cancel_rule()
+                        ),
                     );
                 }
             }
@@ -116,7 +123,13 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             .sent
             .get_mut(&request_key)
             .expect("token maps to a request");
-        let last = request.last_progress.replace(value);
+        // Progress is compared within one stream only: across HTTP streams, arrival order is
+        // not send order (AMB-07).
+        let last = request
+            .last_progress
+            .replace((value, channel))
+            .filter(|(_, on)| *on == channel)
+            .map(|(prev, _)| prev);
         match last {
             Some(prev) if value < prev => self.rule(
                 Severity::Fail,
@@ -147,7 +160,10 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 self.version = Some(agreed.to_string());
             }
         }
-        let key = id_key(&value["id"]);
+        if request.starts {
+            self.agreed_version(value);
+        }
+        let key = self.ledger.key(&value["id"]);
         let at = self.transcript[index].at;
         let Some(mark) = request.cancel else {
             return;
@@ -164,12 +180,15 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         // only makes things later, so none of this flips on a busy machine.
         let cancelled_error = value.pointer("/error/code").and_then(Value::as_i64) == Some(-32800);
         let ms = |d: std::time::Duration| d.as_millis();
-        let judged: Result<&str, String> = if request.endless {
-            Ok("its tool never ends on its own, so the cancel caused it")
+        let judged: Result<String, String> = if request.endless {
+            Ok("its tool never ends on its own, so the cancel caused it".into())
         } else if request.natural_end.is_some_and(|end| at < end) {
-            Ok("it came before the tool could have finished on its own, so the cancel caused it")
+            Ok(
+                "it came before the tool could have finished on its own, so the cancel caused it"
+                    .into(),
+            )
         } else if cancelled_error {
-            Ok("its error -32800 says the cancel caused it")
+            Ok("its error -32800 says the cancel caused it".into())
         } else {
             match (request.natural_end, mark.read) {
                 (Some(end), _) if mark.sent >= end => Err(format!(
@@ -177,18 +196,19 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                     ms(mark.sent),
                     ms(end)
                 )),
-                (Some(end), Some(read)) if read < end => Ok(
-                    "the target had read the cancel before the tool could have finished on its own (an answer to a later request proved it), and answered all the same",
-                ),
+                (Some(end), Some(read)) if read < end => Ok(format!(
+                    "the target had read the cancel before the tool could have finished on its own ({}), and answered all the same",
+                    mark.proof()
+                )),
                 (Some(end), Some(read)) => Err(format!(
                     "the proof that request {key}'s cancel was read came at +{} ms, after the tool could have finished (+{} ms), so its work may have ended before the cancel was read (CAN-09); the timing cannot tell",
                     ms(read),
                     ms(end)
                 )),
-                (None, Some(_)) => Err(format!(
+                (None, Some(read)) if at >= read => Err(format!(
                     "request {key} was answered after the target had read its cancel, but its tool's duration is unknown: the work may have ended before the cancel was read (CAN-09); the timing cannot tell"
                 )),
-                (_, None) => Err(format!(
+                _ => Err(format!(
                     "the response to request {key} crossed its cancel (allowed)"
                 )),
             }
@@ -231,9 +251,11 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
     /// Responses no step expected and no cancel explains.
     pub(crate) fn unexpected_responses(&mut self) {
         // A cancelled request may get one response or none; the standing rules judged it.
-        let cancelled = |v: &Value| {
+        // Ids belong to the session the response came in.
+        let cancelled = |session: usize, v: &Value| {
             v.get("id")
-                .and_then(|id| self.ledger.sent(id))
+                .map(|id| self.ledger.key_in(self.scope_of(session).as_deref(), id))
+                .and_then(|key| self.ledger.sent.get(&key))
                 .is_some_and(|r| r.cancel.is_some())
         };
         let stray: Vec<String> = self
@@ -242,9 +264,11 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             .filter(|e| {
                 e.direction == Direction::Received && !e.internal && e.consumed_by.is_none()
             })
-            .filter_map(|e| e.value.as_ref())
-            .filter(|v| v.get("method").is_none() && v.get("id").is_some() && !cancelled(v))
-            .map(short)
+            .filter_map(|e| e.value.as_ref().map(|v| (e.session, v)))
+            .filter(|(session, v)| {
+                v.get("method").is_none() && v.get("id").is_some() && !cancelled(*session, v)
+            })
+            .map(|(_, v)| short(v))
             .collect();
         for message in stray {
             self.finding(

@@ -9,6 +9,8 @@
 //! - [`stdio::Stdio`]: a server target started as a process, one line per message.
 //! - [`relay::Relay`]: a client target (an adapter program) that starts the harness's relay
 //!   as its stdio server.
+//! - [`http::Http`]: a server target over Streamable HTTP, reached at a URL and optionally
+//!   started as a process; every message is one POST with its own response stream.
 //! - [`http_server::HttpServer`]: a client target that talks to the harness's own Streamable
 //!   HTTP server.
 //!
@@ -16,9 +18,11 @@
 //! order messages arrive in proves the order the target read them ([`Transport::ordered`]),
 //! and whether a request can be cancelled by closing its channel ([`Transport::abort`]).
 
+pub mod http;
 mod http_serve;
 pub mod http_server;
 mod http_state;
+mod http_stream;
 pub mod lines;
 pub mod process;
 pub mod reap;
@@ -116,8 +120,87 @@ pub enum Event {
     AdapterOverlong,
     /// The target process exited.
     Exited(ExitStatus),
+    /// An HTTP response's head arrived (HTTP transports).
+    Status {
+        /// The request it answers.
+        channel: Channel,
+        /// What it said.
+        head: Head,
+    },
+    /// The start of a response body that carries no messages (an error page, a body of an
+    /// unexpected type), or an SSE event that is no message, for the transcript.
+    Body {
+        /// The request it answers.
+        channel: Channel,
+        /// What it held, cut short.
+        text: String,
+    },
+    /// A channel's stream ended (HTTP transports).
+    Closed {
+        /// The channel.
+        channel: Channel,
+        /// How it ended.
+        end: StreamEnd,
+        /// How many body bytes came on it.
+        bytes: u64,
+    },
     /// What the harness's HTTP server saw of a request a client made (before its message).
     HttpRequest(Box<http_server::ClientRequest>),
+}
+
+/// The head of an HTTP response, as far as verdicts need it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// The status code.
+    pub code: u16,
+    /// The `Content-Type`, lower case, without parameters.
+    pub content_type: Option<String>,
+    /// The raw bytes of the `Mcp-Session-Id` header, if any.
+    pub session: Option<Vec<u8>>,
+    /// Where a redirect points.
+    pub location: Option<String>,
+}
+
+impl Head {
+    /// `200 text/event-stream`, `202`, `403 text/plain`, `302 to /elsewhere`.
+    pub fn summary(&self) -> String {
+        let mut text = self.code.to_string();
+        if let Some(kind) = &self.content_type {
+            text.push(' ');
+            text.push_str(kind);
+        }
+        if let Some(location) = &self.location {
+            text.push_str(" to ");
+            text.push_str(location);
+        }
+        text
+    }
+}
+
+/// How a channel's stream ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// The response ended normally.
+    Complete,
+    /// The harness closed it (a cancel by closing, or a disconnect).
+    Aborted,
+    /// The connection failed or broke; why.
+    Broken(String),
+    /// It carried more than the harness accepts (the limit, in bytes) and was cut.
+    TooLarge(usize),
+}
+
+impl std::fmt::Display for StreamEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StreamEnd::Complete => f.write_str("ended"),
+            StreamEnd::Aborted => f.write_str("closed by the harness"),
+            StreamEnd::Broken(why) => write!(f, "broke: {why}"),
+            StreamEnd::TooLarge(limit) => {
+                write!(f, "cut after {} MiB, the harness's limit", limit >> 20)
+            }
+        }
+    }
 }
 
 /// Why a message could not be sent.
@@ -152,6 +235,16 @@ pub trait Transport {
     /// Closes the channel of one request (the 2026-07-28 cancel on HTTP). False where the
     /// transport has no channel per request.
     fn abort(&mut self, channel: Channel) -> bool;
+
+    /// Learns the protocol version the session agreed to (HTTP sends it in a header on every
+    /// later request). Nothing to do on stdio.
+    fn agreed(&mut self, _version: &str) {}
+
+    /// The Streamable HTTP transport itself, for the steps only it can carry out (headers,
+    /// sessions, GET streams); `None` on every other transport.
+    fn http(&mut self) -> Option<&mut http::Http> {
+        None
+    }
 
     /// Ends the harness's side of the conversation (closes the target's stdin; for a client
     /// target, the harness's server exits).

@@ -1,0 +1,168 @@
+//! The steps only Streamable HTTP has: `! status`, `! header`, `! disconnect`, `! listen` and
+//! `! delete-session` (`! session`, which needs the server handshake, is in `server.rs`).
+
+use super::http::status_matches;
+use super::{Engine, Side, Stop};
+use crate::outcome::{FindingKind, Severity};
+use crate::pattern::canonical;
+use crate::transcript::Entry;
+use crate::transport::{Channel, Transport};
+use std::time::Instant;
+use tokio::time::Instant as Deadline;
+
+impl<T: Transport, S: Side> Engine<'_, T, S> {
+    /// Waits (at most `--reply-timeout`) for the head of `channel`, or its end.
+    pub(crate) async fn await_head(&mut self, channel: Channel) {
+        let deadline = Deadline::now() + self.options.reply_timeout;
+        while self
+            .streams
+            .by
+            .get(&channel)
+            .is_some_and(|s| s.head.is_none() && s.end.is_none())
+        {
+            if !self.next(deadline).await {
+                return;
+            }
+        }
+    }
+
+    /// `! status CODE|…`: the status of the request just made must be one of `codes`.
+    pub(crate) async fn status_step(&mut self, codes: &[String]) -> Result<(), Stop> {
+        let Some(channel) = self.streams.last else {
+            return Ok(());
+        };
+        self.await_head(channel).await;
+        let Some(stream) = self.streams.by.get(&channel) else {
+            return Ok(());
+        };
+        let complaint = match (&stream.head, &stream.end) {
+            (Some((_, head)), _) if status_matches(codes, head.code) => None,
+            (Some((_, head)), _) => Some(format!("{channel} got HTTP {}", head.summary())),
+            (None, Some(end)) => Some(format!("{channel} {end} before any status")),
+            (None, None) => Some(format!(
+                "{channel} got no status within {:?}",
+                self.options.reply_timeout
+            )),
+        };
+        if let Some(complaint) = complaint {
+            self.finding(
+                self.case_severity(),
+                FindingKind::Unmet,
+                format!(
+                    "{complaint}; line {} expects {}",
+                    self.line,
+                    codes.join(" or ")
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// `! header NAME: VALUE`: the next POST of a case line carries it. Removing a header the
+    /// harness would not send tests nothing, so the case does not apply.
+    pub(crate) fn header_step(&mut self, name: &str, value: &str) -> Result<(), Stop> {
+        let Some(http) = self.io.http() else {
+            return Ok(());
+        };
+        if value.is_empty() && !http.sends_header(name) {
+            return Err(Stop::Skip(format!(
+                "the case removes the `{name}` header, which the harness does not send to this server (a server that assigns no session id, or a protocol version without the header)"
+            )));
+        }
+        if let Err(e) = http.add_header(name, value) {
+            self.finding(
+                Severity::Fail,
+                FindingKind::CaseBug,
+                format!("bug in case: {e}"),
+            );
+            return Err(Stop::Hung);
+        }
+        Ok(())
+    }
+
+    /// `! disconnect ID`: closes request ID's response stream without cancelling it.
+    pub(crate) async fn disconnect_step(&mut self, id: &str) -> Result<(), Stop> {
+        let id = self.fill_id(id)?;
+        // A stream closed before the server had the request would test nothing.
+        self.await_arrival(&id).await;
+        let Some(channel) = self.ledger.sent(&id).map(|r| r.channel) else {
+            self.finding(
+                Severity::Fail,
+                FindingKind::CaseBug,
+                format!(
+                    "bug in case: `! disconnect {}` names no request the case sent",
+                    canonical(&id)
+                ),
+            );
+            return Err(Stop::Hung);
+        };
+        let text = if self.io.abort(channel) {
+            format!(
+                "[disconnect {}: closed the stream of {channel}]",
+                canonical(&id)
+            )
+        } else {
+            format!(
+                "[disconnect {}: the stream of {channel} had already ended]",
+                canonical(&id)
+            )
+        };
+        self.mark(text, channel);
+        Ok(())
+    }
+
+    /// A line of the harness's own in the transcript and on both sides of the diff (a
+    /// disconnect, a session switch, a GET, a DELETE).
+    pub(crate) fn mark(&mut self, text: String, channel: Channel) -> usize {
+        self.expected.push(format!("{} {text}", S::SENDS));
+        let mut entry = Entry::sent(self.now(), text, None, false);
+        entry.channel = channel;
+        entry.session = self.streams.session;
+        self.transcript.push(entry);
+        self.last_send = Instant::now();
+        self.transcript.len() - 1
+    }
+
+    /// `! listen` and `! delete-session`: opens the channel and waits for its head. A server
+    /// may refuse both with `405` (HTTP-12, HTTP-16): then the case does not apply.
+    pub(crate) async fn open_step(&mut self, listen: bool) -> Result<(), Stop> {
+        let Some(http) = self.io.http() else {
+            return Ok(());
+        };
+        let has_id = http.has_session_id();
+        let name = http.session_name().to_string();
+        if !listen && !has_id {
+            return Err(Stop::Skip(
+                "the server assigned no session id, so there is no session to end (sessions are optional, HTTP-16)".into(),
+            ));
+        }
+        let (channel, text) = if listen {
+            (http.listen(), "[GET stream]".to_string())
+        } else {
+            (http.delete_session(), format!("[DELETE session {name}]"))
+        };
+        let index = self.mark(text, channel);
+        let at = self.expected.len() - 1;
+        self.opened(channel, index, Some(at));
+        self.await_head(channel).await;
+        let code = self
+            .streams
+            .by
+            .get(&channel)
+            .and_then(|s| s.head.as_ref())
+            .map(|(_, h)| h.code);
+        if !listen && code.is_some_and(|c| (200..300).contains(&c)) {
+            self.streams.deleted.insert(self.streams.session);
+        }
+        let refused = code == Some(405);
+        if refused {
+            return Err(Stop::Skip(if listen {
+                "the server offers no GET stream (405, allowed by HTTP-12)".into()
+            } else {
+                "the server does not let clients end sessions (405 to DELETE, allowed by HTTP-16)"
+                    .into()
+            }));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,622 @@
+//! A server target over Streamable HTTP (protocol versions 2025-03-26 and later): every
+//! message the harness sends is one POST, and the response to each POST is its own stream.
+//!
+//! [`Http::send`] starts the POST and returns its [`Channel`] at once; a task per POST reads
+//! the response (`http_stream`) and reports its head, its messages and its end as events, so
+//! the engine sees every stream in one timeline. POSTs travel on separate connections, so
+//! the order they arrive in proves nothing about the order the server read them
+//! ([`Transport::ordered`] is false): the engine's barrier over HTTP rests on statuses and a
+//! grace window instead. Closing a channel ([`Transport::abort`]) drops that POST's
+//! connection: a disconnect up to 2025-11-25, the cancel itself on 2026-07-28.
+//!
+//! The transport keeps the sessions a case opens (`Mcp-Session-Id`, learned from the response
+//! that carried it, and the agreed `MCP-Protocol-Version`), so a case can hold two sessions
+//! at once. With an argv the server is started as a process (`process.rs`: own process
+//! group, bounded logs, always killed and reaped); `{port}` in the URL and the argv becomes a
+//! free loopback port, and the transport waits until that port accepts connections. The
+//! process's stdout is a log there, not the protocol.
+
+use super::http_stream::{self, describe, Sink};
+use super::process::{display_argv, Launch, Process, ProcessEvent, TargetLog};
+use super::{Channel, Event, SendError, StreamEnd, Transport};
+use crate::era::ProtocolVersion;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{Method, Request, Uri};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+use tokio::time::Instant as Deadline;
+
+/// The placeholder for a free loopback port in a URL or an argv.
+pub const PORT: &str = "{port}";
+/// How long the harness waits for a DELETE of each session when it leaves a server it did
+/// not start.
+const GOODBYE: Duration = Duration::from_millis(500);
+
+/// How to reach an HTTP server target.
+#[derive(Debug, Clone)]
+pub struct HttpTarget {
+    /// The MCP endpoint, possibly with `{port}`.
+    pub url: String,
+    /// How to start the server, when the harness starts it (once per case).
+    pub launch: Option<Launch>,
+}
+
+impl HttpTarget {
+    /// The target as reports show it.
+    pub fn display(&self) -> String {
+        match &self.launch {
+            Some(launch) => format!("{} (started as {})", self.url, display_argv(&launch.argv)),
+            None => self.url.clone(),
+        }
+    }
+
+    /// Whether every case gets a server of its own on a port of its own: only then may cases
+    /// run in parallel without sharing one server's state.
+    pub fn isolated(&self) -> bool {
+        self.launch.is_some() && self.url.contains(PORT)
+    }
+}
+
+/// One MCP session the case holds.
+#[derive(Debug, Clone)]
+struct Session {
+    /// The name the case gives it (`main` for the first).
+    name: String,
+    /// The `Mcp-Session-Id` the server assigned, if it did.
+    id: Option<HeaderValue>,
+    /// The protocol version agreed in it.
+    version: Option<String>,
+}
+
+/// The Streamable HTTP transport.
+pub struct Http {
+    client: Client<HttpConnector, Full<Bytes>>,
+    url: Uri,
+    process: Option<Process>,
+    log: Arc<Mutex<TargetLog>>,
+    started: Instant,
+    sink: Sink,
+    events: mpsc::Receiver<(Instant, Event)>,
+    /// Events the transport itself produced (a channel it closed), delivered first.
+    local: VecDeque<(Instant, Event)>,
+    counts: [u32; 3],
+    tasks: HashMap<Channel, AbortHandle>,
+    sessions: Vec<Session>,
+    current: usize,
+    session_of: HashMap<Channel, usize>,
+    next_headers: Vec<(HeaderName, Option<HeaderValue>)>,
+    input_open: bool,
+    refused: bool,
+    process_done: bool,
+    /// POSTs that carried an `initialize`: their response assigns the session id.
+    initializing: HashSet<Channel>,
+}
+
+/// A free loopback port (the OS picks one; it is released for the server to take).
+fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+impl Http {
+    /// Connects to (and, with a launch, starts) the target. `{port}` becomes a free loopback
+    /// port; a started server gets until `startup` to accept connections. Fails only when the
+    /// URL is unusable or the process cannot be started.
+    pub async fn start(
+        target: &HttpTarget,
+        connect_timeout: Duration,
+        startup: Duration,
+    ) -> Result<Http, String> {
+        let wants_port = target.url.contains(PORT)
+            || target
+                .launch
+                .as_ref()
+                .is_some_and(|l| l.argv.iter().any(|a| a.contains(PORT)));
+        let port = if wants_port {
+            free_port()
+                .map_err(|e| format!("cannot find a free loopback port: {e}"))?
+                .to_string()
+        } else {
+            String::new()
+        };
+        let url_text = target.url.replace(PORT, &port);
+        let url = parse_url(&url_text)?;
+        let mut connector = HttpConnector::new();
+        connector.set_connect_timeout(Some(connect_timeout));
+        connector.set_nodelay(true);
+        // One connection per request, never pooled: closing a channel closes exactly its
+        // connection, and no request waits for a connection another one holds.
+        let client = Client::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(0)
+            .http1_max_buf_size(64 * 1024)
+            .build(connector);
+        let (sink, events) = mpsc::channel(256);
+        let mut http = Http {
+            client,
+            url,
+            process: None,
+            log: Arc::new(Mutex::new(TargetLog::default())),
+            started: Instant::now(),
+            sink,
+            events,
+            local: VecDeque::new(),
+            counts: [0; 3],
+            tasks: HashMap::new(),
+            sessions: vec![Session {
+                name: "main".into(),
+                id: None,
+                version: None,
+            }],
+            current: 0,
+            session_of: HashMap::new(),
+            next_headers: vec![],
+            input_open: true,
+            refused: false,
+            process_done: false,
+            initializing: HashSet::new(),
+        };
+        if let Some(launch) = &target.launch {
+            let mut launch = launch.clone();
+            for arg in &mut launch.argv {
+                *arg = arg.replace(PORT, &port);
+            }
+            for (_, value) in &mut launch.env {
+                *value = value.replace(PORT, &port);
+            }
+            let process = Process::spawn(&launch).map_err(|e| {
+                format!(
+                    "cannot start target `{}`: {e}; check the command after `--` (it is run without a shell)",
+                    display_argv(&launch.argv)
+                )
+            })?;
+            http.log = process.log.clone();
+            http.started = process.started;
+            http.process = Some(process);
+            http.wait_listening(&url_text, startup).await;
+        }
+        Ok(http)
+    }
+
+    /// Waits until the server accepts connections (or exits, or `startup` passes), keeping
+    /// its output drained meanwhile.
+    async fn wait_listening(&mut self, url: &str, startup: Duration) {
+        let Some(authority) = self.url.authority().map(|a| a.to_string()) else {
+            return;
+        };
+        let authority = if self.url.port().is_some() {
+            authority
+        } else {
+            format!("{authority}:80")
+        };
+        let deadline = Deadline::now() + startup;
+        loop {
+            let attempt = tokio::time::timeout(
+                Duration::from_millis(200),
+                tokio::net::TcpStream::connect(&authority),
+            );
+            if let Ok(Ok(_)) = attempt.await {
+                return;
+            }
+            if self.process_done || Deadline::now() >= deadline {
+                break;
+            }
+            // Poll again soon, taking in the process's output meanwhile.
+            let pause = Deadline::now() + Duration::from_millis(20);
+            while let Some(event) = self.process_event(pause).await {
+                self.local.push_back(event);
+            }
+        }
+        let why = if self.process_done {
+            "exited before it accepted connections".to_string()
+        } else {
+            format!("did not accept connections within {startup:?} (raise --startup-timeout for a slow start)")
+        };
+        self.note(format!("[harness] the server at {url} {why}"));
+    }
+
+    /// One event from the started process, if one comes before the deadline.
+    async fn process_event(&mut self, deadline: Deadline) -> Option<(Instant, Event)> {
+        process_event(&mut self.process, &mut self.process_done, deadline).await
+    }
+
+    /// Switches to the session `name`, opening it (with no session id yet) if it is new.
+    /// Returns whether it is new.
+    pub fn switch_session(&mut self, name: &str) -> bool {
+        if let Some(index) = self.sessions.iter().position(|s| s.name == name) {
+            self.current = index;
+            return false;
+        }
+        self.sessions.push(Session {
+            name: name.to_string(),
+            id: None,
+            version: None,
+        });
+        self.current = self.sessions.len() - 1;
+        true
+    }
+
+    /// The name of the current session.
+    pub fn session_name(&self) -> &str {
+        &self.sessions[self.current].name
+    }
+
+    /// The index of the session a channel belongs to (0 is `main`).
+    pub fn session_index(&self, channel: Channel) -> usize {
+        self.session_of.get(&channel).copied().unwrap_or(0)
+    }
+
+    /// The index of the current session.
+    pub fn current_session(&self) -> usize {
+        self.current
+    }
+
+    /// Whether the server gave the current session an id.
+    pub fn has_session_id(&self) -> bool {
+        self.sessions[self.current].id.is_some()
+    }
+
+    /// Headers the next POST carries (an empty value removes a header the harness would
+    /// send). Returns an error naming a header that is not a valid HTTP header.
+    pub fn add_header(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("`{name}` is not an HTTP header name"))?;
+        let value = if value.is_empty() {
+            None
+        } else {
+            Some(
+                HeaderValue::from_str(value)
+                    .map_err(|_| format!("`{value}` is not a valid value of header {name}"))?,
+            )
+        };
+        self.next_headers.push((name, value));
+        Ok(())
+    }
+
+    /// Whether the harness would send header `name` on the next POST.
+    pub fn sends_header(&self, name: &str) -> bool {
+        let session = &self.sessions[self.current];
+        match name.to_ascii_lowercase().as_str() {
+            "mcp-session-id" => session.id.is_some(),
+            "mcp-protocol-version" => Self::version_header(session).is_some(),
+            "accept" | "content-type" => true,
+            _ => false,
+        }
+    }
+
+    fn version_header(session: &Session) -> Option<HeaderValue> {
+        let version = session.version.as_deref()?;
+        // A version the harness does not know is sent as agreed: the server chose it.
+        let known = ProtocolVersion::parse(version);
+        if known.is_some_and(|v| !v.has_version_header()) {
+            return None;
+        }
+        HeaderValue::from_str(version).ok()
+    }
+
+    fn next_channel(&mut self, method: &Method) -> Channel {
+        let slot = match *method {
+            Method::GET => 1,
+            Method::DELETE => 2,
+            _ => 0,
+        };
+        self.counts[slot] += 1;
+        let n = self.counts[slot];
+        match slot {
+            1 => Channel::Get(n),
+            2 => Channel::Delete(n),
+            _ => Channel::Post(n),
+        }
+    }
+
+    /// Starts one request of the current session and a task that reads its response.
+    fn request(&mut self, method: Method, body: Option<&[u8]>) -> Channel {
+        let channel = self.next_channel(&method);
+        let session = self.sessions[self.current].clone();
+        let mut builder = Request::builder()
+            .method(method.clone())
+            .uri(self.url.clone());
+        let accept = if method == Method::GET {
+            "text/event-stream"
+        } else {
+            "application/json, text/event-stream"
+        };
+        let mut headers: Vec<(HeaderName, HeaderValue)> =
+            vec![(hyper::header::ACCEPT, HeaderValue::from_static(accept))];
+        if body.is_some() {
+            headers.push((
+                hyper::header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ));
+        }
+        if let Some(id) = session.id.clone() {
+            headers.push((HeaderName::from_static("mcp-session-id"), id));
+        }
+        if let Some(version) = Self::version_header(&session) {
+            headers.push((HeaderName::from_static("mcp-protocol-version"), version));
+        }
+        for (name, value) in self.next_headers.drain(..) {
+            headers.retain(|(n, _)| *n != name);
+            if let Some(value) = value {
+                headers.push((name, value));
+            }
+        }
+        for (name, value) in headers {
+            builder = builder.header(name, value);
+        }
+        let body = Full::new(Bytes::copy_from_slice(body.unwrap_or_default()));
+        let request = builder.body(body).expect("a request from valid parts");
+        let response = self.client.request(request);
+        let sink = self.sink.clone();
+        let task = tokio::spawn(async move {
+            match response.await {
+                Ok(response) => http_stream::read(channel, response, sink).await,
+                Err(e) => {
+                    let end = StreamEnd::Broken(describe(&e));
+                    let _ = sink
+                        .send((
+                            Instant::now(),
+                            Event::Closed {
+                                channel,
+                                end,
+                                bytes: 0,
+                            },
+                        ))
+                        .await;
+                }
+            }
+        });
+        self.tasks.insert(channel, task.abort_handle());
+        self.session_of.insert(channel, self.current);
+        channel
+    }
+
+    /// Opens a GET stream in the current session (HTTP-12).
+    pub fn listen(&mut self) -> Channel {
+        self.request(Method::GET, None)
+    }
+
+    /// Ends the current session with a DELETE (HTTP-16); the session keeps its id, so later
+    /// requests show what the server does with an ended session.
+    pub fn delete_session(&mut self) -> Channel {
+        self.request(Method::DELETE, None)
+    }
+
+    /// What the transport learns from a response head: the session id the server assigned
+    /// with its answer to `initialize` (a server may put one on other responses too, such as
+    /// a 400 for a request without a session; that one is not the session's).
+    fn learn(&mut self, event: &Event) {
+        match event {
+            Event::Status { channel, head } => {
+                if !self.initializing.remove(channel) {
+                    return;
+                }
+                let index = self.session_index(*channel);
+                let session = &mut self.sessions[index];
+                if session.id.is_none() {
+                    session.id = head
+                        .session
+                        .as_deref()
+                        .and_then(|raw| HeaderValue::from_bytes(raw).ok());
+                }
+            }
+            Event::Closed { channel, .. } => {
+                self.tasks.remove(channel);
+            }
+            _ => {}
+        }
+    }
+
+    /// A connection was refused: the server stopped listening. Reported once, as the end of
+    /// the target's output.
+    fn refused(&mut self, event: &Event) -> bool {
+        let refused = matches!(event, Event::Closed { end: StreamEnd::Broken(why), .. } if why.contains("refused"));
+        refused && !std::mem::replace(&mut self.refused, true)
+    }
+}
+
+/// One event from a started process, if one comes before the deadline; its stdout lines go
+/// to the log, since over HTTP they are no protocol.
+async fn process_event(
+    process: &mut Option<Process>,
+    done: &mut bool,
+    deadline: Deadline,
+) -> Option<(Instant, Event)> {
+    loop {
+        let process = process.as_mut().filter(|_| !*done)?;
+        let (at, event) = process.next_event(deadline).await?;
+        let text = match event {
+            ProcessEvent::Line(bytes) => format!("[stdout] {}", String::from_utf8_lossy(&bytes)),
+            ProcessEvent::Overlong => "[stdout] a line too long to keep".into(),
+            ProcessEvent::StdoutClosed | ProcessEvent::Partial => continue,
+            ProcessEvent::Exited(status) => {
+                *done = true;
+                return Some((at, Event::Exited(status)));
+            }
+        };
+        process.note(text);
+    }
+}
+
+fn parse_url(text: &str) -> Result<Uri, String> {
+    let url: Uri = text.parse().map_err(|e| {
+        format!("`{text}` is not a URL ({e}); write the MCP endpoint, e.g. http://127.0.0.1:{{port}}/mcp")
+    })?;
+    match url.scheme_str() {
+        Some("http") if url.authority().is_some() => Ok(url),
+        Some("https") => Err(format!(
+            "`{text}`: https is not supported yet; test the server over plain http on a loopback address"
+        )),
+        _ => Err(format!(
+            "`{text}` is not an http URL; write the MCP endpoint, e.g. http://127.0.0.1:{{port}}/mcp"
+        )),
+    }
+}
+
+impl Transport for Http {
+    async fn send(&mut self, bytes: &[u8], _: Option<Channel>) -> Result<Channel, SendError> {
+        if !self.input_open {
+            return Err(SendError::Gone);
+        }
+        let channel = self.request(Method::POST, Some(bytes));
+        let initialize = serde_json::from_slice::<serde_json::Value>(bytes)
+            .is_ok_and(|v| v.get("method").and_then(|m| m.as_str()) == Some("initialize"));
+        if initialize {
+            self.initializing.insert(channel);
+        }
+        Ok(channel)
+    }
+
+    async fn next(&mut self, deadline: Deadline) -> Option<(Instant, Event)> {
+        if let Some(event) = self.local.pop_front() {
+            return Some(event);
+        }
+        let event = tokio::select! {
+            event = self.events.recv() => event,
+            event = process_event(&mut self.process, &mut self.process_done, deadline),
+                if self.process.is_some() && !self.process_done => event,
+            _ = tokio::time::sleep_until(deadline) => None,
+        }?;
+        self.learn(&event.1);
+        if self.refused(&event.1) {
+            self.local.push_back((event.0, Event::OutputClosed));
+        }
+        Some(event)
+    }
+
+    /// Nothing more can come once the server is gone (it exited, or refuses connections) and
+    /// no response is still being read.
+    fn finished(&self) -> bool {
+        (self.process_done || self.refused) && self.tasks.is_empty() && self.local.is_empty()
+    }
+
+    fn ordered(&self) -> bool {
+        false
+    }
+
+    fn abort(&mut self, channel: Channel) -> bool {
+        let Some(task) = self.tasks.remove(&channel) else {
+            return false;
+        };
+        task.abort();
+        self.local.push_back((
+            Instant::now(),
+            Event::Closed {
+                channel,
+                end: StreamEnd::Aborted,
+                bytes: 0,
+            },
+        ));
+        true
+    }
+
+    fn agreed(&mut self, version: &str) {
+        self.sessions[self.current].version = Some(version.to_string());
+    }
+
+    fn http(&mut self) -> Option<&mut Http> {
+        Some(self)
+    }
+
+    fn close_input(&mut self) {
+        self.input_open = false;
+    }
+
+    fn input_open(&self) -> bool {
+        self.input_open
+    }
+
+    fn started(&self) -> Instant {
+        self.started
+    }
+
+    fn exit_status(&self) -> Option<ExitStatus> {
+        self.process.as_ref().and_then(Process::exit_status)
+    }
+
+    fn note(&self, text: String) {
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(self.started.elapsed(), text);
+    }
+
+    /// Drops every open stream, ends the sessions of a server the harness did not start
+    /// (DELETE, briefly), and kills a server it started at once: an HTTP server does not
+    /// exit when its stdin closes, so there is nothing to wait for.
+    async fn shutdown(&mut self, _grace: Duration) -> TargetLog {
+        for (_, task) in self.tasks.drain() {
+            task.abort();
+        }
+        if self.process.is_none() && !self.refused {
+            let goodbyes: Vec<usize> = (0..self.sessions.len())
+                .filter(|i| self.sessions[*i].id.is_some())
+                .collect();
+            for index in goodbyes {
+                self.current = index;
+                self.request(Method::DELETE, None);
+            }
+            let until = Deadline::now() + GOODBYE;
+            while !self.tasks.is_empty() {
+                match tokio::time::timeout_at(until, self.events.recv()).await {
+                    Ok(Some((_, Event::Closed { channel, .. }))) => {
+                        self.tasks.remove(&channel);
+                    }
+                    Ok(Some(_)) => {}
+                    _ => break,
+                }
+            }
+            for (_, task) in self.tasks.drain() {
+                task.abort();
+            }
+        }
+        match &mut self.process {
+            Some(process) => {
+                process.shutdown(Duration::ZERO).await;
+                process.take_log()
+            }
+            None => std::mem::take(&mut *self.log.lock().unwrap_or_else(|e| e.into_inner())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_checked() {
+        assert!(parse_url("http://127.0.0.1:8080/mcp").is_ok());
+        assert!(parse_url("https://example.com/mcp")
+            .unwrap_err()
+            .contains("https is not supported"));
+        assert!(parse_url("ftp://127.0.0.1:8080/mcp")
+            .unwrap_err()
+            .contains("not an http URL"));
+        assert!(parse_url("/mcp").unwrap_err().contains("not an http URL"));
+        assert!(parse_url("http://[::1/mcp")
+            .unwrap_err()
+            .contains("not a URL"));
+    }
+
+    #[test]
+    fn only_a_started_server_on_its_own_port_is_isolated() {
+        let launch = Some(Launch::argv(vec!["srv".into()]));
+        let target = |url: &str, launch: Option<Launch>| HttpTarget {
+            url: url.into(),
+            launch,
+        };
+        assert!(target("http://127.0.0.1:{port}/mcp", launch.clone()).isolated());
+        assert!(!target("http://127.0.0.1:9/mcp", launch).isolated());
+        assert!(!target("http://127.0.0.1:{port}/mcp", None).isolated());
+    }
+}
