@@ -11,11 +11,13 @@
 //!
 //! The transport keeps the sessions a case opens (`Mcp-Session-Id`, learned from the response
 //! that carried it, and the agreed `MCP-Protocol-Version`), so a case can hold two sessions
-//! at once. With an argv the server is started as a process (`process.rs`: own process
+//! at once. In the stateless era there are no sessions: each POST carries the headers that
+//! mirror its body instead (`http_headers`), and an error status's JSON body is the answer. With an argv the server is started as a process (`process.rs`: own process
 //! group, bounded logs, always killed and reaped); `{port}` in the URL and the argv becomes a
 //! free loopback port, and the transport waits until that port accepts connections. The
 //! process's stdout is a log there, not the protocol.
 
+use super::http_headers;
 use super::http_stream::{self, describe, Sink};
 use super::process::{display_argv, Launch, Process, ProcessEvent, TargetLog};
 use super::{Channel, Event, SendError, StreamEnd, Transport};
@@ -285,7 +287,22 @@ impl Http {
     /// Whether the harness would send header `name` on the next POST.
     pub fn sends_header(&self, name: &str) -> bool {
         let session = &self.sessions[self.current];
-        match name.to_ascii_lowercase().as_str() {
+        let stateless = session
+            .version
+            .as_deref()
+            .is_some_and(http_headers::is_stateless);
+        let name = name.to_ascii_lowercase();
+        if stateless {
+            return matches!(
+                name.as_str(),
+                http_headers::PROTOCOL_VERSION
+                    | http_headers::METHOD
+                    | http_headers::NAME
+                    | "accept"
+                    | "content-type"
+            );
+        }
+        match name.as_str() {
             "mcp-session-id" => session.id.is_some(),
             "mcp-protocol-version" => Self::version_header(session).is_some(),
             "accept" | "content-type" => true,
@@ -293,8 +310,14 @@ impl Http {
         }
     }
 
+    /// The `MCP-Protocol-Version` of the handshake era (HTTP-18): the agreed version, once
+    /// it has one. A stateless session has none to send on a message outside its era (a
+    /// legacy `initialize`, LIF-14).
     fn version_header(session: &Session) -> Option<HeaderValue> {
-        let version = session.version.as_deref()?;
+        let version = session
+            .version
+            .as_deref()
+            .filter(|v| !http_headers::is_stateless(v))?;
         // A version the harness does not know is sent as agreed: the server chose it.
         let known = ProtocolVersion::parse(version);
         if known.is_some_and(|v| !v.has_version_header()) {
@@ -338,11 +361,18 @@ impl Http {
                 HeaderValue::from_static("application/json"),
             ));
         }
-        if let Some(id) = session.id.clone() {
-            headers.push((HeaderName::from_static("mcp-session-id"), id));
-        }
-        if let Some(version) = Self::version_header(&session) {
-            headers.push((HeaderName::from_static("mcp-protocol-version"), version));
+        // The stateless era mirrors the body into headers and has no sessions (HTTP-19).
+        let stateless = http_headers::stateless(session.version.as_deref(), body);
+        match &stateless {
+            Some(mirrored) => headers.extend(mirrored.iter().cloned()),
+            None => {
+                if let Some(id) = session.id.clone() {
+                    headers.push((HeaderName::from_static("mcp-session-id"), id));
+                }
+                if let Some(version) = Self::version_header(&session) {
+                    headers.push((HeaderName::from_static("mcp-protocol-version"), version));
+                }
+            }
         }
         for (name, value) in self.next_headers.drain(..) {
             headers.retain(|(n, _)| *n != name);
@@ -357,9 +387,16 @@ impl Http {
         let request = builder.body(body).expect("a request from valid parts");
         let response = self.client.request(request);
         let sink = self.sink.clone();
+        // In the stateless era an error status carries the JSON-RPC error that answers the
+        // request (400 with -32020, 404 with -32601, …).
+        let errors_answer = stateless.is_some()
+            || session
+                .version
+                .as_deref()
+                .is_some_and(http_headers::is_stateless);
         let task = tokio::spawn(async move {
             match response.await {
-                Ok(response) => http_stream::read(channel, response, sink).await,
+                Ok(response) => http_stream::read(channel, response, sink, errors_answer).await,
                 Err(e) => {
                     let end = StreamEnd::Broken(describe(&e));
                     let _ = sink
@@ -503,7 +540,20 @@ impl Transport for Http {
         false
     }
 
+    fn channel_per_request(&self) -> bool {
+        true
+    }
+
     fn abort(&mut self, channel: Channel) -> bool {
+        // A reader that has finished has delivered the stream's own end (still to be taken
+        // in): the stream ended before the harness could close it.
+        if self
+            .tasks
+            .get(&channel)
+            .is_none_or(AbortHandle::is_finished)
+        {
+            return false;
+        }
         let Some(task) = self.tasks.remove(&channel) else {
             return false;
         };
