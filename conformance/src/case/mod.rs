@@ -277,6 +277,39 @@ pub struct Case {
     pub outcomes_line: usize,
 }
 
+impl Case {
+    /// Whether a line of the case sends `notifications/cancelled` for an id that a request of
+    /// the case uses (as written, so `"burst-{$i}"` matches `"burst-{$i}"`): the case expects
+    /// that message to cancel the request, which it does only where the cancel is that message
+    /// (not in 2026-07-28 over Streamable HTTP, where closing the stream is the cancel and a
+    /// POSTed one may be ignored, AMB-06).
+    pub fn cancels_by_message(&self) -> bool {
+        fn sent(steps: &[Step], out: &mut Vec<Value>) {
+            for step in steps {
+                match &step.kind {
+                    StepKind::Send(text) => out.extend(serde_json::from_str::<Value>(text).ok()),
+                    StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. } => {
+                        sent(steps, out)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut messages = vec![];
+        sent(&self.steps, &mut messages);
+        let ids: Vec<&Value> = messages
+            .iter()
+            .filter(|m| m.get("method").is_some())
+            .filter_map(|m| m.get("id"))
+            .collect();
+        messages
+            .iter()
+            .filter(|m| m.get("method").and_then(Value::as_str) == Some("notifications/cancelled"))
+            .filter_map(|m| m.pointer("/params/requestId"))
+            .any(|cancelled| ids.contains(&cancelled))
+    }
+}
+
 /// A mistake in a case file. It is reported as `path:line: message` and ends the run with
 /// exit code 2: a broken case is never skipped.
 #[derive(Debug, Clone, PartialEq)]
