@@ -280,6 +280,17 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if let Some(at) = expected {
             self.expected[at] = format!("{} {line}", S::SENDS);
         }
+        // What went in the headers (HTTP-18, HTTP-19), as a comment in the transcript.
+        let headers = self
+            .io
+            .http()
+            .and_then(|http| http.shown_headers(channel).map(str::to_string));
+        if let Some(headers) = headers {
+            let mut entry =
+                Entry::event(self.now(), channel, format!("{channel} headers: {headers}"));
+            entry.session = self.streams.session;
+            self.transcript.push(entry);
+        }
     }
 
     /// Takes in what the transport said about a channel: bookkeeping and the transcript. The

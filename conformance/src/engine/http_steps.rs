@@ -142,7 +142,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let (channel, text) = if listen {
             (http.listen(), "[GET stream]".to_string())
         } else {
-            (http.delete_session(), format!("[DELETE session {name}]"))
+            let text = if has_id {
+                format!("[DELETE session {name}]")
+            } else {
+                "[DELETE, with no session]".to_string()
+            };
+            (http.delete_session(), text)
         };
         let index = self.mark(text, channel);
         let at = self.expected.len() - 1;

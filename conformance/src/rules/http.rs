@@ -197,7 +197,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             }
             let answer = request.answer.map(|index| self.value(index));
             let why = match answer {
-                None => "without a JSON-RPC error in its body to say why",
+                None => "without the JSON-RPC error that answers the request in its body",
                 Some(answer) if answer.get("error").is_none() => {
                     "with a result in its body; a result comes with 200"
                 }

@@ -95,6 +95,8 @@ pub struct Http {
     sessions: Vec<Session>,
     current: usize,
     session_of: HashMap<Channel, usize>,
+    /// The MCP headers (and any a case set) each request carried, for the transcript.
+    shown_headers: HashMap<Channel, String>,
     next_headers: Vec<(HeaderName, Option<HeaderValue>)>,
     input_open: bool,
     refused: bool,
@@ -166,6 +168,7 @@ impl Http {
             refused: false,
             process_done: false,
             initializing: HashSet::new(),
+            shown_headers: HashMap::new(),
         };
         if let Some(launch) = &target.launch {
             let mut launch = launch.clone();
@@ -374,26 +377,41 @@ impl Http {
                 }
             }
         }
+        let mut shown = vec![];
         for (name, value) in self.next_headers.drain(..) {
             headers.retain(|(n, _)| *n != name);
-            if let Some(value) = value {
-                headers.push((name, value));
+            match value {
+                Some(value) => headers.push((name, value)),
+                None => shown.push(format!("no {}", http_headers::display_name(name.as_str()))),
             }
+        }
+        let set_by_case = |name: &HeaderName| !matches!(name.as_str(), "accept" | "content-type");
+        for (name, value) in headers.iter().filter(|(n, _)| set_by_case(n)) {
+            shown.push(format!(
+                "{}: {}",
+                http_headers::display_name(name.as_str()),
+                String::from_utf8_lossy(value.as_bytes())
+            ));
+        }
+        shown.sort();
+        if !shown.is_empty() {
+            self.shown_headers.insert(channel, shown.join(", "));
         }
         for (name, value) in headers {
             builder = builder.header(name, value);
         }
+        // In the stateless era an error status of a request's POST carries the JSON-RPC error
+        // that answers it (400 with -32020, 404 with -32601, …).
+        let errors_answer = body.is_some_and(http_headers::is_request)
+            && (stateless.is_some()
+                || session
+                    .version
+                    .as_deref()
+                    .is_some_and(http_headers::is_stateless));
         let body = Full::new(Bytes::copy_from_slice(body.unwrap_or_default()));
         let request = builder.body(body).expect("a request from valid parts");
         let response = self.client.request(request);
         let sink = self.sink.clone();
-        // In the stateless era an error status carries the JSON-RPC error that answers the
-        // request (400 with -32020, 404 with -32601, …).
-        let errors_answer = stateless.is_some()
-            || session
-                .version
-                .as_deref()
-                .is_some_and(http_headers::is_stateless);
         let task = tokio::spawn(async move {
             match response.await {
                 Ok(response) => http_stream::read(channel, response, sink, errors_answer).await,
@@ -415,6 +433,12 @@ impl Http {
         self.tasks.insert(channel, task.abort_handle());
         self.session_of.insert(channel, self.current);
         channel
+    }
+
+    /// The MCP headers a request carried (and any a `! header` step set or removed), as the
+    /// transcript shows them.
+    pub fn shown_headers(&self, channel: Channel) -> Option<&str> {
+        self.shown_headers.get(&channel).map(String::as_str)
     }
 
     /// Opens a GET stream in the current session (HTTP-12).

@@ -85,6 +85,35 @@ pub fn stateless(
     Some(headers)
 }
 
+/// A header's name as the specification writes it (HTTP carries names in lower case).
+pub fn display_name(name: &str) -> String {
+    match name {
+        PROTOCOL_VERSION => "MCP-Protocol-Version".into(),
+        METHOD => "Mcp-Method".into(),
+        NAME => "Mcp-Name".into(),
+        "mcp-session-id" => "Mcp-Session-Id".into(),
+        other => other
+            .split('-')
+            .map(|word| {
+                let mut chars = word.chars();
+                chars.next().map_or_else(String::new, |first| {
+                    first.to_ascii_uppercase().to_string() + chars.as_str()
+                })
+            })
+            .collect::<Vec<_>>()
+            .join("-"),
+    }
+}
+
+/// Whether `body` is one JSON-RPC request (a method and a usable id).
+pub fn is_request(body: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(body).is_ok_and(|m| {
+        m.get("method").is_some_and(Value::is_string)
+            && m.get("id")
+                .is_some_and(|id| id.is_string() || id.is_number())
+    })
+}
+
 /// A value as an MCP header carries it: as it is when it is plain visible ASCII (spaces
 /// inside allowed), else `=?base64?…?=` of its UTF-8 bytes (streamable-http §Value Encoding).
 /// A value that already looks like that form is encoded too, so it cannot be misread.
@@ -178,5 +207,7 @@ mod tests {
         );
         assert_eq!(header_value(" padded"), "=?base64?IHBhZGRlZA==?=");
         assert_eq!(header_value("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
+        assert_eq!(display_name("mcp-protocol-version"), "MCP-Protocol-Version");
+        assert_eq!(display_name("origin"), "Origin");
     }
 }
