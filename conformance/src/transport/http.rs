@@ -105,11 +105,24 @@ pub struct Http {
     initializing: HashSet<Channel>,
 }
 
-/// A free loopback port (the OS picks one; it is released for the server to take).
+/// A free loopback port (the OS picks one; it is released for the server to take). The OS may
+/// offer a port again as soon as it is released, before the server that was given it has
+/// started listening: two cases of one run would then share a server. So a port is handed
+/// out once per run.
 fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
+    static GIVEN: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    let given = given.get_or_insert_with(HashSet::new);
+    let mut port = 0;
+    for _ in 0..64 {
+        port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        if given.insert(port) {
+            break;
+        }
+    }
+    Ok(port)
 }
 
 impl Http {
