@@ -205,8 +205,8 @@ impl Http {
         Ok(http)
     }
 
-    /// Waits until the server accepts connections (or exits, or `startup` passes), keeping
-    /// its output drained meanwhile.
+    /// Waits until the server accepts connections (or exits, or `startup`, stretched for a busy
+    /// machine, passes), keeping its output drained meanwhile.
     async fn wait_listening(&mut self, url: &str, startup: Duration) {
         let Some(authority) = self.url.authority().map(|a| a.to_string()) else {
             return;
@@ -216,7 +216,11 @@ impl Http {
         } else {
             format!("{authority}:80")
         };
-        let deadline = Deadline::now() + startup;
+        // Stretched for the machine's CPU pressure, as every wait for a target is: a start
+        // that is slow on a busy machine is not a failed one (re-read about once a second).
+        let began = Deadline::now();
+        let mut allowed = crate::load::stretched(startup, crate::load::stretch());
+        let mut read = Deadline::now();
         loop {
             let attempt = tokio::time::timeout(
                 Duration::from_millis(200),
@@ -225,7 +229,11 @@ impl Http {
             if let Ok(Ok(_)) = attempt.await {
                 return;
             }
-            if self.process_done || Deadline::now() >= deadline {
+            if read.elapsed() >= Duration::from_secs(1) {
+                allowed = allowed.max(crate::load::stretched(startup, crate::load::stretch()));
+                read = Deadline::now();
+            }
+            if self.process_done || began.elapsed() >= allowed {
                 break;
             }
             // Poll again soon, taking in the process's output meanwhile.
@@ -237,7 +245,7 @@ impl Http {
         let why = if self.process_done {
             "exited before it accepted connections".to_string()
         } else {
-            format!("did not accept connections within {startup:?} (raise --startup-timeout for a slow start)")
+            format!("did not accept connections within {allowed:?} (raise --startup-timeout for a slow start)")
         };
         self.note(format!("[harness] the server at {url} {why}"));
     }
