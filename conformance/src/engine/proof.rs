@@ -335,6 +335,18 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             .get(&channel)
             .is_some_and(super::http::Stream::arrived);
         let closed = self.io.abort(channel);
+        if !closed {
+            // The stream ended on its own: what it carried (its response, most likely) is
+            // taken in first, as it came before the cancel.
+            let until = Deadline::now() + self.grace();
+            while self
+                .streams
+                .by
+                .get(&channel)
+                .is_some_and(|s| s.end.is_none())
+                && self.next(until).await
+            {}
+        }
         let text = if closed {
             format!("[cancel {}: closed the stream of {channel}]", canonical(id))
         } else {
