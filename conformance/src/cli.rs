@@ -286,7 +286,7 @@ fn server(args: ServerArgs) -> ExitCode {
 }
 
 /// Asks the target which protocol versions it speaks, each probe on a fresh start of it (over
-/// HTTP, a fresh connection; the versions of the handshake era only, for now).
+/// HTTP, a fresh connection, and a fresh server where the harness starts it).
 fn spoken_by(connect: &Connect, choice: &Choice, options: &Options) -> Result<Spoken, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -295,10 +295,7 @@ fn spoken_by(connect: &Connect, choice: &Choice, options: &Options) -> Result<Sp
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async {
         let mut probes = tokio::task::JoinSet::new();
-        let mut versions = versions::to_probe(choice);
-        if connect.transport() == TransportKind::Http {
-            versions.retain(|v| HANDSHAKE_VERSIONS.contains(v));
-        }
+        let versions = versions::to_probe(choice);
         for (order, version) in versions.into_iter().enumerate() {
             let wait = options.startup_timeout;
             match connect {

@@ -9,7 +9,7 @@
 
 use crate::case::Case;
 use crate::era::{ProtocolVersion, HANDSHAKE_VERSIONS, STATELESS_VERSION};
-use crate::transport::{Event, Transport};
+use crate::transport::{Channel, Event, Transport};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
@@ -171,21 +171,27 @@ pub async fn probe<T: Transport>(
     // read and, soon after, that no answer is coming. A stateless server answers both in order.
     let proof = json!({"jsonrpc": "2.0", "id": "versions-proof", "method": "ping"});
     let found = async {
-        if io.send(request.to_string().as_bytes(), None).await.is_err() {
+        let Ok(channel) = io.send(request.to_string().as_bytes(), None).await else {
             return Err("it did not read the probe".to_string());
-        }
+        };
         if stateless && io.ordered() {
             let _ = io.send(proof.to_string().as_bytes(), None).await;
         }
+        // Over HTTP, what the probe's own response said, for when no answer comes on it.
+        let mut status: Option<String> = None;
+        let mut said: Option<String> = None;
         let mut deadline = Deadline::now() + wait;
         loop {
             match io.next(deadline).await {
                 None if io.finished() => return Err("it exited".to_string()),
                 None => return Err(format!("no answer within {wait:?}")),
-                Some((_, Event::Message { bytes, .. })) => {
+                Some((_, Event::Message { bytes, channel: on })) => {
                     let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
                         continue;
                     };
+                    if on == channel && channel != Channel::Stdio {
+                        said = Some(crate::rules::envelope::short(&value));
+                    }
                     if value.get("method").is_some() {
                         continue;
                     }
@@ -196,6 +202,25 @@ pub async fn probe<T: Transport>(
                         }
                         _ => {}
                     }
+                }
+                Some((_, Event::Status { channel: on, head })) if on == channel => {
+                    status = Some(head.summary());
+                }
+                Some((_, Event::Body { channel: on, text })) if on == channel => {
+                    said = Some(text.chars().take(200).collect());
+                }
+                Some((
+                    _,
+                    Event::Closed {
+                        channel: on, end, ..
+                    },
+                )) if on == channel => {
+                    let got = match status.take() {
+                        Some(status) => format!("HTTP {status}"),
+                        None => format!("its POST {end}"),
+                    };
+                    let body = said.take().map(|b| format!(": {b}")).unwrap_or_default();
+                    return Err(format!("no answer; got {got}{body}"));
                 }
                 Some(_) => {}
             }
@@ -232,10 +257,16 @@ pub async fn probe<T: Transport>(
             }
             None => (
                 vec![],
-                format!(
-                    "server/discover was answered without supportedVersions: {}",
-                    crate::rules::envelope::short(&answer)
-                ),
+                match answer.get("error") {
+                    Some(error) => format!(
+                        "server/discover at {version} was refused with error {}",
+                        crate::rules::envelope::short(error)
+                    ),
+                    None => format!(
+                        "server/discover was answered without supportedVersions: {}",
+                        crate::rules::envelope::short(&answer)
+                    ),
+                },
             ),
         },
         (Ok(answer), false) => match answer

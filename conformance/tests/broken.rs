@@ -92,8 +92,11 @@ mod server {
         }
 
         fn result(&self, id: &Value, mut result: Value, tool_call: bool) {
-            // In the stateless era every result says it is complete (RPC-14).
-            if self.stateless.load(std::sync::atomic::Ordering::SeqCst) {
+            // In the stateless era every result says it is complete (RPC-14), unless the
+            // mode forgets it.
+            if self.stateless.load(std::sync::atomic::Ordering::SeqCst)
+                && !self.is("no-result-type")
+            {
                 if let Some(object) = result.as_object_mut() {
                     object.insert("resultType".into(), json!("complete"));
                 }
@@ -223,6 +226,7 @@ mod server {
                         false,
                     );
                 }
+                "tools/list" => self.result(id, json!({"tools": []}), false),
                 "tools/call" => self.tool(id, &params),
                 // A common slip: a generic "internal error" for every unknown method.
                 _ if self.is("unknown-method-internal-error") => {
@@ -233,6 +237,12 @@ mod server {
         }
 
         fn tool(self: &Arc<Self>, id: &Value, params: &Value) {
+            if self.is("requests-client")
+                && self.stateless.load(std::sync::atomic::Ordering::SeqCst)
+            {
+                // 2026-07-28 servers send no requests (RPC-15).
+                self.write(&json!({"jsonrpc": "2.0", "id": "server-asks", "method": "roots/list"}));
+            }
             let name = params.get("name").and_then(Value::as_str).unwrap_or("");
             let args = params.get("arguments").cloned().unwrap_or(json!({}));
             let token = params
@@ -785,6 +795,10 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         ("answers-after-cancel-slowly", "no-response-after-cancel",    stateless(with(Fail, "CAN-05", F))),
         ("ignores-cancels",             "progress-monotonic",          stateless(with(Fail, "CAN-05", F))),
         ("ignores-cancels",             "no-response-after-cancel",    stateless(with(Fail, "CAN-05", F))),
+        ("correct",                     "stateless-result-type",       stateless(verdict(Pass))),
+        ("correct",                     "stateless-no-server-requests", stateless(verdict(Pass))),
+        ("no-result-type",              "stateless-result-type",       stateless(with(Fail, "RPC-14", F))),
+        ("requests-client",             "stateless-no-server-requests", stateless(with(Fail, "RPC-15", F))),
     ]);
     rows
 }

@@ -34,6 +34,8 @@ struct Verdict {
     small: bool,
     /// A requirement (or `case`) no finding above a note may rest on.
     absent: Option<&'static str>,
+    /// The protocol version to run at (the harness's default otherwise).
+    version: Option<&'static str>,
 }
 
 const fn verdict(outcome: Outcome) -> Verdict {
@@ -43,6 +45,7 @@ const fn verdict(outcome: Outcome) -> Verdict {
         within: None,
         small: false,
         absent: None,
+        version: None,
     }
 }
 
@@ -53,15 +56,18 @@ const fn with(outcome: Outcome, requirement: &'static str, severity: Severity) -
         within: None,
         small: false,
         absent: None,
+        version: None,
     }
 }
 
-fn options() -> Options {
+fn options(version: Option<&str>) -> Options {
+    let defaults = Options::default();
     Options {
+        protocol_version: version.map_or(defaults.protocol_version.clone(), str::to_string),
         case_timeout: Duration::from_secs(12),
         reply_timeout: Duration::from_millis(800),
         startup_timeout: Duration::from_secs(2),
-        ..Options::default()
+        ..defaults
     }
 }
 
@@ -75,7 +81,7 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-fn play(case: &Case, mode: &str) -> Result<Report, Failed> {
+fn play(case: &Case, mode: &str, version: Option<&str>) -> Result<Report, Failed> {
     let exe = std::env::current_exe()?;
     let target = HttpTarget {
         url: "http://127.0.0.1:{port}/mcp".into(),
@@ -88,11 +94,11 @@ fn play(case: &Case, mode: &str) -> Result<Report, Failed> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    Ok(runtime.block_on(run_http_server_case(case, &target, &options()))?)
+    Ok(runtime.block_on(run_http_server_case(case, &target, &options(version)))?)
 }
 
 fn check(case: &Case, mode: &str, want: Verdict) -> Result<(), Failed> {
-    let report = play(case, mode)?;
+    let report = play(case, mode, want.version)?;
     let explain = || {
         let findings: Vec<String> = report
             .findings
@@ -254,8 +260,46 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         ("closes-mid-event",         "cancel-unknown-id",           fast(with(Fail, "HTTP-09", W))),
         ("events-for-other-streams", "cancel-unknown-id",           fast(with(Fail, "RPC-04", F))),
     ]);
+    // 2026-07-28: no sessions, headers that mirror the body, closing a stream is the cancel.
+    let stateless = |v: Verdict| Verdict { version: Some("2026-07-28"), ..v };
+    for case in STATELESS_CASES {
+        rows.push(("correct", case, stateless(verdict(Pass))));
+    }
+    rows.extend([
+        // The work goes on after its stream closed: the witness does not list it. Stopping is
+        // a SHOULD (HTTP-11), so a warning; nothing can come on the closed stream.
+        ("ignores-closed-stream",    "http-stateless-cancel",        stateless(with(Warn, "CAN-05", W))),
+        ("ignores-closed-stream",    "http-stateless-abort-cycles",  stateless(with(Warn, "CAN-05", W))),
+        ("ignores-closed-stream",    "cancel-by-deadline",           stateless(with(Warn, "CAN-05", W))),
+        ("ignores-closed-stream",    "cancel-after-progress",        stateless(with(Warn, "CAN-05", W))),
+        ("no-result-type",           "stateless-result-type",        stateless(with(Fail, "RPC-14", F))),
+        ("requests-client",          "stateless-no-server-requests", stateless(with(Fail, "RPC-15", F))),
+        ("mints-session-id",         "http-stateless-no-sessions",   stateless(with(Warn, "HTTP-20", W))),
+        ("no-header-check",          "http-stateless-headers",       stateless(with(Fail, "case", F))),
+    ]);
     rows
 }
+
+/// The cases of 2026-07-28 over HTTP that the broken server's `correct` mode must pass.
+const STATELESS_CASES: [&str; 17] = [
+    "cancel-after-progress",
+    "cancel-by-deadline",
+    "concurrent-cancel-isolation",
+    "late-cancel-after-completion",
+    "no-response-after-cancel",
+    "progress-monotonic",
+    "unknown-method",
+    "stateless-alive-after-cancel",
+    "stateless-discover",
+    "stateless-missing-meta",
+    "stateless-unsupported-version",
+    "stateless-result-type",
+    "stateless-no-server-requests",
+    "http-stateless-cancel",
+    "http-stateless-abort-cycles",
+    "http-stateless-headers",
+    "http-stateless-no-sessions",
+];
 
 fn main() {
     if let Ok(mode) = std::env::var("BROKEN_HTTP_SERVER") {
@@ -283,13 +327,17 @@ fn main() {
             within: None,
             ..want
         };
-        trials.push(Trial::test(format!("{mode}/{name}"), move || {
+        let at = want.version.map(|v| format!(" [{v}]")).unwrap_or_default();
+        trials.push(Trial::test(format!("{mode}/{name}{at}"), move || {
             check(&case, mode, want)
         }));
-        trials.push(Trial::test(format!("loaded/{mode}/{name}"), move || {
-            let _load = harness::saturate_cpus();
-            check(&loaded_case, mode, loaded)
-        }));
+        trials.push(Trial::test(
+            format!("loaded/{mode}/{name}{at}"),
+            move || {
+                let _load = harness::saturate_cpus();
+                check(&loaded_case, mode, loaded)
+            },
+        ));
     }
     libtest_mimic::run(&args, trials).exit();
 }

@@ -566,3 +566,146 @@ fn a_port_placeholder_needs_a_server_to_start() {
         .code(2)
         .stderr(predicate::str::contains("https is not supported"));
 }
+
+const HANDSHAKE_CASE: &str = "\
+# The server answers ping in the handshake era.
+@requirement PING-01
+@level must
+@versions handshake
+
+> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}
+< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}
+";
+
+const STATELESS_CASE: &str = "\
+# The server answers server/discover in the stateless era.
+@requirement LIF-11
+@level must
+@versions stateless
+
+> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{}}
+< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"supportedVersions\":\"{array}\"}}
+";
+
+/// Runs the two cases above against the reference server over HTTP with `--protocol-version
+/// choice`, and returns the exit code, the console and the JSON report.
+fn eras_over_http(choice: &str) -> (Option<i32>, String, serde_json::Value) {
+    let dir = TempDir::new(&format!("eras-{choice}"));
+    dir.case("ping-handshake", HANDSHAKE_CASE);
+    dir.case("discover-stateless", STATELESS_CASE);
+    let json = dir.path().join("report.json");
+    let exe = assert_cmd::cargo::cargo_bin("conformance");
+    let output = conformance()
+        .args(["server", "--url", "http://127.0.0.1:{port}/mcp"])
+        .args(["--protocol-version", choice, "--cases"])
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .args(["reference-server", "--http", "127.0.0.1:{port}"])
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let report =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("a report")).expect("JSON");
+    (output.status.code(), stdout, report)
+}
+
+/// The versions each case ran at, as the JSON report says, sorted.
+fn ran_at(report: &serde_json::Value) -> Vec<(String, String, String)> {
+    let mut runs: Vec<(String, String, String)> = report["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|c| {
+            let text = |key: &str| c[key].as_str().unwrap_or("").to_string();
+            (text("id"), text("protocolVersion"), text("outcome"))
+        })
+        .collect();
+    runs.sort();
+    runs
+}
+
+#[test]
+fn auto_runs_each_era_at_its_newest_version_over_http() {
+    let (code, stdout, report) = eras_over_http("auto");
+    assert_eq!(code, Some(0), "{stdout}");
+    assert_eq!(
+        report["targetVersions"],
+        serde_json::json!(["2025-11-25", "2026-07-28"]),
+        "{report:#}"
+    );
+    let run = |id: &str, v: &str| (id.to_string(), v.to_string(), "pass".to_string());
+    assert_eq!(
+        ran_at(&report),
+        vec![
+            run("server/discover-stateless", "2026-07-28"),
+            run("server/ping-handshake", "2025-11-25"),
+        ]
+    );
+    assert!(stdout.contains("at 2026-07-28"), "{stdout}");
+}
+
+#[test]
+fn all_runs_every_version_both_sides_speak_over_http() {
+    let (code, stdout, report) = eras_over_http("all");
+    assert_eq!(code, Some(0), "{stdout}");
+    let run = |id: &str, v: &str| (id.to_string(), v.to_string(), "pass".to_string());
+    // 2024-11-05's HTTP transport is HTTP+SSE: the reference offers 2025-11-25 instead.
+    assert_eq!(
+        ran_at(&report),
+        vec![
+            run("server/discover-stateless", "2026-07-28"),
+            run("server/ping-handshake", "2025-03-26"),
+            run("server/ping-handshake", "2025-06-18"),
+            run("server/ping-handshake", "2025-11-25"),
+        ]
+    );
+    assert!(
+        report["cases"]
+            .as_array()
+            .expect("cases")
+            .iter()
+            .all(|c| c["era"]
+                == if c["protocolVersion"] == "2026-07-28" {
+                    "stateless"
+                } else {
+                    "handshake"
+                }),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn an_explicit_version_the_target_does_not_speak_skips_every_case_and_fails() {
+    // A stdio server of the handshake era only: it refuses `server/discover` (the probe's id
+    // is `versions`) and answers nothing else.
+    let refuse = r#"while read -r line; do case "$line" in *server/discover*) echo '{"jsonrpc":"2.0","id":"versions","error":{"code":-32601,"message":"Method not found"}}';; esac; done"#;
+    let dir = TempDir::new("unspoken");
+    dir.case("discover-stateless", STATELESS_CASE);
+    let json = dir.path().join("report.json");
+    let output = conformance()
+        .args(["server", "--protocol-version", "2026-07-28", "--cases"])
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&json)
+        .args(["--", "sh", "-c", refuse])
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("the target does not speak 2026-07-28 (server/discover at 2026-07-28 was refused with error"),
+        "{stderr}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("a report")).expect("JSON");
+    assert_eq!(report["summary"]["skip"], 1, "{report:#}");
+    let message = report["cases"][0]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("does not speak 2026-07-28") && message.contains("-32601"),
+        "{message}"
+    );
+}

@@ -5,8 +5,8 @@
 //! `loaded/<id> [version]` with a busy loop on every core: the verdict must not move. Every
 //! case that applies to Streamable HTTP also runs as `http/<id> [version]` against
 //! `conformance reference-server --http 127.0.0.1:{port}` (a fresh server on a free port per
-//! case), at each version that has Streamable HTTP up to 2025-11-25, and loaded at the newest
-//! of them.
+//! case), at each version that has Streamable HTTP (2025-03-26 and later, 2026-07-28
+//! included), and loaded at the newest of each era.
 //!
 //! Bless with `CONFORMANCE_BLESS=1 cargo test -p conformance --test reference -- <filter>`:
 //! `<` lines that differ are rewritten from the actual run, but only when nothing else went
@@ -22,12 +22,31 @@ use conformance::transport::process::Launch;
 use libtest_mimic::{Arguments, Trial};
 use std::path::Path;
 
-/// Cases the reference does not serve over HTTP, with the reason its skip must give: they
-/// test what a server may refuse.
-const HTTP_SKIPS: [(&str, &str); 1] = [(
-    "server/http-one-stream-per-message",
-    "offers no GET stream (405",
-)];
+/// Cases the reference does not serve over HTTP (at every version, or at one), with the
+/// reason its skip must give: they test what a server may refuse, or a cancel message that
+/// 2026-07-28 over HTTP does not have.
+const HTTP_SKIPS: [(&str, Option<&str>, &str); 4] = [
+    (
+        "server/http-one-stream-per-message",
+        None,
+        "offers no GET stream (405",
+    ),
+    (
+        "server/cancel-request-id-fidelity",
+        Some("2026-07-28"),
+        "the cancel is closing the request's stream",
+    ),
+    (
+        "server/cancel-unknown-id",
+        Some("2026-07-28"),
+        "the cancel is closing the request's stream",
+    ),
+    (
+        "server/cancel-id-type-mismatch",
+        Some("2026-07-28"),
+        "the cancel is closing the request's stream",
+    ),
+];
 
 /// The reference server over a transport.
 fn reference(transport: TransportKind) -> Connect {
@@ -75,10 +94,12 @@ fn trial(
             .enable_all()
             .build()?;
         let report = runtime.block_on(run_case(&case, &reference(transport), &options))?;
-        let skip = HTTP_SKIPS
-            .iter()
-            .find(|(id, _)| transport == TransportKind::Http && *id == case.id);
-        if let Some((_, reason)) = skip {
+        let skip = HTTP_SKIPS.iter().find(|(id, at, _)| {
+            transport == TransportKind::Http
+                && *id == case.id
+                && at.is_none_or(|v| v == version)
+        });
+        if let Some((_, _, reason)) = skip {
             return match &report.skip_reason {
                 Some(why) if why.contains(reason) => Ok(()),
                 other => Err(format!(
@@ -97,10 +118,14 @@ fn trial(
     .with_kind(kind)
 }
 
-/// Whether the harness tests a version over Streamable HTTP (2025-03-26 to 2025-11-25 for
-/// now; 2024-11-05 had HTTP+SSE, and 2026-07-28 over HTTP comes later).
+/// Whether the harness tests a version over Streamable HTTP (from 2025-03-26; 2024-11-05 had
+/// HTTP+SSE).
 fn over_http(version: &str) -> bool {
-    ProtocolVersion::parse(version).is_some_and(|v| v.has_streamable_http() && v.has_handshake())
+    ProtocolVersion::parse(version).is_some_and(|v| v.has_streamable_http())
+}
+
+fn is_stateless(version: &str) -> bool {
+    ProtocolVersion::parse(version).is_some_and(|v| !v.has_handshake())
 }
 
 fn main() {
@@ -149,10 +174,15 @@ fn main() {
                     false,
                 ));
             }
-            if let Some(newest) = versions.last() {
+            // Loaded at the newest version of each era the case covers.
+            let newest = [
+                versions.iter().rfind(|v| !is_stateless(v)),
+                versions.iter().rfind(|v| is_stateless(v)),
+            ];
+            for version in newest.into_iter().flatten() {
                 trials.push(trial(
                     case.clone(),
-                    newest.clone(),
+                    version.clone(),
                     TransportKind::Http,
                     false,
                     true,

@@ -277,6 +277,46 @@ pub struct Case {
     pub outcomes_line: usize,
 }
 
+impl Case {
+    /// Whether a line of the case sends `notifications/cancelled` for an id that a request of
+    /// the case uses (as written, so `"burst-{$i}"` matches `"burst-{$i}"`; `"7"` matches `7`,
+    /// as a case about id types sends it): the case is about what that message does to the
+    /// request, which it can do only where the cancel is that message
+    /// (not in 2026-07-28 over Streamable HTTP, where closing the stream is the cancel and a
+    /// POSTed one may be ignored, AMB-06).
+    pub fn cancels_by_message(&self) -> bool {
+        fn sent(steps: &[Step], out: &mut Vec<Value>) {
+            for step in steps {
+                match &step.kind {
+                    StepKind::Send(text) => out.extend(serde_json::from_str::<Value>(text).ok()),
+                    StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. } => {
+                        sent(steps, out)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut messages = vec![];
+        sent(&self.steps, &mut messages);
+        // An id as text, whatever its JSON type.
+        let text = |id: &Value| match id {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let ids: Vec<String> = messages
+            .iter()
+            .filter(|m| m.get("method").is_some())
+            .filter_map(|m| m.get("id"))
+            .map(text)
+            .collect();
+        messages
+            .iter()
+            .filter(|m| m.get("method").and_then(Value::as_str) == Some("notifications/cancelled"))
+            .filter_map(|m| m.pointer("/params/requestId"))
+            .any(|cancelled| ids.contains(&text(cancelled)))
+    }
+}
+
 /// A mistake in a case file. It is reported as `path:line: message` and ends the run with
 /// exit code 2: a broken case is never skipped.
 #[derive(Debug, Clone, PartialEq)]
@@ -300,3 +340,35 @@ impl fmt::Display for CaseError {
 }
 
 impl std::error::Error for CaseError {}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_case_that_cancels_its_own_request_by_message_is_known() {
+        let case = |body: &str| {
+            super::parse(
+                "server/x",
+                "x",
+                &format!("# i\n@requirement A\n@level must\n{body}"),
+            )
+            .unwrap()
+        };
+        let request =
+            r#"> {"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"work"}}"#;
+        let cancel = |id: &str| {
+            format!(
+                r#"> {{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#
+            )
+        };
+        assert!(case(&format!("{request}\n{}\n", cancel("7"))).cancels_by_message());
+        assert!(case(&format!("{request}\n{}\n", cancel("\"7\""))).cancels_by_message());
+        assert!(!case(&format!("{request}\n{}\n", cancel("12345"))).cancels_by_message());
+        assert!(!case(&format!("{request}\n! cancel 7\n")).cancels_by_message());
+        let looped = r#"! repeat 2
+> {"jsonrpc":"2.0","id":"a-{$i}","method":"ping"}
+> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a-{$i}"}}
+! end
+"#;
+        assert!(case(looped).cancels_by_message());
+    }
+}

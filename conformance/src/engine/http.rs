@@ -93,6 +93,12 @@ impl Stream {
     /// Whether it was cut off or refused before its response could come.
     pub fn dead_end(&self) -> Option<String> {
         if let Some((_, head)) = &self.head {
+            // An error status's JSON body may be the answer (the stateless era's errors, 400
+            // with -32020 and the like): it is dead once it ended without one.
+            let may_answer = head.content_type.as_deref() == Some("application/json");
+            if may_answer && self.end.is_none() {
+                return None;
+            }
             if !(200..300).contains(&head.code) {
                 let body = self
                     .body
@@ -137,7 +143,7 @@ pub struct Streams {
     pub next_status: Option<Vec<String>>,
     /// The channel of the last request the case made.
     pub last: Option<Channel>,
-    /// Cancels already said to be unproven.
+    /// Cancels already said to be unproven, or to rest on a closed stream.
     unproven: HashSet<usize>,
     /// Messages seen on some channel (canonical text → first channel), for HTTP-13.
     pub seen: HashMap<String, Channel>,
@@ -273,6 +279,17 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
         if let Some(at) = expected {
             self.expected[at] = format!("{} {line}", S::SENDS);
+        }
+        // What went in the headers (HTTP-18, HTTP-19), as a comment in the transcript.
+        let headers = self
+            .io
+            .http()
+            .and_then(|http| http.shown_headers(channel).map(str::to_string));
+        if let Some(headers) = headers {
+            let mut entry =
+                Entry::event(self.now(), channel, format!("{channel} headers: {headers}"));
+            entry.session = self.streams.session;
+            self.transcript.push(entry);
         }
     }
 
@@ -438,7 +455,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     })
             })
         };
-        if answered("application/json") && !answered("text/event-stream") {
+        // In 2026-07-28 a server may hold back a call's head until its result (rmcp, the
+        // Python SDK and the TypeScript SDK 2.x do, for a call that sends no progress).
+        let held = self
+            .protocol()
+            .is_some_and(|v| v.era() == crate::era::Era::Stateless);
+        if held || (answered("application/json") && !answered("text/event-stream")) {
             self.streams.arrival()
         } else {
             crate::load::stretched(self.options.reply_timeout, self.stretch)
@@ -509,9 +531,16 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             .iter()
             .filter_map(|(key, r)| r.cancel.map(|m| (key.clone(), m)))
             .collect();
+        let mut closed = vec![];
         for (key, mark) in marks {
-            if let Some(read) = mark.read.filter(|_| mark.accepted.is_some()) {
+            if let Some(read) = mark
+                .read
+                .filter(|_| mark.accepted.is_some() || mark.closed.is_some())
+            {
                 last_read = Some(last_read.map_or(read, |l| l.max(read)));
+                if mark.closed.is_some() && self.streams.unproven.insert(mark.at) {
+                    closed.push((key, mark.closed.map_or(Duration::ZERO, |c| c.grace)));
+                }
                 continue;
             }
             let channel = self
@@ -533,6 +562,27 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 "HTTP-17",
                 format!(
                     "the cancel of request {key} ({channel}) {what}: nothing proves the server read it, so a late response to it is not charged and only the witness can tell whether its work stopped"
+                ),
+            );
+        }
+        if !closed.is_empty() {
+            closed.sort();
+            let grace = closed.iter().map(|(_, g)| *g).max().unwrap_or_default();
+            let keys: Vec<String> = closed.into_iter().map(|(key, _)| key).collect();
+            let what = if keys.len() == 1 {
+                format!("the cancel of request {} closed its stream", keys[0])
+            } else {
+                format!(
+                    "the cancels of requests {} closed their streams",
+                    keys.join(", ")
+                )
+            };
+            self.rule(
+                Severity::Note,
+                "HTTP-11",
+                format!(
+                    "{what}: nothing on the wire shows when the server noticed, so the barrier waited a grace of {} ms, and only the witness can tell whether the work stopped",
+                    grace.as_millis()
                 ),
             );
         }

@@ -26,6 +26,20 @@ pub struct CancelMark {
     /// Over HTTP, the grace that followed the cancel's `202` (the proof is the 202 and the
     /// grace, not a later answer).
     pub accepted: Option<Duration>,
+    /// In 2026-07-28 over HTTP, where the cancel is the harness closing the request's stream:
+    /// what is known then (nothing on the wire can show the server noticed).
+    pub closed: Option<Closed>,
+}
+
+/// A cancel that closed the request's stream (2026-07-28 over HTTP, CAN-12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed {
+    /// The grace the server gets to notice the closed stream; the cancel counts as read once
+    /// it has passed.
+    pub grace: Duration,
+    /// Whether the request had shown it arrived (its response head, or a message on its
+    /// stream) when its stream was closed: if not, the server may never have started it.
+    pub arrived: bool,
 }
 
 impl CancelMark {
@@ -36,12 +50,16 @@ impl CancelMark {
 
     /// How a finding names the proof that the cancel was read.
     pub fn proof(&self) -> String {
-        match self.accepted {
-            Some(grace) => format!(
+        match (self.accepted, self.closed) {
+            (Some(grace), _) => format!(
                 "the cancel's 202 plus a {} ms grace proved it read",
                 grace.as_millis()
             ),
-            None => "an answer to a later request proved it".into(),
+            (None, Some(closed)) => format!(
+                "the harness closed its stream, and a {} ms grace for the server to notice passed",
+                closed.grace.as_millis()
+            ),
+            (None, None) => "an answer to a later request proved it".into(),
         }
     }
 }
@@ -165,7 +183,21 @@ impl Ledger {
                 sent,
                 read: None,
                 accepted: None,
+                closed: None,
             });
+        }
+    }
+
+    /// The cancel sent at transcript index `at`, `closed` after the target started, was the
+    /// harness closing the request's stream: it counts as read once the grace has passed.
+    pub fn cancel_closed(&mut self, at: usize, closed: Duration, how: Closed) {
+        for request in self.sent.values_mut() {
+            if let Some(mark) = request.cancel.as_mut().filter(|m| m.at == at) {
+                if mark.read.is_none() {
+                    mark.read = Some(closed + how.grace);
+                    mark.closed = Some(how);
+                }
+            }
         }
     }
 

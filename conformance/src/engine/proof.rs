@@ -8,14 +8,13 @@
 //! the harness sends a probe to get one. The startup allowance (`--startup-timeout`) lasts
 //! only until the target has written anything at all.
 
-use super::ledger::Due;
+use super::ledger::{Closed, Due};
 use super::{Engine, Side, Stop};
 use crate::era::ProtocolVersion;
 use crate::load;
-use crate::outcome::Severity;
+use crate::outcome::{FindingKind, Severity};
 use crate::pattern::canonical;
 use crate::rules::envelope::short;
-use crate::transcript::Entry;
 use crate::transport::Transport;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -238,17 +237,29 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             .protocol()
             .unwrap_or(ProtocolVersion::V2025_11_25)
             .probe(&id);
+        // `ping`, or `server/discover` where `ping` no longer exists (LIF-11).
+        let method = probe["method"].as_str().unwrap_or("ping").to_string();
+        let requirement = if method == "ping" {
+            "PING-01"
+        } else {
+            "LIF-11"
+        };
         let asked = Instant::now();
-        let answer = self.request_internal(probe, "PING-01").await?;
+        let answer = self.request_internal(probe, requirement).await?;
         if self.streams.over_http {
             self.streams.sample(asked.elapsed());
         }
         if answer.get("result").is_none_or(|r| !r.is_object()) {
+            let wanted = if method == "ping" {
+                "an empty result"
+            } else {
+                "a result"
+            };
             self.rule(
                 Severity::Fail,
-                "PING-01",
+                requirement,
                 format!(
-                    "{} must answer ping with an empty result, got {}",
+                    "{} must answer {method} with {wanted}, got {}",
                     S::WRITER.who,
                     short(&answer)
                 ),
@@ -282,25 +293,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// request's exact id.
     pub(crate) async fn cancel(&mut self, id: &str, reason: Option<&str>) -> Result<(), Stop> {
         let id = self.fill_id(id)?;
-        let channel = self.ledger.sent(&id).map(|r| r.channel);
         let closes = self
             .protocol()
-            .is_some_and(|v| v.cancel_closes_channel(!self.io.ordered()));
-        if let (true, Some(channel)) = (closes, channel) {
-            if self.io.abort(channel) {
-                let index = self.transcript.len();
-                let text = format!(
-                    "[cancel {}: closed the stream of {channel}]",
-                    canonical(&id)
-                );
-                self.expected.push(format!("{} {text}", S::SENDS));
-                self.transcript
-                    .push(Entry::sent(self.now(), text, None, false));
-                self.transcript[index].channel = channel;
-                self.ledger.cancel_sent(&id, index, self.now());
-                self.last_send = Instant::now();
-                return Ok(());
-            }
+            .is_some_and(|v| v.cancel_closes_channel(self.io.channel_per_request()));
+        if closes {
+            return self.close_cancel(&id).await;
         }
         if self.streams.over_http {
             // A cancel POSTed before the request it names has arrived would be read first.
@@ -313,5 +310,61 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let cancel =
             json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params});
         self.write(cancel.to_string(), false).await
+    }
+
+    /// The cancel of 2026-07-28 over HTTP: closing request `id`'s response stream (CAN-12,
+    /// HTTP-11), once the request has shown it arrived (or its arrival window passed), so the
+    /// server has it to cancel. A stream that has already ended has nothing left to close;
+    /// the transcript and the diff say which it was. No notification is sent.
+    async fn close_cancel(&mut self, id: &Value) -> Result<(), Stop> {
+        let Some(channel) = self.ledger.sent(id).map(|r| r.channel) else {
+            self.finding(
+                Severity::Fail,
+                FindingKind::CaseBug,
+                format!(
+                    "bug in case: `! cancel {}` names no request the case sent; in 2026-07-28 over Streamable HTTP a cancel closes that request's stream",
+                    canonical(id)
+                ),
+            );
+            return Err(Stop::Hung);
+        };
+        self.await_arrival(id).await;
+        let arrived = self
+            .streams
+            .by
+            .get(&channel)
+            .is_some_and(super::http::Stream::arrived);
+        let closed = self.io.abort(channel);
+        if !closed {
+            // The stream ended on its own: what it carried (its response, most likely) is
+            // taken in first, as it came before the cancel.
+            let until = Deadline::now() + self.grace();
+            while self
+                .streams
+                .by
+                .get(&channel)
+                .is_some_and(|s| s.end.is_none())
+                && self.next(until).await
+            {}
+        }
+        let text = if closed {
+            format!("[cancel {}: closed the stream of {channel}]", canonical(id))
+        } else {
+            format!(
+                "[cancel {}: the stream of {channel} had already ended]",
+                canonical(id)
+            )
+        };
+        let index = self.mark(text, channel);
+        let now = self.now();
+        self.ledger.cancel_sent(id, index, now);
+        if closed {
+            let how = Closed {
+                grace: self.grace(),
+                arrived,
+            };
+            self.ledger.cancel_closed(index, now, how);
+        }
+        Ok(())
     }
 }

@@ -99,8 +99,8 @@ pub async fn run_http_server_case(
     Ok(engine.run(shown).await)
 }
 
-/// Why a case does not apply to this target before it starts: its transports, or fixtures
-/// the target file does not map.
+/// Why a case does not apply to this target before it starts: its transports, a cancel
+/// message the transport's era does not carry, or fixtures the target file does not map.
 fn not_applicable(case: &Case, options: &Options, transport: TransportKind) -> Option<String> {
     if !case.transports.contains(&transport) {
         let names: Vec<&str> = case.transports.iter().map(|t| t.as_str()).collect();
@@ -108,6 +108,14 @@ fn not_applicable(case: &Case, options: &Options, transport: TransportKind) -> O
             "the case applies to {} only; this run is over {}",
             names.join(" and "),
             transport.as_str()
+        ));
+    }
+    let stateless = crate::era::ProtocolVersion::parse(&options.protocol_version)
+        .is_some_and(|v| v.era() == Era::Stateless);
+    if transport == TransportKind::Http && stateless && case.cancels_by_message() {
+        return Some(format!(
+            "the case sends `notifications/cancelled` for its own request and expects it to cancel; in {} over Streamable HTTP the cancel is closing the request's stream, and a POSTed one may be ignored (CAN-12, AMB-06)",
+            options.protocol_version
         ));
     }
     let fixtures = options.fixtures.as_ref()?;
@@ -410,6 +418,8 @@ async fn discover<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(
     }
     e.version = Some(version.clone());
     e.captures.insert("version".into(), json!(version));
+    // Over HTTP every POST of the case carries the era's headers from now on (HTTP-19).
+    e.io.agreed(&version);
     let probe = crate::era::ProtocolVersion::V2026_07_28.probe("discover");
     let answer = e.request_internal(probe, "LIF-11").await?;
     let listed = answer
@@ -509,6 +519,31 @@ async fn witness<T: Transport>(
             return Ok(());
         }
         if Instant::now() >= deadline {
+            // A stream closed before its request showed it had arrived may have been closed
+            // before the server started the work: then there was nothing to stop, and the
+            // witness cannot tell the two apart.
+            let (unseen, missing): (Vec<&Value>, Vec<&Value>) =
+                missing.into_iter().partition(|id| {
+                    e.ledger
+                        .sent(id)
+                        .and_then(|r| r.cancel)
+                        .and_then(|m| m.closed)
+                        .is_some_and(|closed| !closed.arrived)
+                });
+            if !unseen.is_empty() {
+                let unseen: Vec<String> = unseen.iter().map(|v| canonical(v)).collect();
+                e.rule(
+                    Severity::Note,
+                    "CAN-05",
+                    format!(
+                        "the server's witness does not list request {}, but nothing had shown the request arrived (no response head, nothing on its stream) when the harness closed its stream: the server may never have started the work, so the timing cannot tell whether it stopped",
+                        unseen.join(", ")
+                    ),
+                );
+            }
+            if missing.is_empty() {
+                return Ok(());
+            }
             let missing: Vec<String> = missing.iter().map(|v| canonical(v)).collect();
             e.rule(
                 witness_severity(e),

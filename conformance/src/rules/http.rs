@@ -40,14 +40,31 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 );
             }
         }
-        let Some(stream) = self.streams.by.get(&channel) else {
+        let Some(opened) = self.streams.by.get(&channel).map(|s| s.opened.clone()) else {
             return;
         };
-        if stream.expected.is_some() {
+        // 2026-07-28 has no sessions; only a legacy `initialize` may open one (LIF-14).
+        let initialize = matches!(&opened, Opened::Request(key)
+            if self.ledger.sent.get(key).is_some_and(|r| r.starts));
+        if head.session.is_some() && self.errors_answer() && !initialize {
+            self.rule(
+                Severity::Warn,
+                "HTTP-20",
+                format!(
+                    "{channel} carried Mcp-Session-Id {:?}; 2026-07-28 has no sessions, so a server mints none",
+                    String::from_utf8_lossy(head.session.as_deref().unwrap_or_default())
+                ),
+            );
+        }
+        if self
+            .streams
+            .by
+            .get(&channel)
+            .is_some_and(|s| s.expected.is_some())
+        {
             // The case judges this status with `! status`.
             return;
         }
-        let opened = stream.opened.clone();
         let code = head.code;
         let shown = head.summary();
         let redirect = (300..400).contains(&code).then(|| {
@@ -93,6 +110,11 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                     Some("application/json" | "text/event-stream")
                 );
                 if (200..300).contains(&code) && code != 202 && typed {
+                    return;
+                }
+                // In 2026-07-28 an error status carries the JSON-RPC error that answers the
+                // request (HTTP-19, LIF-10, LIF-12): judged once the body has been read.
+                if self.errors_answer() && (400..500).contains(&code) && typed {
                     return;
                 }
                 let cancelled = self.ledger.sent.get(&key).is_some_and(|r| r.cancel.is_some());
@@ -164,6 +186,30 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         let Some(request) = self.ledger.sent.get(&key) else {
             return;
         };
+        let client_error = stream
+            .head
+            .as_ref()
+            .filter(|(_, h)| (400..500).contains(&h.code))
+            .map(|(_, h)| h.summary());
+        if let (Some(status), true) = (client_error, self.errors_answer()) {
+            if stream.expected.is_some() || request.cancel.is_some() {
+                return;
+            }
+            let answer = request.answer.map(|index| self.value(index));
+            let why = match answer {
+                None => "without the JSON-RPC error that answers the request in its body",
+                Some(answer) if answer.get("error").is_none() => {
+                    "with a result in its body; a result comes with 200"
+                }
+                Some(_) => return,
+            };
+            self.rule(
+                Severity::Fail,
+                "HTTP-08",
+                format!("{channel} (request {key}) got HTTP {status} {why}"),
+            );
+            return;
+        }
         let refused = stream
             .head
             .as_ref()
@@ -282,6 +328,12 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         for note in notes {
             self.rule(Severity::Note, "HTTP-17", note);
         }
+    }
+
+    /// Whether an error status's body answers the request (the stateless era, HTTP-19).
+    fn errors_answer(&self) -> bool {
+        self.protocol()
+            .is_some_and(|v| v.era() == crate::era::Era::Stateless)
     }
 
     /// The agreed version, learned from an `initialize` answer, goes to the transport.

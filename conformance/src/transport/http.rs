@@ -11,11 +11,13 @@
 //!
 //! The transport keeps the sessions a case opens (`Mcp-Session-Id`, learned from the response
 //! that carried it, and the agreed `MCP-Protocol-Version`), so a case can hold two sessions
-//! at once. With an argv the server is started as a process (`process.rs`: own process
+//! at once. In the stateless era there are no sessions: each POST carries the headers that
+//! mirror its body instead (`http_headers`), and an error status's JSON body is the answer. With an argv the server is started as a process (`process.rs`: own process
 //! group, bounded logs, always killed and reaped); `{port}` in the URL and the argv becomes a
 //! free loopback port, and the transport waits until that port accepts connections. The
 //! process's stdout is a log there, not the protocol.
 
+use super::http_headers;
 use super::http_stream::{self, describe, Sink};
 use super::process::{display_argv, Launch, Process, ProcessEvent, TargetLog};
 use super::{Channel, Event, SendError, StreamEnd, Transport};
@@ -93,6 +95,8 @@ pub struct Http {
     sessions: Vec<Session>,
     current: usize,
     session_of: HashMap<Channel, usize>,
+    /// The MCP headers (and any a case set) each request carried, for the transcript.
+    shown_headers: HashMap<Channel, String>,
     next_headers: Vec<(HeaderName, Option<HeaderValue>)>,
     input_open: bool,
     refused: bool,
@@ -101,11 +105,24 @@ pub struct Http {
     initializing: HashSet<Channel>,
 }
 
-/// A free loopback port (the OS picks one; it is released for the server to take).
+/// A free loopback port (the OS picks one; it is released for the server to take). The OS may
+/// offer a port again as soon as it is released, before the server that was given it has
+/// started listening: two cases of one run would then share a server. So a port is handed
+/// out once per run.
 fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
+    static GIVEN: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    let given = given.get_or_insert_with(HashSet::new);
+    let mut port = 0;
+    for _ in 0..64 {
+        port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        if given.insert(port) {
+            break;
+        }
+    }
+    Ok(port)
 }
 
 impl Http {
@@ -164,6 +181,7 @@ impl Http {
             refused: false,
             process_done: false,
             initializing: HashSet::new(),
+            shown_headers: HashMap::new(),
         };
         if let Some(launch) = &target.launch {
             let mut launch = launch.clone();
@@ -187,8 +205,8 @@ impl Http {
         Ok(http)
     }
 
-    /// Waits until the server accepts connections (or exits, or `startup` passes), keeping
-    /// its output drained meanwhile.
+    /// Waits until the server accepts connections (or exits, or `startup`, stretched for a busy
+    /// machine, passes), keeping its output drained meanwhile.
     async fn wait_listening(&mut self, url: &str, startup: Duration) {
         let Some(authority) = self.url.authority().map(|a| a.to_string()) else {
             return;
@@ -198,7 +216,11 @@ impl Http {
         } else {
             format!("{authority}:80")
         };
-        let deadline = Deadline::now() + startup;
+        // Stretched for the machine's CPU pressure, as every wait for a target is: a start
+        // that is slow on a busy machine is not a failed one (re-read about once a second).
+        let began = Deadline::now();
+        let mut allowed = crate::load::stretched(startup, crate::load::stretch());
+        let mut read = Deadline::now();
         loop {
             let attempt = tokio::time::timeout(
                 Duration::from_millis(200),
@@ -207,7 +229,11 @@ impl Http {
             if let Ok(Ok(_)) = attempt.await {
                 return;
             }
-            if self.process_done || Deadline::now() >= deadline {
+            if read.elapsed() >= Duration::from_secs(1) {
+                allowed = allowed.max(crate::load::stretched(startup, crate::load::stretch()));
+                read = Deadline::now();
+            }
+            if self.process_done || began.elapsed() >= allowed {
                 break;
             }
             // Poll again soon, taking in the process's output meanwhile.
@@ -219,7 +245,7 @@ impl Http {
         let why = if self.process_done {
             "exited before it accepted connections".to_string()
         } else {
-            format!("did not accept connections within {startup:?} (raise --startup-timeout for a slow start)")
+            format!("did not accept connections within {allowed:?} (raise --startup-timeout for a slow start)")
         };
         self.note(format!("[harness] the server at {url} {why}"));
     }
@@ -285,7 +311,22 @@ impl Http {
     /// Whether the harness would send header `name` on the next POST.
     pub fn sends_header(&self, name: &str) -> bool {
         let session = &self.sessions[self.current];
-        match name.to_ascii_lowercase().as_str() {
+        let stateless = session
+            .version
+            .as_deref()
+            .is_some_and(http_headers::is_stateless);
+        let name = name.to_ascii_lowercase();
+        if stateless {
+            return matches!(
+                name.as_str(),
+                http_headers::PROTOCOL_VERSION
+                    | http_headers::METHOD
+                    | http_headers::NAME
+                    | "accept"
+                    | "content-type"
+            );
+        }
+        match name.as_str() {
             "mcp-session-id" => session.id.is_some(),
             "mcp-protocol-version" => Self::version_header(session).is_some(),
             "accept" | "content-type" => true,
@@ -293,8 +334,14 @@ impl Http {
         }
     }
 
+    /// The `MCP-Protocol-Version` of the handshake era (HTTP-18): the agreed version, once
+    /// it has one. A stateless session has none to send on a message outside its era (a
+    /// legacy `initialize`, LIF-14).
     fn version_header(session: &Session) -> Option<HeaderValue> {
-        let version = session.version.as_deref()?;
+        let version = session
+            .version
+            .as_deref()
+            .filter(|v| !http_headers::is_stateless(v))?;
         // A version the harness does not know is sent as agreed: the server chose it.
         let known = ProtocolVersion::parse(version);
         if known.is_some_and(|v| !v.has_version_header()) {
@@ -338,28 +385,57 @@ impl Http {
                 HeaderValue::from_static("application/json"),
             ));
         }
-        if let Some(id) = session.id.clone() {
-            headers.push((HeaderName::from_static("mcp-session-id"), id));
+        // The stateless era mirrors the body into headers and has no sessions (HTTP-19).
+        let stateless = http_headers::stateless(session.version.as_deref(), body);
+        match &stateless {
+            Some(mirrored) => headers.extend(mirrored.iter().cloned()),
+            None => {
+                if let Some(id) = session.id.clone() {
+                    headers.push((HeaderName::from_static("mcp-session-id"), id));
+                }
+                if let Some(version) = Self::version_header(&session) {
+                    headers.push((HeaderName::from_static("mcp-protocol-version"), version));
+                }
+            }
         }
-        if let Some(version) = Self::version_header(&session) {
-            headers.push((HeaderName::from_static("mcp-protocol-version"), version));
-        }
+        let mut shown = vec![];
         for (name, value) in self.next_headers.drain(..) {
             headers.retain(|(n, _)| *n != name);
-            if let Some(value) = value {
-                headers.push((name, value));
+            match value {
+                Some(value) => headers.push((name, value)),
+                None => shown.push(format!("no {}", http_headers::display_name(name.as_str()))),
             }
+        }
+        let set_by_case = |name: &HeaderName| !matches!(name.as_str(), "accept" | "content-type");
+        for (name, value) in headers.iter().filter(|(n, _)| set_by_case(n)) {
+            shown.push(format!(
+                "{}: {}",
+                http_headers::display_name(name.as_str()),
+                String::from_utf8_lossy(value.as_bytes())
+            ));
+        }
+        shown.sort();
+        if !shown.is_empty() {
+            self.shown_headers.insert(channel, shown.join(", "));
         }
         for (name, value) in headers {
             builder = builder.header(name, value);
         }
+        // In the stateless era an error status of a request's POST carries the JSON-RPC error
+        // that answers it (400 with -32020, 404 with -32601, …).
+        let errors_answer = body.is_some_and(http_headers::is_request)
+            && (stateless.is_some()
+                || session
+                    .version
+                    .as_deref()
+                    .is_some_and(http_headers::is_stateless));
         let body = Full::new(Bytes::copy_from_slice(body.unwrap_or_default()));
         let request = builder.body(body).expect("a request from valid parts");
         let response = self.client.request(request);
         let sink = self.sink.clone();
         let task = tokio::spawn(async move {
             match response.await {
-                Ok(response) => http_stream::read(channel, response, sink).await,
+                Ok(response) => http_stream::read(channel, response, sink, errors_answer).await,
                 Err(e) => {
                     let end = StreamEnd::Broken(describe(&e));
                     let _ = sink
@@ -378,6 +454,12 @@ impl Http {
         self.tasks.insert(channel, task.abort_handle());
         self.session_of.insert(channel, self.current);
         channel
+    }
+
+    /// The MCP headers a request carried (and any a `! header` step set or removed), as the
+    /// transcript shows them.
+    pub fn shown_headers(&self, channel: Channel) -> Option<&str> {
+        self.shown_headers.get(&channel).map(String::as_str)
     }
 
     /// Opens a GET stream in the current session (HTTP-12).
@@ -503,7 +585,20 @@ impl Transport for Http {
         false
     }
 
+    fn channel_per_request(&self) -> bool {
+        true
+    }
+
     fn abort(&mut self, channel: Channel) -> bool {
+        // A reader that has finished has delivered the stream's own end (still to be taken
+        // in): the stream ended before the harness could close it.
+        if self
+            .tasks
+            .get(&channel)
+            .is_none_or(AbortHandle::is_finished)
+        {
+            return false;
+        }
         let Some(task) = self.tasks.remove(&channel) else {
             return false;
         };

@@ -41,10 +41,14 @@ enum Kind {
     Other,
 }
 
-fn kind_of(head: &Head) -> Kind {
+/// `errors_answer`: an error status may carry the JSON-RPC error that answers the request, as
+/// in the stateless era (HTTP-19).
+fn kind_of(head: &Head, errors_answer: bool) -> Kind {
+    let success = (200..300).contains(&head.code);
+    let client_error = (400..500).contains(&head.code);
     match head.content_type.as_deref() {
-        Some("text/event-stream") if (200..300).contains(&head.code) => Kind::Sse,
-        Some("application/json") if (200..300).contains(&head.code) => Kind::Json,
+        Some("text/event-stream") if success => Kind::Sse,
+        Some("application/json") if success || (errors_answer && client_error) => Kind::Json,
         _ => Kind::Other,
     }
 }
@@ -92,10 +96,16 @@ impl std::fmt::Display for Cut {
     }
 }
 
-/// Reads one response to its end (or until the harness aborts the task) and reports it.
-pub(super) async fn read(channel: Channel, response: Response<Incoming>, sink: Sink) {
+/// Reads one response to its end (or until the harness aborts the task) and reports it. With
+/// `errors_answer`, the JSON body of a 4xx is a message too.
+pub(super) async fn read(
+    channel: Channel,
+    response: Response<Incoming>,
+    sink: Sink,
+    errors_answer: bool,
+) {
     let head = head_of(&response);
-    let kind = kind_of(&head);
+    let kind = kind_of(&head, errors_answer);
     if !emit(&sink, Event::Status { channel, head }).await {
         return;
     }

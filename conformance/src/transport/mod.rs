@@ -19,6 +19,7 @@
 //! and whether a request can be cancelled by closing its channel ([`Transport::abort`]).
 
 pub mod http;
+pub mod http_headers;
 mod http_serve;
 pub mod http_server;
 mod http_state;
@@ -232,8 +233,14 @@ pub trait Transport {
     /// read (true on stdio; false across HTTP POSTs).
     fn ordered(&self) -> bool;
 
+    /// Whether every request the harness sends has a response channel of its own, which
+    /// [`Transport::abort`] can close (true over Streamable HTTP to a server; false on stdio).
+    fn channel_per_request(&self) -> bool {
+        false
+    }
+
     /// Closes the channel of one request (the 2026-07-28 cancel on HTTP). False where the
-    /// transport has no channel per request.
+    /// transport has no channel per request, or the channel has already ended.
     fn abort(&mut self, channel: Channel) -> bool;
 
     /// Learns the protocol version the session agreed to (HTTP sends it in a header on every

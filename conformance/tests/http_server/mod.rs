@@ -5,7 +5,10 @@
 //! caused by the fault its mode adds. `correct-json` answers requests with `application/json`
 //! instead of SSE. The hostile modes (never finishing headers, endless streams, a 1 GiB body,
 //! 500s, redirects, connections closed mid-event, messages for requests nobody asked about)
-//! check that the harness gives a verdict in bounded time with bounded memory.
+//! check that the harness gives a verdict in bounded time with bounded memory. The stateless
+//! era (2026-07-28) and its faults are in `stateless.rs`.
+
+mod stateless;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -40,6 +43,9 @@ struct Session {
     get: Mutex<Option<Tx>>,
     /// Streams of cancelled requests the server keeps open (mode `leaves-stream-open`).
     held: Mutex<Vec<Tx>>,
+    /// The one "session" of the stateless era's requests: no session id, results with
+    /// `resultType`, and a closed stream is a cancel.
+    stateless: bool,
 }
 
 struct App {
@@ -47,6 +53,8 @@ struct App {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     deleted: Mutex<Vec<String>>,
     counter: AtomicU64,
+    /// Where every request of the stateless era runs (its witness covers them all).
+    stateless: Arc<Session>,
 }
 
 impl App {
@@ -115,6 +123,10 @@ async fn run(mode: String, port: u16) {
         sessions: Mutex::new(HashMap::new()),
         deleted: Mutex::new(vec![]),
         counter: AtomicU64::new(0),
+        stateless: Arc::new(Session {
+            stateless: true,
+            ..Session::default()
+        }),
     });
     loop {
         let Ok((socket, _)) = listener.accept().await else {
@@ -172,19 +184,30 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Response<Body> {
             );
         }
     }
-    if let Some(version) = header("mcp-protocol-version") {
-        if !VERSIONS.contains(&version.as_str()) && !app.is("accepts-any-version") {
-            return full(
-                StatusCode::BAD_REQUEST,
-                &error_body(-32000, "Unsupported protocol version"),
-            );
-        }
+    let method = req.method().clone();
+    let headers = req.headers().clone();
+    let stateless_header = header("mcp-protocol-version").as_deref() == Some(stateless::VERSION);
+    if stateless_header && method != Method::POST {
+        return stateless::not_post(&app, &method);
+    }
+    // The version header of the handshake era (HTTP-18); a POST of the stateless era is
+    // judged by its own rules once its body is read.
+    let legacy_version = header("mcp-protocol-version").filter(|_| !stateless_header);
+    let bad_version = legacy_version
+        .is_some_and(|v| !VERSIONS.contains(&v.as_str()) && !app.is("accepts-any-version"));
+    let refuse_version = || {
+        full(
+            StatusCode::BAD_REQUEST,
+            &error_body(-32000, "Unsupported protocol version"),
+        )
+    };
+    if bad_version && method != Method::POST {
+        return refuse_version();
     }
     let session_id = header("mcp-session-id");
     let session = session_id
         .as_ref()
         .and_then(|id| lock(&app.sessions).get(id).cloned());
-    let method = req.method().clone();
     if method == Method::GET || method == Method::DELETE {
         let Some(session) = session else {
             return full(
@@ -217,6 +240,12 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Response<Body> {
     let Ok(message) = serde_json::from_slice::<Value>(&body) else {
         return full(StatusCode::BAD_REQUEST, &error_body(-32700, "Parse error"));
     };
+    if stateless::is_stateless(&headers, &message) {
+        return stateless::post(app, &headers, message).await;
+    }
+    if bad_version {
+        return refuse_version();
+    }
     let method_name = message.get("method").and_then(Value::as_str).unwrap_or("");
     let id = message.get("id").cloned();
     if method_name == "initialize" {
@@ -372,6 +401,11 @@ async fn request(
             .await;
         return;
     }
+    if session.stateless && app.is("requests-client") && method == "tools/call" {
+        // 2026-07-28 servers send no requests (RPC-15).
+        let ask = json!({"jsonrpc": "2.0", "id": "server-asks", "method": "roots/list"});
+        let _ = tx.send(frame(&ask)).await;
+    }
     let answer = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
     let text = |t: &str| json!({"content": [{"type": "text", "text": t}]});
     let reply = match method.as_str() {
@@ -403,6 +437,11 @@ async fn request(
 }
 
 async fn send_response(app: &App, session: &Session, tx: &Tx, reply: &Value) {
+    let reply = &if session.stateless {
+        stateless::complete(app, reply.clone())
+    } else {
+        reply.clone()
+    };
     let _ = tx.send(frame(reply)).await;
     if app.is("duplicate-on-two-streams") {
         let get = lock(&session.get).clone();
@@ -428,10 +467,15 @@ async fn long(
         json!({"jsonrpc": "2.0", "method": "notifications/progress",
                "params": {"progressToken": token, "progress": value}})
     };
-    // A dropped stream is no cancel, except in the mode that says it is.
+    // A dropped stream is no cancel, except in the mode that says it is, and in 2026-07-28,
+    // where it is the cancel (HTTP-11), unless the mode ignores it.
     let disconnected = {
         let tx = tx.clone();
-        let on_disconnect = app.is("cancel-on-disconnect");
+        let on_disconnect = if session.stateless {
+            !app.is("ignores-closed-stream")
+        } else {
+            app.is("cancel-on-disconnect")
+        };
         async move {
             if on_disconnect {
                 tx.closed().await
