@@ -5,6 +5,13 @@
 //!
 //! Run with `cargo bench -p reference-server --bench http`. The client is
 //! reqwest on a single-threaded runtime, so its own cost is in the numbers.
+//!
+//! To measure another Streamable HTTP server the same way, set
+//! `BENCH_HTTP_SERVER` to its binary and `BENCH_HTTP_ARGS` to its
+//! space-separated arguments, with `{port}` where a free loopback port goes
+//! (the endpoint is then `http://127.0.0.1:{port}/mcp`, or `BENCH_HTTP_URL`).
+//! Such a server is measured in its default mode only (SSE, or whatever it
+//! answers with).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -17,6 +24,58 @@ const SPAWNS: usize = 20;
 struct Server {
     child: Child,
     url: String,
+}
+
+/// Another server to measure instead of this package's own: its binary, arguments and URL,
+/// each with `{port}` still in them.
+struct Other {
+    binary: String,
+    args: Vec<String>,
+    url: String,
+}
+
+impl Other {
+    fn from_env() -> Option<Other> {
+        let binary = std::env::var("BENCH_HTTP_SERVER").ok()?;
+        let args = std::env::var("BENCH_HTTP_ARGS").unwrap_or_default();
+        let url = std::env::var("BENCH_HTTP_URL")
+            .unwrap_or_else(|_| "http://127.0.0.1:{port}/mcp".to_owned());
+        Some(Other {
+            binary,
+            args: args.split_whitespace().map(str::to_owned).collect(),
+            url,
+        })
+    }
+
+    /// Starts it on a free port and waits until the port accepts connections.
+    fn spawn(&self) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free loopback port")
+            .port()
+            .to_string();
+        let child = Command::new(&self.binary)
+            .args(self.args.iter().map(|a| a.replace("{port}", &port)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {}: {e}", self.binary));
+        let server = Server {
+            child,
+            url: self.url.replace("{port}", &port),
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "{} did not listen on {port}",
+                self.binary
+            );
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        server
+    }
 }
 
 impl Server {
@@ -101,6 +160,12 @@ async fn initialize(client: &reqwest::Client, url: &str) -> String {
         String::from_utf8_lossy(&body).contains("protocolVersion"),
         "{body:?}"
     );
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let accepted = post(client, url, Some(&session), initialized.to_owned())
+        .send()
+        .await
+        .expect("notifications/initialized");
+    assert_eq!(accepted.status(), 202, "notifications/initialized");
     session
 }
 
@@ -118,23 +183,35 @@ fn main() {
         .build()
         .expect("runtime");
     let client = reqwest::Client::new();
+    let other = Other::from_env();
+    let spawn = |args: &[&str]| match &other {
+        Some(other) => other.spawn(),
+        None => Server::spawn(args),
+    };
 
     let mut startups = Vec::with_capacity(SPAWNS);
     for _ in 0..SPAWNS {
         let start = Instant::now();
-        let server = Server::spawn(&[]);
+        let server = spawn(&[]);
         runtime.block_on(initialize(&client, &server.url));
         startups.push(start.elapsed());
     }
     startups.sort();
-    println!("reference-server over Streamable HTTP (HTTP/1.1 keep-alive, reqwest client)");
+    let name = other
+        .as_ref()
+        .map_or("reference-server", |o| o.binary.as_str());
+    println!("{name} over Streamable HTTP (HTTP/1.1 keep-alive, reqwest client)");
     println!(
         "  startup to initialize response: median {} over {SPAWNS} spawns",
         micros(percentile(&startups, 0.5))
     );
 
-    for (mode, args) in [("SSE", &[][..]), ("JSON", &["--json-response"][..])] {
-        let server = Server::spawn(args);
+    let modes: &[(&str, &[&str])] = match other {
+        Some(_) => &[("SSE", &[])],
+        None => &[("SSE", &[]), ("JSON", &["--json-response"])],
+    };
+    for &(mode, args) in modes {
+        let server = spawn(args);
         let rtts = runtime.block_on(async {
             let session = initialize(&client, &server.url).await;
             let mut rtts = Vec::with_capacity(REQUESTS);
