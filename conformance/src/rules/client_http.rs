@@ -171,6 +171,9 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             }
             return;
         }
+        if self.stateless_post(seen) {
+            return self.stateless_headers(seen, what);
+        }
         self.session_headers(seen, what);
     }
 
@@ -198,10 +201,11 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 format!("{what} carried no Mcp-Session-Id; every request after `initialize` carries the session id the server gave ({session})"),
             );
         }
-        let agreed = self
-            .version
-            .clone()
-            .unwrap_or_else(|| self.options.protocol_version.clone());
+        // The version the answer to this session's `initialize` agreed to, whoever gave it (the
+        // harness's handshake or the case's own line).
+        let Some(agreed) = self.side.sessions.current().and_then(|s| s.agreed.clone()) else {
+            return;
+        };
         let needs_header = ProtocolVersion::parse(&agreed).is_some_and(|v| v.has_version_header());
         if needs_header && seen.version.as_deref() != Some(agreed.as_str()) {
             let got = seen
