@@ -2,7 +2,8 @@
 //! it learns from its own answers in either era.
 //!
 //! Playing 2026-07-28, the harness has no handshake: it answers `server/discover` with the
-//! versions it speaks (only 2026-07-28), its capabilities and its name in `_meta`; stamps
+//! versions it speaks (only 2026-07-28), its capabilities and its name in `_meta` (and, as
+//! for `tools/list`, the caching hints `ttlMs` and `cacheScope` the era requires); stamps
 //! every result with `resultType` (RPC-14) and its name; answers a request stamped with
 //! another version with `-32022` and the supported list (LIF-12), `ping` with "method not
 //! found" (the era has none), and `initialize` with `-32022` too, as a modern-only server
@@ -51,6 +52,8 @@ pub(crate) fn discover_result(id: &Value) -> Value {
     let mut answer = json!({"jsonrpc": "2.0", "id": id, "result": {
         "supportedVersions": [STATELESS_VERSION],
         "capabilities": {"tools": {}},
+        "ttlMs": 0,
+        "cacheScope": "public",
     }});
     ProtocolVersion::V2026_07_28.stamp_result(&mut answer);
     answer
@@ -82,6 +85,15 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         match (method, stamped) {
             (_, Some(version)) if version != STATELESS_VERSION => Some(unsupported(id, version)),
             ("server/discover", _) => Some(discover_result(id)),
+            // A cacheable result of the era: it says how long it may be kept (ttlMs, cacheScope).
+            ("tools/list", _) => {
+                let mut list = super::client::tool_list();
+                list["ttlMs"] = json!(0);
+                list["cacheScope"] = json!("public");
+                let mut answer = json!({"jsonrpc": "2.0", "id": id, "result": list});
+                ProtocolVersion::V2026_07_28.stamp_result(&mut answer);
+                Some(answer)
+            }
             ("ping", _) => Some(json!({"jsonrpc": "2.0", "id": id, "error": {
                 "code": -32601,
                 "message": "method not found: 2026-07-28 has no ping",
