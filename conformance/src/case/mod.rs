@@ -268,9 +268,9 @@ pub struct Case {
     pub stamp: bool,
     /// The case's own time limit, if it sets one.
     pub timeout: Option<Duration>,
-    /// Client cases: the era of the server the harness plays (`@plays handshake`), when it is
-    /// not the era of the version the case runs at: a client told to speak 2026-07-28 meets
-    /// a server of the handshake era (LIF-14).
+    /// Client cases: the era of the server the harness plays when it is not the era of the
+    /// version the case runs at (`@plays handshake`: a client told to speak 2026-07-28 meets a
+    /// server of the handshake era, LIF-14).
     pub plays: Option<crate::era::Era>,
     /// Which side the harness plays.
     pub role: Role,

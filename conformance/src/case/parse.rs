@@ -359,8 +359,12 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                 "plays" => {
                     case.plays = Some(match value {
                         "handshake" => crate::era::Era::Handshake,
-                        "stateless" => crate::era::Era::Stateless,
-                        _ => return Err(p.error(line, "`@plays` is `handshake` or `stateless`")),
+                        _ => {
+                            return Err(p.error(
+                                line,
+                                "`@plays handshake` is the only choice: a server of the handshake era for a client of 2026-07-28",
+                            ))
+                        }
                     })
                 }
                 "transports" => {

@@ -10,6 +10,7 @@
 use super::adapter::{actions_done, adapter_line, settle, wind_down};
 pub(crate) use super::client_start::initialize_answer;
 use super::client_start::{connect, handshake, played_version};
+pub(crate) use super::client_stateless::unsupported;
 use super::client_stateless::StatelessSide;
 use super::session::Sessions;
 use super::{Engine, Options, Report, Side, Stop};

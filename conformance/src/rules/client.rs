@@ -240,9 +240,11 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             let Ok(id) = serde_json::from_str::<Value>(&key) else {
                 continue;
             };
-            let answer = if method == "initialize" {
+            let answer = if method == "initialize" && !self.side.era.plays {
                 let request = json!({"id": id});
                 initialize_answer(self, &request).0
+            } else if method == "initialize" {
+                crate::engine::client::unsupported(&id, &Value::Null)
             } else {
                 self.plain_answer(&id, &method, None)
             };
@@ -256,8 +258,11 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         self.take_internal(index);
         let channel: Channel = self.transcript[index].channel;
         if let (Some(method), Some(id)) = (method, value.get("id")) {
-            let answer = if method == "initialize" {
+            let answer = if method == "initialize" && !self.side.era.plays {
                 initialize_answer(self, value).0
+            } else if method == "initialize" {
+                let asked = value.pointer("/params/protocolVersion");
+                crate::engine::client::unsupported(id, asked.unwrap_or(&Value::Null))
             } else {
                 self.plain_answer(id, method, value.get("params"))
             };
