@@ -485,6 +485,21 @@ fn main() {
                 .exactly(Outcome::Fail),
         ),
         (
+            "stateless-retries-under-same-id",
+            "client-stateless-unsupported-version",
+            Expect::caught("LIF-12", Severity::Warn)
+                .saying("same id")
+                .exactly(Outcome::Warn),
+        ),
+        (
+            "stateless-restarts-server",
+            "client-stateless-call",
+            Expect::caught("CAN-08", Severity::Fail)
+                .saying("in use")
+                .without("LIF-03")
+                .exactly(Outcome::Fail),
+        ),
+        (
             "stateless-skips-probe",
             "client-stateless-fallback-method-not-found",
             Expect::default().exactly(Outcome::Skip),

@@ -175,16 +175,17 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         http_id: Option<String>,
         asked_for: bool,
     ) {
+        let ready = self.session_ready();
         // A session of the stateless era has no handshake: it was in use once it sent more
         // than a `server/discover` probe.
-        let ready = self.session_ready()
+        let in_use = ready
             || (self.side.era.plays
                 && self
                     .side
                     .sessions
                     .current()
                     .is_some_and(|s| s.methods.iter().any(|m| m != "server/discover")));
-        let restarted = ready && !asked_for;
+        let restarted = in_use && !asked_for;
         if let Some(old) = self.side.sessions.current_mut() {
             old.ready = ready;
         }

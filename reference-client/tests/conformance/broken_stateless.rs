@@ -161,6 +161,37 @@ pub fn client(mode: &str) -> bool {
             report(0, "error");
             s.close();
         }
+        "stateless-retries-under-same-id" => {
+            // Retries the request the server refused with -32022 under the refused id.
+            let mut s = Server::start(None);
+            s.send(&echo(json!(1), "retried", Stamp::Full));
+            s.answer(json!(1));
+            report(0, "result");
+            s.send(&echo(json!(1), "retried", Stamp::Full));
+            s.answer(json!(1));
+            report(1, "result");
+            s.close();
+            report(2, "result");
+        }
+        "stateless-restarts-server" => {
+            // After its call, it starts its server again: the session it was using is gone.
+            let mut s = Server::start(None);
+            report(0, "result");
+            s.send(&echo(json!(1), "stateless", Stamp::Full));
+            s.answer(json!(1));
+            report(1, "result");
+            s.close();
+            let mut again = Server::start(None);
+            again.send(&request(
+                json!(2),
+                "server/discover",
+                json!({}),
+                Stamp::Full,
+            ));
+            again.answer(json!(2));
+            again.close();
+            report(2, "result");
+        }
         "stateless-skips-probe" => {
             // Told to speak 2026-07-28, it opens with `initialize` at once.
             let mut s = Server::start(None);
