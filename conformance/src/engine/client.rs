@@ -304,29 +304,7 @@ impl Side for ClientTarget {
             }
             StepKind::Disconnect(id) => {
                 let id = e.fill_id(id)?;
-                let channel = e
-                    .ledger
-                    .received
-                    .get(&crate::pattern::id_key(&id))
-                    .map(|r| r.channel);
-                let closed = channel.is_some_and(|c| e.io.abort(c));
-                let text = match channel {
-                    Some(c) if closed => format!(
-                        "[closed the stream of {c}, request {}, without a cancel]",
-                        crate::pattern::canonical(&id)
-                    ),
-                    _ => format!(
-                        "[no open stream of request {} to close]",
-                        crate::pattern::canonical(&id)
-                    ),
-                };
-                e.expected.push(format!("{} {text}", Self::SENDS));
-                let now = e.now();
-                e.transcript
-                    .push(crate::transcript::Entry::sent(now, text, None, false));
-                if closed {
-                    e.side.http.disconnected.push((id, now));
-                }
+                e.disconnect(&id);
                 Ok(())
             }
             StepKind::Cancelled(id) => {

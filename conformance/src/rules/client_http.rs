@@ -220,6 +220,32 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         }
     }
 
+    /// `! disconnect ID`: the harness closes the response stream of the client's request ID
+    /// without cancelling it, as a dropped connection would; what the client does then is
+    /// recorded at the end (AMB-23).
+    pub(crate) fn disconnect(&mut self, id: &Value) {
+        let channel = self
+            .ledger
+            .received
+            .get(&crate::pattern::id_key(id))
+            .map(|r| r.channel);
+        let closed = channel.is_some_and(|c| self.io.abort(c));
+        let shown = crate::pattern::canonical(id);
+        let text = match channel {
+            Some(c) if closed => {
+                format!("[closed the stream of {c}, request {shown}, without a cancel]")
+            }
+            _ => format!("[no open stream of request {shown} to close]"),
+        };
+        self.expected.push(format!("< {text}"));
+        let now = self.now();
+        self.transcript
+            .push(crate::transcript::Entry::sent(now, text, None, false));
+        if closed {
+            self.side.http.disconnected.push((id.clone(), now));
+        }
+    }
+
     /// At the end of an HTTP case: a 404 that no new session followed (HTTP-16), and what
     /// the client made of each stream the harness closed (AMB-23).
     pub(crate) fn http_finish(&mut self) {

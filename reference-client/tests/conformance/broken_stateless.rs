@@ -3,6 +3,8 @@
 //! purpose (or, for the fair ones, doing something unusual the era allows).
 
 use crate::broken::{report, Server, INITIALIZE};
+use crate::Expect;
+use conformance::outcome::{Outcome, Severity};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -203,4 +205,144 @@ pub fn client(mode: &str) -> bool {
         _ => return false,
     }
     true
+}
+
+/// The broken (and fair) clients of the stateless era, over stdio and HTTP, with the case
+/// each plays and the exact verdict it must get.
+pub(crate) fn rows() -> Vec<(&'static str, &'static str, Expect)> {
+    vec![
+        (
+            "stateless-omits-meta",
+            "client-stateless-call",
+            Expect::caught("LIF-10", Severity::Fail)
+                .saying("lacks")
+                .exactly(Outcome::Fail),
+        ),
+        (
+            "stateless-no-client-info",
+            "client-stateless-call",
+            Expect::caught("LIF-10", Severity::Warn)
+                .saying("clientInfo")
+                .exactly(Outcome::Warn),
+        ),
+        (
+            "stateless-sends-response",
+            "client-stateless-call",
+            Expect::caught("RPC-15", Severity::Fail).exactly(Outcome::Fail),
+        ),
+        (
+            "stateless-opens-with-initialize",
+            "client-stateless-call",
+            Expect::default().exactly(Outcome::Skip),
+        ),
+        (
+            "stateless-reuses-outstanding-id",
+            "client-stateless-ids",
+            Expect::caught("RPC-03", Severity::Fail)
+                .saying("still outstanding")
+                .exactly(Outcome::Fail),
+        ),
+        (
+            "stateless-reuses-cancelled-id",
+            "client-stateless-ids",
+            Expect::caught("RPC-03", Severity::Warn)
+                .saying("AMB-20")
+                .exactly(Outcome::Warn),
+        ),
+        (
+            "stateless-reuses-answered-id",
+            "client-stateless-result-type",
+            Expect::clean().exactly(Outcome::Pass),
+        ),
+        (
+            "stateless-never-cancels",
+            "client-stateless-cancel",
+            Expect::caught("case", Severity::Fail)
+                .saying("no message matching")
+                .exactly(Outcome::Fail),
+        ),
+        (
+            "stateless-falls-back-on-32022",
+            "client-stateless-unsupported-version",
+            Expect::caught("LIF-12", Severity::Warn)
+                .saying("fell back")
+                .exactly(Outcome::Warn),
+        ),
+        (
+            "stateless-gives-up-on-32602",
+            "client-stateless-fallback-invalid-params",
+            Expect::caught("case", Severity::Fail)
+                .saying("no message matching")
+                .exactly(Outcome::Fail),
+        ),
+        (
+            "stateless-retries-under-same-id",
+            "client-stateless-unsupported-version",
+            Expect::caught("LIF-12", Severity::Warn)
+                .saying("same id")
+                .exactly(Outcome::Warn),
+        ),
+        (
+            "stateless-restarts-server",
+            "client-stateless-call",
+            Expect::caught("CAN-08", Severity::Fail)
+                .saying("in use")
+                .without("LIF-03")
+                .exactly(Outcome::Fail),
+        ),
+        (
+            "stateless-skips-probe",
+            "client-stateless-fallback-method-not-found",
+            Expect::default().exactly(Outcome::Skip),
+        ),
+        (
+            "http-stateless-wrong-version-header",
+            "client-stateless-call",
+            Expect::caught("HTTP-19", Severity::Fail)
+                .saying("MCP-Protocol-Version \"2025-11-25\"")
+                .exactly(Outcome::Fail),
+        ),
+        (
+            "http-stateless-no-name",
+            "client-stateless-call",
+            Expect::caught("HTTP-19", Severity::Fail)
+                .saying("no Mcp-Name")
+                .exactly(Outcome::Fail),
+        ),
+        (
+            "http-stateless-cancels-by-post",
+            "client-stateless-cancel",
+            Expect::caught("CAN-12", Severity::Warn)
+                .saying("POSTed")
+                .exactly(Outcome::Warn),
+        ),
+        (
+            "http-stateless-never-closes",
+            "client-stateless-cancel",
+            Expect::caught("CAN-12", Severity::Warn)
+                .saying("did not close")
+                .exactly(Outcome::Warn),
+        ),
+        (
+            "http-stateless-closes-and-posts",
+            "client-stateless-cancel",
+            Expect::clean()
+                .exactly(Outcome::Pass)
+                .noting("CAN-12", Severity::Note, "AMB-06"),
+        ),
+        (
+            "http-stateless-falls-back-on-32022",
+            "client-stateless-unsupported-version",
+            Expect::caught("HTTP-20", Severity::Fail).exactly(Outcome::Fail),
+        ),
+        (
+            "http-cancels-after-disconnect",
+            "client-http-stream-closed",
+            Expect::default().exactly(Outcome::Info).noting(
+                "observed",
+                Severity::Note,
+                "cancelled it",
+            ),
+        ),
+    ]
 }
