@@ -61,9 +61,11 @@ pub struct RunArgs {
     /// Read cases from this folder instead of the embedded copy.
     #[arg(long, value_name = "DIR")]
     pub cases: Option<PathBuf>,
-    /// The protocol version to request (server cases) or to play when the client asks for
-    /// one the harness does not know (client cases) [default: a target file's, else
-    /// 2025-11-25].
+    /// The protocol versions to run at: `auto` (per case the newest version the case covers
+    /// and, for a server, the server speaks), `all` (every such version, a result each) or
+    /// one version (that one only; a server that does not speak it has every case skipped,
+    /// and the run exits 1). Client runs tell the adapter the version and play a server of
+    /// it [default: a server's target file's, else auto].
     #[arg(long, value_name = "VERSION")]
     pub protocol_version: Option<String>,
     /// Case ids known to fail (one a line, `#` comments). Listed failures do not fail the run;

@@ -7,7 +7,7 @@ use conformance::baseline::Baseline;
 use conformance::case::{Case, CaseError, Role, TransportKind};
 use conformance::engine::client::{run_client_case, ClientTransport};
 use conformance::engine::server::Connect;
-use conformance::engine::Options;
+use conformance::engine::{Options, Report};
 use conformance::era::HANDSHAKE_VERSIONS;
 use conformance::fixtures::Fixtures;
 use conformance::outcome::Outcome;
@@ -17,7 +17,7 @@ use conformance::transport::process::{display_argv, Launch};
 use conformance::transport::reap;
 use conformance::transport::stdio::Stdio;
 use conformance::versions::{self, Choice, Spoken, Unit};
-use conformance::{harness, runner, suite, target_file};
+use conformance::{client_versions, harness, runner, suite, target_file};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -379,22 +379,18 @@ fn client(args: ClientArgs) -> ExitCode {
         env: vec![],
         cwd: None,
     };
-    // The harness plays a server of one version; a client that asks for a version the
-    // harness knows gets that one (see README: Testing a client).
-    let version = match args.protocol_version.as_deref().map(Choice::parse) {
-        None | Some(Ok(Choice::Auto)) => Options::default().protocol_version,
-        Some(Ok(Choice::Exact(v))) => v,
-        Some(Ok(Choice::All)) => {
-            eprintln!("error: --protocol-version all is for server runs; a client run plays one version (auto or a version)");
-            return ExitCode::from(2);
-        }
+    // Each case runs at the versions it covers that the choice names; the harness plays a
+    // server of that version (see README: Testing a client).
+    let choice = match args.protocol_version.as_deref().map(Choice::parse) {
+        None => Choice::Auto,
+        Some(Ok(choice)) => choice,
         Some(Err(e)) => {
             eprintln!("error: --protocol-version: {e}");
             return ExitCode::from(2);
         }
     };
     let options = Options {
-        protocol_version: version.clone(),
+        protocol_version: String::new(),
         case_timeout: args.timeout.unwrap_or(Duration::from_secs(30)),
         reply_timeout: args.reply_timeout,
         startup_timeout: args.startup_timeout,
@@ -405,37 +401,52 @@ fn client(args: ClientArgs) -> ExitCode {
         repeat: args.repeat as usize,
     };
     let started = std::time::Instant::now();
-    let units: Vec<Unit> = (0..cases.len())
-        .map(|case| Unit {
-            case,
-            version: version.clone(),
-            skip: None,
-        })
-        .collect();
-    let progress = progress_line(&cases, args.repeat, false);
+    let units = client_versions::plan(&cases, &choice);
+    let mixed = units.iter().any(|u| u.version != units[0].version);
+    let target = display_argv(&launch.argv);
+    let progress = progress_line(&cases, args.repeat, mixed);
     let results = runner::execute_each(&units, plan, &progress, &|runtime, unit| {
         let case = &cases[unit.case];
+        if let Some(reason) = &unit.skip {
+            return Ok(Report::skipped(reason.clone(), target.clone()));
+        }
         let transport = match case.transports.first() {
             Some(TransportKind::Http) => ClientTransport::Http,
             _ => ClientTransport::Stdio {
                 relay: relay.clone(),
             },
         };
+        let options = Options {
+            protocol_version: unit.version.clone(),
+            ..options.clone()
+        };
         runtime.block_on(run_client_case(case, &launch, &transport, &options))
     });
     let next = "read the diff and the transcript (--dump DIR keeps it, with the adapter's outcome lines); fix the client or its adapter, or rerun one case with its id as the filter";
-    let target = display_argv(&launch.argv);
-    let choice = Choice::Exact(version.clone());
     let spoken = Spoken::default();
+    // An explicit version that no case could verify: every case was skipped (the client did
+    // not speak it, or no case covers it).
+    let nothing_verified = matches!(choice, Choice::Exact(_))
+        && results.iter().all(|runs| {
+            runs.iter()
+                .all(|r| r.as_ref().is_ok_and(|r| r.outcome == Outcome::Skip))
+        });
+    // The transports the cases ran over: one, or both (`stdio+http`).
+    let over: Vec<&str> = [TransportKind::Stdio, TransportKind::Http]
+        .into_iter()
+        .filter(|t| cases.iter().any(|c| c.transports.first() == Some(t)))
+        .map(TransportKind::as_str)
+        .collect();
+    let transport = over.join("+");
     let run = Finished {
         cases: &cases,
         units: &units,
         results: &results,
         target: &target,
-        transport: "stdio",
+        transport: &transport,
         choice: &choice,
         spoken: &spoken,
-        nothing_verified: false,
+        nothing_verified,
         started,
     };
     finish(&run, &wishes(&args, &prepared, next))

@@ -30,6 +30,15 @@ pub const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// The `_meta` key of the client's name and version in the stateless era.
 pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// The `_meta` key of the server's name and version on a stateless-era result.
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The error a stateless-era server answers a version it does not speak with (LIF-12).
+pub const UNSUPPORTED_VERSION: i64 = -32022;
+/// Error codes only a stateless-era server sends (HeaderMismatch, a missing client capability,
+/// an unsupported version): a client that gets one knows its server is modern and must not
+/// fall back to `initialize` (LIF-14, HTTP-20).
+pub const MODERN_ERRORS: [i64; 3] = [-32020, -32021, UNSUPPORTED_VERSION];
 
 /// The two ways MCP sessions work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,6 +173,54 @@ impl ProtocolVersion {
         true
     }
 
+    /// Whether a request id may be used again once its request was answered: in 2026-07-28 an
+    /// id only must not match a request still waiting for its response (RPC-03); up to
+    /// 2025-11-25 it is never used twice in a session.
+    pub fn ids_reusable_once_answered(self) -> bool {
+        self.era() == Era::Stateless
+    }
+
+    /// Adds what a stateless-era result carries to a response that lacks it: `resultType`
+    /// `"complete"` (RPC-14) and the server's name and version in `_meta` (LIF-10). Returns
+    /// whether it did; errors, requests and every message of the handshake era are left as
+    /// they are, so cases can send legacy-shaped results.
+    pub fn stamp_result(self, message: &mut Value) -> bool {
+        if !self.stamps_requests() {
+            return false;
+        }
+        let Some(result) = message
+            .as_object_mut()
+            .filter(|m| !m.contains_key("method"))
+            .and_then(|m| m.get_mut("result"))
+            .and_then(Value::as_object_mut)
+        else {
+            return false;
+        };
+        if result.contains_key("resultType") {
+            return false;
+        }
+        result.insert("resultType".into(), json!("complete"));
+        let meta = result.entry("_meta").or_insert_with(|| json!({}));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.entry(META_SERVER_INFO).or_insert_with(
+                || json!({"name": "conformance", "version": env!("CARGO_PKG_VERSION")}),
+            );
+        }
+        true
+    }
+
+    /// The HTTP status a server of this version answers a JSON-RPC error with: in 2026-07-28
+    /// `400` for the era's own errors (HTTP-19, LIF-12) and `404` for an unknown method
+    /// (RPC-09); `200` otherwise, and always up to 2025-11-25.
+    pub fn error_status(self, code: i64) -> u16 {
+        match code {
+            _ if self.era() == Era::Handshake => 200,
+            c if MODERN_ERRORS.contains(&c) => 400,
+            -32601 => 404,
+            _ => 200,
+        }
+    }
+
     /// How a cancel is carried on a transport: `true` when it is closing the request's own
     /// response channel (2026-07-28 over Streamable HTTP, CAN-12), `false` when it is a
     /// `notifications/cancelled` message.
@@ -199,6 +256,31 @@ mod tests {
         assert!(ProtocolVersion::V2026_07_28.cancel_closes_channel(true));
         assert!(!ProtocolVersion::V2026_07_28.cancel_closes_channel(false));
         assert!(!ProtocolVersion::V2025_11_25.cancel_closes_channel(true));
+        assert!(ProtocolVersion::V2026_07_28.ids_reusable_once_answered());
+        assert!(!ProtocolVersion::V2025_11_25.ids_reusable_once_answered());
+        assert_eq!(ProtocolVersion::V2026_07_28.error_status(-32022), 400);
+        assert_eq!(ProtocolVersion::V2026_07_28.error_status(-32601), 404);
+        assert_eq!(ProtocolVersion::V2026_07_28.error_status(-32603), 200);
+        assert_eq!(ProtocolVersion::V2025_11_25.error_status(-32022), 200);
+    }
+
+    #[test]
+    fn results_are_stamped_in_the_stateless_era_only() {
+        let v = ProtocolVersion::V2026_07_28;
+        let mut result = json!({"jsonrpc":"2.0","id":1,"result":{"content":[]}});
+        assert!(v.stamp_result(&mut result));
+        assert_eq!(result["result"]["resultType"], "complete");
+        assert_eq!(
+            result["result"]["_meta"][META_SERVER_INFO]["name"],
+            "conformance"
+        );
+        assert!(!v.stamp_result(&mut result), "stamped once");
+        let mut own = json!({"jsonrpc":"2.0","id":2,"result":{"resultType":"bogus"}});
+        assert!(!v.stamp_result(&mut own), "a case's own resultType stays");
+        let mut error = json!({"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"x"}});
+        assert!(!v.stamp_result(&mut error));
+        let mut legacy = json!({"jsonrpc":"2.0","id":4,"result":{}});
+        assert!(!ProtocolVersion::V2025_11_25.stamp_result(&mut legacy));
     }
 
     #[test]

@@ -35,7 +35,8 @@ pub struct Finished<'a> {
     pub results: &'a [Vec<CaseResult>],
     /// The target as shown to people.
     pub target: &'a str,
-    /// The transport the cases ran over (`stdio`, `http`).
+    /// The transport the cases ran over (`stdio`, `http`, or `stdio+http` for a client run
+    /// over both).
     pub transport: &'a str,
     /// The protocol version(s) asked for.
     pub choice: &'a Choice,
@@ -197,7 +198,7 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
         run.units.len(),
         if run.units.len() == 1 { "" } else { "s" },
         run.target,
-        run.transport,
+        run.transport.replace('+', " and "),
         run.started.elapsed().as_secs_f64(),
         if blessed > 0 {
             format!(", {blessed} blessed")
@@ -207,10 +208,18 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
     ));
     say(format_args!("{summary}"));
     if run.nothing_verified {
+        let why = if run.spoken.evidence.is_empty() {
+            // A client run: no case covers the version, or the client did not speak it.
+            "every case was skipped: no case covers it, or the client did not speak it (the JSON report gives each reason)".to_string()
+        } else {
+            format!(
+                "the target does not speak it ({}): every case was skipped",
+                run.spoken.evidence.join("; ")
+            )
+        };
         eprintln!(
-            "error: the target does not speak {} ({}): every case was skipped and nothing was verified",
+            "error: nothing was verified at {}: {why}",
             run.choice.as_str(),
-            run.spoken.evidence.join("; ")
         );
     }
     let code = gate::exit_code(

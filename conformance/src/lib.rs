@@ -12,7 +12,8 @@
 //!   [`rules`]: the standing rules every message is judged by.
 //! - [`transport`]: how messages reach a target (stdio, the relay for clients) and process
 //!   hygiene.
-//! - [`era`]: what differs between protocol versions; [`versions`]: which ones a run uses.
+//! - [`era`]: what differs between protocol versions; [`versions`]: which ones a run uses
+//!   ([`client_versions`] for client runs).
 //! - [`load`]: how busy the machine is, to stretch waits fairly.
 //! - [`fixtures`], [`target_file`]: the fixture profile and how third-party servers map it.
 //! - [`outcome`], [`transcript`], [`report`]: verdicts, what was exchanged, and how both are
@@ -22,6 +23,7 @@
 
 pub mod baseline;
 pub mod case;
+pub mod client_versions;
 pub mod engine;
 pub mod era;
 pub mod fixtures;

@@ -697,7 +697,7 @@ fn an_explicit_version_the_target_does_not_speak_skips_every_case_and_fails() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(
-        stderr.contains("the target does not speak 2026-07-28 (server/discover at 2026-07-28 was refused with error"),
+        stderr.contains("nothing was verified at 2026-07-28: the target does not speak it (server/discover at 2026-07-28 was refused with error"),
         "{stderr}"
     );
     let report: serde_json::Value =
@@ -708,4 +708,63 @@ fn an_explicit_version_the_target_does_not_speak_skips_every_case_and_fails() {
         message.contains("does not speak 2026-07-28") && message.contains("-32601"),
         "{message}"
     );
+}
+
+#[test]
+fn a_client_run_over_both_transports_says_so_and_runs_each_case_at_its_versions() {
+    let dir = TempDir::new("client");
+    let json = dir.path().join("report.json");
+    // An adapter that exits at once: every run fails (it never reaches the server), fast.
+    let output = conformance()
+        .args(["client", "client-shutdown-sequence", "--json"])
+        .arg(&json)
+        .args(["--", "sh", "-c", "exit 0"])
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("(protocol auto: 2025-11-25, over stdio and http)"),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("a report")).expect("JSON");
+    assert_eq!(report["transport"], "stdio+http", "{report:#}");
+    assert_eq!(
+        report["cases"][1]["id"],
+        "client/client-shutdown-sequence@http"
+    );
+    assert_eq!(report["cases"][1]["protocolVersion"], "2025-11-25");
+
+    // `all`: a result per version the case covers (HTTP has none at 2024-11-05: skipped).
+    let output = conformance()
+        .args(["client", "client-shutdown-sequence", "--transport", "http"])
+        .args(["--protocol-version", "all", "--json"])
+        .arg(&json)
+        .args(["--", "sh", "-c", "exit 0"])
+        .output()
+        .expect("runs");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("a report")).expect("JSON");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(report["transport"], "http");
+    let versions: Vec<&str> = report["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|c| c["protocolVersion"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        versions,
+        ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+    );
+    assert_eq!(report["cases"][0]["outcome"], "skip");
+
+    // A version no case covers: every case is skipped, and nothing was verified.
+    conformance()
+        .args(["client", "client-shutdown-sequence", "--protocol-version"])
+        .args(["2026-07-28", "--", "sh", "-c", "exit 0"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("every case was skipped"));
 }

@@ -5,6 +5,7 @@
 
 use reference_client::{
     CallError, Client, ClientOptions, ConnectError, Progress, RequestOptions, KNOWN_VERSIONS,
+    STATELESS_VERSION,
 };
 use serde_json::{json, Value};
 use std::ffi::OsString;
@@ -110,10 +111,13 @@ impl Server {
 const VERSION_ENV: &str = "CONFORMANCE_PROTOCOL_VERSION";
 
 /// The connection options an action asks for: the harness's version where this client
-/// speaks it, and the action's deadline for the handshake.
+/// speaks it, and the action's deadline for the handshake. For 2026-07-28 that is the
+/// client's default, dual-era mode: `server/discover` first, and the handshake era if the
+/// server turns out to be of it (LIF-14), as an application gets it.
 fn connect_options(action: &Value) -> ClientOptions {
     let mut options = ClientOptions::default();
     match std::env::var(VERSION_ENV) {
+        Ok(version) if version == STATELESS_VERSION => options.protocol_version = None,
         Ok(version) if KNOWN_VERSIONS.contains(&version.as_str()) => {
             options.protocol_version = Some(version)
         }

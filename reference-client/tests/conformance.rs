@@ -10,6 +10,10 @@
 mod broken;
 #[path = "conformance/broken_http.rs"]
 mod broken_http;
+#[path = "conformance/broken_http_stateless.rs"]
+mod broken_http_stateless;
+#[path = "conformance/broken_stateless.rs"]
+mod broken_stateless;
 
 use conformance::case::{Case, Role, TransportKind};
 use conformance::engine::client::{run_client_case, ClientTransport};
@@ -34,16 +38,17 @@ fn run(case: &Case, launch: &Launch) -> Result<Report, Failed> {
     run_over(case, launch, &stdio())
 }
 
+/// One run of `case` at the newest version it covers, as `conformance client` runs it by
+/// default.
 fn run_over(case: &Case, launch: &Launch, transport: &ClientTransport) -> Result<Report, Failed> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    Ok(runtime.block_on(run_client_case(
-        case,
-        launch,
-        transport,
-        &Options::default(),
-    ))?)
+    let options = Options {
+        protocol_version: case.versions.last().cloned().unwrap_or_default(),
+        ..Options::default()
+    };
+    Ok(runtime.block_on(run_client_case(case, launch, transport, &options))?)
 }
 
 fn reference_trial(case: Case, loaded: bool, transport: TransportKind) -> Trial {
@@ -92,6 +97,8 @@ struct Expect {
     clean: bool,
     /// The console and JSON message (the headline) contains this text.
     headline: Option<&'static str>,
+    /// The run's outcome is exactly this.
+    outcome: Option<Outcome>,
 }
 
 impl Expect {
@@ -121,6 +128,24 @@ impl Expect {
         self
     }
 
+    /// The run's outcome must be exactly `outcome`.
+    fn exactly(mut self, outcome: Outcome) -> Expect {
+        self.outcome = Some(outcome);
+        self
+    }
+
+    /// A note (or other finding of this severity) on `requirement` saying `text`, in a run
+    /// that is otherwise as `self` says.
+    fn noting(
+        mut self,
+        requirement: &'static str,
+        severity: Severity,
+        text: &'static str,
+    ) -> Expect {
+        self.finding = Some((requirement, severity, text));
+        self
+    }
+
     /// What is wrong with `report`, if anything.
     fn check(&self, report: &Report) -> Option<String> {
         if let Some((requirement, severity, saying)) = self.finding {
@@ -129,7 +154,8 @@ impl Expect {
                     && f.requirement() == requirement
                     && f.message.contains(saying)
             });
-            if report.outcome == Outcome::Pass || !caught {
+            let pass_allowed = self.outcome == Some(Outcome::Pass) || self.clean;
+            if (report.outcome == Outcome::Pass && !pass_allowed) || !caught {
                 return Some(format!(
                     "expected a {severity:?} on {requirement} saying `{saying}`"
                 ));
@@ -153,6 +179,9 @@ impl Expect {
         if self.clean && !gate::clean(report) {
             return Some("expected a clean run".into());
         }
+        if let Some(outcome) = self.outcome.filter(|o| *o != report.outcome) {
+            return Some(format!("expected the outcome {outcome}"));
+        }
         if let Some(text) = self.headline {
             if !gate::headline(report).contains(text) {
                 return Some(format!(
@@ -168,31 +197,47 @@ impl Expect {
 /// A raw client playing `mode` on `case` (over HTTP when the mode starts with `http-`),
 /// judged by `expect`.
 fn broken_trial(mode: &'static str, case: Case, expect: Expect) -> Trial {
-    Trial::test(
-        format!("broken/{mode}/{}", case.id.trim_start_matches("client/")),
-        move || {
-            let me = std::env::current_exe()?;
-            let launch = Launch {
-                argv: vec![me.display().to_string()],
-                env: vec![(broken::BROKEN.into(), mode.into())],
-                cwd: None,
-            };
-            let report = if mode.starts_with("http-") {
-                run_over(&case, &launch, &ClientTransport::Http)?
-            } else {
-                run(&case, &launch)?
-            };
-            match expect.check(&report) {
-                None => Ok(()),
-                Some(problem) => Err(format!(
-                    "{problem}, got {}\n{}",
-                    report.outcome,
-                    report::explain(&case, &report, "fix the client engine's standing rules")
-                )
-                .into()),
-            }
-        },
-    )
+    broken_run(mode, case, expect, false)
+}
+
+/// [`broken_trial`], calm and with every core busy: the verdict must be the same.
+fn broken_trials(mode: &'static str, case: Case, expect: Expect) -> [Trial; 2] {
+    [
+        broken_run(mode, case.clone(), expect.clone(), false),
+        broken_run(mode, case, expect, true),
+    ]
+}
+
+fn broken_run(mode: &'static str, case: Case, expect: Expect, loaded: bool) -> Trial {
+    let name = format!("broken/{mode}/{}", case.id.trim_start_matches("client/"));
+    let name = if loaded {
+        format!("loaded/{name}")
+    } else {
+        name
+    };
+    Trial::test(name, move || {
+        let _load = loaded.then(harness::saturate_cpus);
+        let me = std::env::current_exe()?;
+        let launch = Launch {
+            argv: vec![me.display().to_string()],
+            env: vec![(broken::BROKEN.into(), mode.into())],
+            cwd: None,
+        };
+        let report = if mode.starts_with("http-") {
+            run_over(&case, &launch, &ClientTransport::Http)?
+        } else {
+            run(&case, &launch)?
+        };
+        match expect.check(&report) {
+            None => Ok(()),
+            Some(problem) => Err(format!(
+                "{problem}, got {}\n{}",
+                report.outcome,
+                report::explain(&case, &report, "fix the client engine's standing rules")
+            )
+            .into()),
+        }
+    })
 }
 
 /// The reference client on `case`, judged by `expect` beyond being clean.
@@ -220,8 +265,10 @@ fn main() {
     }
     if let Ok(mode) = std::env::var(broken::BROKEN) {
         if mode.starts_with("http-") {
-            broken_http::client(&mode);
-        } else {
+            if !broken_http_stateless::client(&mode) {
+                broken_http::client(&mode);
+            }
+        } else if !broken_stateless::client(&mode) {
             broken::client(&mode);
         }
         return;
@@ -370,6 +417,12 @@ fn main() {
             },
         ),
     ];
+    // The stateless era (2026-07-28): one rule broken per client, each verdict exact, calm
+    // and loaded.
+    let stateless = broken_stateless::rows();
+    for (mode, case, expect) in stateless {
+        trials.extend(broken_trials(mode, find(case), expect));
+    }
     for transport in [TransportKind::Stdio, TransportKind::Http] {
         let applies = cases.iter().filter(|c| c.transports.contains(&transport));
         for case in applies {

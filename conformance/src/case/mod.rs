@@ -157,6 +157,10 @@ pub enum StepKind {
     /// and the transport call for (`notifications/cancelled`, or closing the request's
     /// stream on 2026-07-28 HTTP).
     Cancel { id: String, reason: Option<String> },
+    /// `! cancelled ID` (client cases): the client cancels its request ID the way the protocol
+    /// version and the transport call for: `notifications/cancelled` with the exact id, or
+    /// closing the request's response stream on 2026-07-28 HTTP (CAN-12).
+    Cancelled(String),
     /// `! after D`: wait until D has passed since the last `>` line was sent.
     After(Span),
     /// `! wait D`: watch the target for a time window.
@@ -264,6 +268,10 @@ pub struct Case {
     pub stamp: bool,
     /// The case's own time limit, if it sets one.
     pub timeout: Option<Duration>,
+    /// Client cases: the era of the server the harness plays when it is not the era of the
+    /// version the case runs at (`@plays handshake`: a client told to speak 2026-07-28 meets a
+    /// server of the handshake era, LIF-14).
+    pub plays: Option<crate::era::Era>,
     /// Which side the harness plays.
     pub role: Role,
     /// The steps, in order.

@@ -125,6 +125,10 @@ impl Parser<'_> {
                 }
                 StepKind::Status(codes)
             }
+            ["cancelled", id] => {
+                self.check_id(line, id)?;
+                StepKind::Cancelled(id.to_string())
+            }
             ["disconnect", id] => {
                 self.check_id(line, id)?;
                 StepKind::Disconnect(id.to_string())
@@ -214,7 +218,7 @@ impl Parser<'_> {
                     format!(
                         "unknown control `! {text}`; known: barrier, cancel, after, wait, silent, \
                          witness, arrives, close-stdin, exit, repeat, sweep, end; in client \
-                         cases also server-exit; over HTTP header, status, disconnect, session, \
+                         cases also cancelled, server-exit; over HTTP header, status, disconnect, session, \
                          delete-session, listen, and in client cases expire-session (see \
                          cases/README.md)"
                     ),
@@ -263,6 +267,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
         transports: vec![TransportKind::Stdio, TransportKind::Http],
         stamp: true,
         timeout: None,
+        plays: None,
         role: if id.starts_with("client/") {
             Role::Client
         } else {
@@ -351,6 +356,17 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                     }
                 }
                 "fixtures" => case.fixtures = words(),
+                "plays" => {
+                    case.plays = Some(match value {
+                        "handshake" => crate::era::Era::Handshake,
+                        _ => {
+                            return Err(p.error(
+                                line,
+                                "`@plays handshake` is the only choice: a server of the handshake era for a client of 2026-07-28",
+                            ))
+                        }
+                    })
+                }
                 "transports" => {
                     case.transports = vec![];
                     for word in value.split_whitespace() {
@@ -398,7 +414,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                         line,
                         format!(
                         "unknown header `@{key}`; known: requirement, level, versions, fixtures, \
-                             transports, handshake, stamp, timeout, role, actions, outcomes"
+                             transports, handshake, stamp, timeout, role, actions, outcomes, plays"
                     ),
                     ))
                 }
@@ -478,6 +494,12 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
     if top.is_empty() {
         return Err(p.error(0, "the case has no steps"));
     }
+    if case.role == Role::Server && case.plays.is_some() {
+        return Err(p.error(
+            0,
+            "`@plays` says which server the harness plays: it is for client cases",
+        ));
+    }
     if case.role == Role::Server && (!case.actions.is_empty() || !case.outcomes.is_empty()) {
         return Err(p.error(
             0,
@@ -501,8 +523,42 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
         ));
     }
     check_transport_steps(&p, &case, &top)?;
+    if case.role == Role::Client
+        && case.plays != Some(crate::era::Era::Handshake)
+        && case
+            .versions
+            .iter()
+            .any(|v| v == crate::era::STATELESS_VERSION)
+    {
+        check_no_server_requests(&p, &top)?;
+    }
     case.steps = top;
     Ok(case)
+}
+
+/// In 2026-07-28 a server never sends requests (RPC-15): a client case where the harness
+/// plays such a server can neither send a request (`<` with a method and an id), nor ping
+/// the client (`! barrier`), nor cancel a request of its own (`! cancel`).
+fn check_no_server_requests(p: &Parser, steps: &[Step]) -> Result<(), CaseError> {
+    for step in steps {
+        let request = match &step.kind {
+            StepKind::Send(text) => serde_json::from_str::<Value>(&text.replace("{$", "{"))
+                .is_ok_and(|v| v.get("method").is_some() && v.get("id").is_some()),
+            StepKind::Barrier | StepKind::Cancel { .. } => true,
+            StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. } => {
+                check_no_server_requests(p, steps)?;
+                false
+            }
+            _ => false,
+        };
+        if request {
+            return Err(p.error(
+                step.line,
+                "in 2026-07-28 the server sends the client no requests (RPC-15), so this case                  can send none, and has no `! barrier` or `! cancel` of its own; drop the line,                  or add `@plays handshake` for a server of the handshake era",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Steps that only one role or one transport can carry out need a case of that role that runs
@@ -522,6 +578,7 @@ fn check_transport_steps(p: &Parser, case: &Case, steps: &[Step]) -> Result<(), 
             StepKind::DeleteSession => ("delete-session", server, http),
             StepKind::Listen => ("listen", server, http),
             StepKind::ServerExit => ("server-exit", Some(Role::Client), None),
+            StepKind::Cancelled(_) => ("cancelled", Some(Role::Client), None),
             StepKind::ExpireSession => ("expire-session", Some(Role::Client), http),
             StepKind::CloseStdin => ("close-stdin", server, Some(TransportKind::Stdio)),
             // A client case's `! exit` is judged over either transport.
@@ -604,6 +661,33 @@ mod tests {
 
     fn error_of(text: &str) -> CaseError {
         parse("server/x", "x.mcpt", text).unwrap_err()
+    }
+
+    #[test]
+    fn a_stateless_server_sends_no_requests() {
+        let head = "# intent\n@requirement RPC-15\n@level must\n@actions [{\"connect\":true}]\n@versions stateless\n";
+        let client = |text: &str| parse("client/x", "x.mcpt", text);
+        let e = client(&format!("{head}! barrier\n")).unwrap_err();
+        assert_eq!(e.line, 6);
+        assert!(e.message.contains("RPC-15"), "{e}");
+        let request = r#"< {"jsonrpc":"2.0","id":"r","method":"roots/list"}"#;
+        assert_eq!(client(&format!("{head}{request}\n")).unwrap_err().line, 6);
+        let answer = r#"< {"jsonrpc":"2.0","id":"{$c}","result":{}}"#;
+        assert!(client(&format!("{head}{answer}\n")).is_ok());
+        let legacy = format!("{head}@plays handshake\n! barrier\n");
+        assert_eq!(
+            client(&legacy).unwrap().plays,
+            Some(crate::era::Era::Handshake)
+        );
+        let cancelled = client(&format!("{head}! cancelled \"{{$c}}\"\n")).unwrap();
+        assert!(matches!(&cancelled.steps[0].kind, StepKind::Cancelled(id) if id == "\"{$c}\""));
+        let e = parse(
+            "server/x",
+            "x.mcpt",
+            "# i\n@requirement A\n@level must\n! cancelled 1\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("client cases"), "{e}");
     }
 
     #[test]

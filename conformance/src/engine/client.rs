@@ -10,9 +10,12 @@
 use super::adapter::{actions_done, adapter_line, settle, wind_down};
 pub(crate) use super::client_start::initialize_answer;
 use super::client_start::{connect, handshake, played_version};
+pub(crate) use super::client_stateless::unsupported;
+use super::client_stateless::StatelessSide;
 use super::session::Sessions;
 use super::{Engine, Options, Report, Side, Stop};
 use crate::case::{Case, Step, StepKind, TransportKind};
+use crate::era::{Era, ProtocolVersion, STATELESS_VERSION};
 use crate::outcome::{FindingKind, Severity};
 use crate::rules::client_http::HttpSide;
 use crate::rules::envelope::{Writer, CLIENT};
@@ -64,6 +67,8 @@ pub struct ClientTarget {
     pub(crate) connected: bool,
     /// What the harness knows of the client's HTTP requests.
     pub(crate) http: HttpSide,
+    /// What the harness knows of a client of the stateless era.
+    pub(crate) era: StatelessSide,
 }
 
 /// How the harness meets a client target.
@@ -101,6 +106,24 @@ pub async fn run_client_case(
 ) -> Result<Report, String> {
     let target = display_argv(&launch.argv);
     let kind = transport.kind();
+    let version = ProtocolVersion::parse(&options.protocol_version);
+    let Some(version) = version.filter(|_| case.versions.contains(&options.protocol_version))
+    else {
+        return Ok(Report::skipped(
+            format!(
+                "the case applies to {}; this run is at {}",
+                case.versions.join(", "),
+                options.protocol_version
+            ),
+            target,
+        ));
+    };
+    if kind == TransportKind::Http && !version.has_streamable_http() {
+        return Ok(Report::skipped(
+            format!("{version} has no Streamable HTTP (its HTTP transport was HTTP+SSE)"),
+            target,
+        ));
+    }
     if !case.transports.contains(&kind) {
         let names: Vec<&str> = case.transports.iter().map(|t| t.as_str()).collect();
         return Ok(Report::skipped(
@@ -120,13 +143,16 @@ pub async fn run_client_case(
     ]);
     let mut side = ClientTarget::default();
     scripted_methods(&case.steps, &mut side.scripted);
+    // The server the harness plays is of the run's era, unless the case says otherwise (a
+    // client told to speak 2026-07-28 meeting a legacy server, LIF-14).
+    side.era.plays = case.plays.unwrap_or(version.era()) == Era::Stateless;
     let report = match transport {
         ClientTransport::Stdio { relay } => {
             let io = Relay::start(&launch, relay, options.reply_timeout).await?;
             Engine::new(case, options, io, side).run(target).await
         }
         ClientTransport::Http => {
-            let io = HttpServer::start(&launch, options.reply_timeout).await?;
+            let io = HttpServer::start(&launch, options.reply_timeout, side.era.plays).await?;
             Engine::new(case, options, io, side).run(target).await
         }
     };
@@ -180,7 +206,12 @@ impl Side for ClientTarget {
         let limit = e.case_limit();
         let played = tokio::time::timeout(limit, async {
             connect(e).await?;
-            if e.case.handshake {
+            if e.side.era.plays {
+                // No handshake: the steps begin at once, and requests carry their version.
+                e.version = Some(STATELESS_VERSION.to_string());
+                e.captures
+                    .insert("version".into(), json!(STATELESS_VERSION));
+            } else if e.case.handshake {
                 handshake(e).await?;
             } else {
                 let played = played_version(e);
@@ -242,9 +273,7 @@ impl Side for ClientTarget {
             Event::Signal {
                 channel: channel @ (Channel::Post(_) | Channel::Get(_)),
                 ..
-            } => e.io.note(format!(
-                "[http] the client closed the stream of {channel} before it ended"
-            )),
+            } => e.stream_closed(at, channel),
             Event::Signal { channel, signal } => e.session_signal(channel, signal),
             Event::HttpRequest(seen) => e.http_request(at, *seen),
             Event::AdapterLine(bytes) => adapter_line(e, &bytes),
@@ -275,30 +304,12 @@ impl Side for ClientTarget {
             }
             StepKind::Disconnect(id) => {
                 let id = e.fill_id(id)?;
-                let channel = e
-                    .ledger
-                    .received
-                    .get(&crate::pattern::id_key(&id))
-                    .map(|r| r.channel);
-                let closed = channel.is_some_and(|c| e.io.abort(c));
-                let text = match channel {
-                    Some(c) if closed => format!(
-                        "[closed the stream of {c}, request {}, without a cancel]",
-                        crate::pattern::canonical(&id)
-                    ),
-                    _ => format!(
-                        "[no open stream of request {} to close]",
-                        crate::pattern::canonical(&id)
-                    ),
-                };
-                e.expected.push(format!("{} {text}", Self::SENDS));
-                let now = e.now();
-                e.transcript
-                    .push(crate::transcript::Entry::sent(now, text, None, false));
-                if closed {
-                    e.side.http.disconnected.push((id, now));
-                }
+                e.disconnect(&id);
                 Ok(())
+            }
+            StepKind::Cancelled(id) => {
+                let id = e.fill_id(id)?;
+                e.client_cancels(step.line, &id).await
             }
             StepKind::ServerExit => {
                 e.side.server_exited = true;
@@ -354,6 +365,18 @@ impl Side for ClientTarget {
 
     fn ended<T: Transport>(_e: &mut Engine<'_, T, Self>) -> Option<Stop> {
         None
+    }
+
+    fn halted<T: Transport>(e: &mut Engine<'_, T, Self>) -> Option<Stop> {
+        e.side.era.skip.take().map(Stop::Skip)
+    }
+
+    fn stamp<T: Transport>(e: &Engine<'_, T, Self>, message: &mut Value) -> bool {
+        e.side.era.plays && e.case.stamp && ProtocolVersion::V2026_07_28.stamp_result(message)
+    }
+
+    fn sent<T: Transport>(e: &mut Engine<'_, T, Self>, message: &Value) {
+        e.answered_client(message);
     }
 
     fn absence<T: Transport>(e: &Engine<'_, T, Self>) -> String {

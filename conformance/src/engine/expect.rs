@@ -116,9 +116,18 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         (None, Due::Unknown)
     }
 
-    /// An expected line: waits for the first unmatched message that matches.
+    /// An expected line: waits for the first unmatched message that matches. Meanwhile the
+    /// pattern is what the steps await, so a client's request that matches it is left to the
+    /// case rather than answered by the harness.
     pub(crate) async fn expect(&mut self, line: usize, text: &str) -> Result<(), Stop> {
-        let mut pattern = self.fill_pattern(line, text)?;
+        let pattern = self.fill_pattern(line, text)?;
+        self.awaiting = Some(pattern.clone());
+        let done = self.expect_pattern(line, pattern).await;
+        self.awaiting = None;
+        done
+    }
+
+    async fn expect_pattern(&mut self, line: usize, mut pattern: Value) -> Result<(), Stop> {
         let id = self.concrete_id(&pattern);
         let mapped = id
             .as_ref()
@@ -175,7 +184,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     );
                 }
             }
+            if let Some(stop) = S::halted(self) {
+                return Err(stop);
+            }
             let (deadline, ran) = self.answer_deadline(began, subject, due);
+            let deadline = self.arrival_deadline(deadline);
             let tick = deadline.min(Deadline::now() + std::time::Duration::from_millis(250));
             // A wait ends only once the harness has caught up with what the target wrote.
             let got = self.next(tick).await;

@@ -53,12 +53,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         // The stateless era's `_meta` goes onto requests that lack it; the diff keeps the
         // case's own line, the transcript shows what was sent.
         let as_written = text.clone();
-        let stamped = S::STAMPS
-            && self.case.stamp
-            && value
-                .as_mut()
-                .zip(self.protocol())
-                .is_some_and(|(m, v)| v.stamp(m));
+        let stamped = value.as_mut().is_some_and(|m| S::stamp(self, m));
         if role.is_some() || stamped {
             text = value.as_ref().map(Value::to_string).unwrap_or(text);
         }
@@ -145,6 +140,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
         self.transcript.push(entry);
         self.last_send = Instant::now();
+        if let Some(value) = self.transcript[index].value.clone() {
+            S::sent(self, &value);
+        }
         if let Some((key, request)) = &request {
             self.ledger.sent.insert(key.clone(), request.clone());
         }
@@ -236,6 +234,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             }
         }
         let index = self.transcript.len();
+        S::sent(self, &answer);
         let mut entry = Entry::sent(self.now(), text.clone(), Some(answer), true);
         entry.session = self.streams.session;
         self.transcript.push(entry);

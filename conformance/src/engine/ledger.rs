@@ -134,6 +134,9 @@ pub struct ReceivedRequest {
     pub token: Option<String>,
     /// The channel it arrived on.
     pub channel: Channel,
+    /// A request of the stateless era (stamped with its version, or `server/discover`), which
+    /// over HTTP is cancelled by closing its stream.
+    pub stateless: bool,
 }
 
 impl ReceivedRequest {

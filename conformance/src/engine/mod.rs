@@ -14,6 +14,7 @@
 mod adapter;
 pub mod client;
 mod client_start;
+mod client_stateless;
 mod expect;
 pub mod http;
 mod http_steps;
@@ -162,6 +163,16 @@ pub trait Side: Sized {
     /// Steps only this role carries out (`! silent`, `! witness`, `! close-stdin`, `! exit`).
     async fn role_step<T: Transport>(e: &mut Engine<'_, T, Self>, step: &Step) -> Result<(), Stop>;
 
+    /// Adds the era's stamp to a message the harness is about to send, when the case wants it;
+    /// returns whether it did (the transcript then shows the case's own line beside it). As a
+    /// client the harness stamps requests with the stateless era's `_meta`.
+    fn stamp<T: Transport>(e: &Engine<'_, T, Self>, message: &mut Value) -> bool {
+        Self::STAMPS && e.case.stamp && e.protocol().is_some_and(|v| v.stamp(message))
+    }
+
+    /// Takes note of a message the harness sent (a case's line or its own answer).
+    fn sent<T: Transport>(_e: &mut Engine<'_, T, Self>, _message: &Value) {}
+
     /// Prepares a message the harness is about to send (a target file's tool mapping).
     /// Returns the fixture role the message calls, when it calls one.
     fn prepare<T: Transport>(_e: &Engine<'_, T, Self>, _message: &mut Value) -> Option<String> {
@@ -178,6 +189,12 @@ pub trait Side: Sized {
     /// A wait for an expected message ran out: how the steps stop when that is because the
     /// target is gone, or `None` to report the missing message.
     fn ended<T: Transport>(e: &mut Engine<'_, T, Self>) -> Option<Stop>;
+
+    /// Whether the steps must stop now, whatever they wait for (a case that turned out not to
+    /// apply); checked before every step and while an expected message is awaited.
+    fn halted<T: Transport>(_e: &mut Engine<'_, T, Self>) -> Option<Stop> {
+        None
+    }
 
     /// What to add to a "no message matching" finding about the target's state.
     fn absence<T: Transport>(_e: &Engine<'_, T, Self>) -> String {
@@ -245,6 +262,9 @@ pub struct Engine<'a, T, S> {
     last_arrival: Option<Duration>,
     /// The HTTP channels of the case (empty on stdio).
     pub(crate) streams: http::Streams,
+    /// The pattern of the expected message the steps are waiting for, if any: a client's
+    /// request that matches it is left to the case.
+    pub(crate) awaiting: Option<Value>,
 }
 
 impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
@@ -285,6 +305,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             arrival: None,
             last_arrival: None,
             streams: http::Streams::default(),
+            awaiting: None,
         }
     }
 
@@ -417,6 +438,9 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
                     Some(StepKind::Status(codes)) => Some(codes.clone()),
                     _ => None,
                 };
+                if let Some(stop) = S::halted(self) {
+                    return Err(stop);
+                }
                 self.step(step).await?;
             }
             Ok(())
@@ -468,6 +492,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             | StepKind::CloseStdin
             | StepKind::Exit(_)
             | StepKind::Disconnect(_)
+            | StepKind::Cancelled(_)
             | StepKind::ServerExit
             | StepKind::ExpireSession => S::role_step(self, step).await,
         }
@@ -535,6 +560,19 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             }
         }
         self.last_arrival = Some(at);
+    }
+
+    /// A wait for the next expected message lasts at least until the end of its `! arrives`
+    /// window (stretched on a busy machine): a message the case allows that late is not
+    /// missing.
+    pub(crate) fn arrival_deadline(&self, deadline: Deadline) -> Deadline {
+        match (self.arrival, self.last_arrival) {
+            (Some(arrival), Some(previous)) => {
+                let end = previous + crate::load::stretched(arrival.to, self.stretch);
+                deadline.max(Deadline::from_std(self.io.started() + end))
+            }
+            _ => deadline,
+        }
     }
 
     /// A message's value as the harness recorded it.

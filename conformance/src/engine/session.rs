@@ -36,6 +36,8 @@ pub struct Session {
     pub ready: bool,
     /// It sent `notifications/initialized`.
     pub initialized: bool,
+    /// The version the answer to its `initialize` agreed to.
+    pub agreed: Option<String>,
     /// The first methods it sent, for the notes.
     pub methods: Vec<String>,
     /// When the client closed its server's stdin.
@@ -58,6 +60,7 @@ impl Session {
             initialize: None,
             ready: false,
             initialized: false,
+            agreed: None,
             methods: vec![],
             stdin_closed: None,
             terminated: None,
@@ -173,7 +176,16 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         asked_for: bool,
     ) {
         let ready = self.session_ready();
-        let restarted = ready && !asked_for;
+        // A session of the stateless era has no handshake: it was in use once it sent more
+        // than a `server/discover` probe.
+        let in_use = ready
+            || (self.side.era.plays
+                && self
+                    .side
+                    .sessions
+                    .current()
+                    .is_some_and(|s| s.methods.iter().any(|m| m != "server/discover")));
+        let restarted = in_use && !asked_for;
         if let Some(old) = self.side.sessions.current_mut() {
             old.ready = ready;
         }
@@ -187,7 +199,10 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             self.rule(
                 self.case_severity(),
                 "CAN-08",
-                format!("{how} (session {number}) after its session had been initialized: the session was torn down and restarted"),
+                format!(
+                    "{how} (session {number}) after its session had been {}: the session was torn down and restarted",
+                    if self.side.era.plays { "in use" } else { "initialized" }
+                ),
             );
         }
         self.ledger.received.clear();

@@ -72,21 +72,17 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             );
         }
         let key = id_key(id);
-        if let Some(earlier) = self.ledger.received.get(&key) {
-            let state = if earlier.outstanding() {
-                "still outstanding"
-            } else if earlier.answered.is_some() {
-                "already answered"
-            } else {
-                "cancelled"
-            };
-            let message = format!(
-                "the client reused id {key} for `{method}`; its `{}` request with that id is {state}, and an id must not be used twice in a session",
-                earlier.method
-            );
-            self.rule(Severity::Fail, "RPC-03", message);
+        let stateless = self.stateless_request(method, params);
+        self.judge_reuse(&key, method, stateless);
+        if stateless {
+            self.side.era.tried = true;
+            self.judge_stamp(method, params);
+        } else {
+            if method == "initialize" {
+                self.legacy_initialize();
+            }
+            self.handshake_order(method);
         }
-        self.handshake_order(method);
         if method == "initialize" {
             self.session_initialize(id);
         }
@@ -126,31 +122,65 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 cancelled: false,
                 token: token_key,
                 channel,
+                stateless,
             },
         );
         // The harness's own handshake answers every `initialize` after the first too (a new
-        // session); the case's steps answer what they script, unless they stopped.
+        // session); the case's steps answer what they script or are waiting for, unless they
+        // stopped. A server of 2026-07-28 refuses `initialize` and versions it does not speak
+        // whatever the case scripts (a case that wants to see such a request waits for it).
         let again = method == "initialize" && self.side.handshaken;
+        let awaited = self.awaits(index);
+        let modern = self.stateless_answer(id, method, params);
+        let refused = self.side.era.plays
+            && (method == "initialize"
+                || modern
+                    .as_ref()
+                    .is_some_and(|a| a.pointer("/error/code").is_some()));
         let handled_by_case = self.side.stopped.is_none()
             && !again
-            && (self.side.scripted.contains(method)
-                || (method == "initialize" && self.case.handshake));
+            && (awaited
+                || (!refused
+                    && (self.side.scripted.contains(method)
+                        || (method == "initialize" && self.case.handshake))));
         if handled_by_case {
             return;
         }
         self.take_internal(index);
+        if self.side.era.plays && method == "initialize" {
+            return self.stateless_initialize(id, params).await;
+        }
         let answer = if again {
             initialize_answer(self, &self.value(index)).0
         } else {
-            self.plain_answer(id, method, params)
+            modern.unwrap_or_else(|| self.plain_answer(id, method, params))
         };
         self.reply(answer).await;
+    }
+
+    /// Whether the expected message the steps are waiting for would take this request.
+    fn awaits(&self, index: usize) -> bool {
+        let value = self.value(index);
+        self.awaiting
+            .as_ref()
+            .is_some_and(|p| crate::pattern::matches(p, &value, &mut self.captures.clone()))
     }
 
     /// The answer of a plain server: `ping`, `tools/list`, `echo`; after the steps stopped,
     /// an error for any other call (so the client is not left waiting); "method not found"
     /// for anything else, as a server of the handshake era answers `server/discover`.
     fn plain_answer(&self, id: &Value, method: &str, params: Option<&Value>) -> Value {
+        let mut answer = self.plain_answer_of_era(id, method, params);
+        if self.side.era.plays {
+            crate::era::ProtocolVersion::V2026_07_28.stamp_result(&mut answer);
+        }
+        answer
+    }
+
+    fn plain_answer_of_era(&self, id: &Value, method: &str, params: Option<&Value>) -> Value {
+        if let Some(answer) = self.stateless_answer(id, method, params) {
+            return answer;
+        }
         let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str);
         match (method, tool) {
             ("ping", _) => Self::pong(id),
@@ -210,9 +240,11 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             let Ok(id) = serde_json::from_str::<Value>(&key) else {
                 continue;
             };
-            let answer = if method == "initialize" {
+            let answer = if method == "initialize" && !self.side.era.plays {
                 let request = json!({"id": id});
                 initialize_answer(self, &request).0
+            } else if method == "initialize" {
+                crate::engine::client::unsupported(&id, &Value::Null)
             } else {
                 self.plain_answer(&id, &method, None)
             };
@@ -226,8 +258,11 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         self.take_internal(index);
         let channel: Channel = self.transcript[index].channel;
         if let (Some(method), Some(id)) = (method, value.get("id")) {
-            let answer = if method == "initialize" {
+            let answer = if method == "initialize" && !self.side.era.plays {
                 initialize_answer(self, value).0
+            } else if method == "initialize" {
+                let asked = value.pointer("/params/protocolVersion");
+                crate::engine::client::unsupported(id, asked.unwrap_or(&Value::Null))
             } else {
                 self.plain_answer(id, method, value.get("params"))
             };
@@ -236,6 +271,9 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     }
 
     fn client_response(&mut self, index: usize) {
+        if self.side.era.plays {
+            return self.stateless_response(index);
+        }
         let Some(request) = self.settle_response(index) else {
             return;
         };

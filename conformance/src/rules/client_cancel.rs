@@ -50,7 +50,15 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             let method = request.method.clone();
             let answered = request.answered;
             let again = request.cancelled;
+            let posted = request.stateless && !self.io.ordered();
             request.cancelled = true;
+            if posted {
+                self.rule(
+                    Severity::Note,
+                    "CAN-12",
+                    format!("the client POSTed `notifications/cancelled` for request {key}; in 2026-07-28 over HTTP closing the request's stream is the cancel and the notification is not expected (allowed, AMB-06)"),
+                );
+            }
             if method == "initialize" {
                 self.rule(
                     Severity::Fail,

@@ -171,6 +171,9 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             }
             return;
         }
+        if self.stateless_post(seen) {
+            return self.stateless_headers(seen, what);
+        }
         self.session_headers(seen, what);
     }
 
@@ -198,10 +201,11 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 format!("{what} carried no Mcp-Session-Id; every request after `initialize` carries the session id the server gave ({session})"),
             );
         }
-        let agreed = self
-            .version
-            .clone()
-            .unwrap_or_else(|| self.options.protocol_version.clone());
+        // The version the answer to this session's `initialize` agreed to, whoever gave it (the
+        // harness's handshake or the case's own line).
+        let Some(agreed) = self.side.sessions.current().and_then(|s| s.agreed.clone()) else {
+            return;
+        };
         let needs_header = ProtocolVersion::parse(&agreed).is_some_and(|v| v.has_version_header());
         if needs_header && seen.version.as_deref() != Some(agreed.as_str()) {
             let got = seen
@@ -213,6 +217,32 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 "HTTP-18",
                 format!("{what} carried MCP-Protocol-Version {got}; every request after `initialize` carries the agreed version {agreed:?}"),
             );
+        }
+    }
+
+    /// `! disconnect ID`: the harness closes the response stream of the client's request ID
+    /// without cancelling it, as a dropped connection would; what the client does then is
+    /// recorded at the end (AMB-23).
+    pub(crate) fn disconnect(&mut self, id: &Value) {
+        let channel = self
+            .ledger
+            .received
+            .get(&crate::pattern::id_key(id))
+            .map(|r| r.channel);
+        let closed = channel.is_some_and(|c| self.io.abort(c));
+        let shown = crate::pattern::canonical(id);
+        let text = match channel {
+            Some(c) if closed => {
+                format!("[closed the stream of {c}, request {shown}, without a cancel]")
+            }
+            _ => format!("[no open stream of request {shown} to close]"),
+        };
+        self.expected.push(format!("< {text}"));
+        let now = self.now();
+        self.transcript
+            .push(crate::transcript::Entry::sent(now, text, None, false));
+        if closed {
+            self.side.http.disconnected.push((id.clone(), now));
         }
     }
 

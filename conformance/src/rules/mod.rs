@@ -4,13 +4,15 @@
 //!
 //! - [`envelope`]: JSON-RPC 2.0 on one line, for either role.
 //! - `server`: what a server writes (responses, progress, its own requests).
-//! - `client`: what a client writes (requests, cancels, progress tokens, responses).
+//! - `client`: what a client writes (requests, cancels, progress tokens, responses);
+//!   `client_stateless`: its requests in the stateless era and its request ids.
 //! - `http`: what a server over Streamable HTTP must respect beyond its messages (statuses,
 //!   streams, session ids).
 
 mod client;
 mod client_cancel;
 pub mod client_http;
+mod client_stateless;
 pub mod envelope;
 mod http;
 mod server;

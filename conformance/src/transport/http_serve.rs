@@ -86,6 +86,8 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respo
         session: header("mcp-session-id"),
         version: header("mcp-protocol-version"),
         last_event_id: header("last-event-id"),
+        mcp_method: header("mcp-method"),
+        mcp_name: header("mcp-name"),
         ..ClientRequest::default()
     };
     if shared.state().stopped {
@@ -127,6 +129,10 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respo
                 .as_ref()
                 .and_then(|s| state.sessions.get_mut(s));
             let (status, text) = match known {
+                _ if shared.stateless => (
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "2026-07-28 has no sessions to delete",
+                ),
                 Some(known) if *known == SessionState::Live => {
                     *known = SessionState::Deleted;
                     (StatusCode::OK, "session ended")
@@ -155,8 +161,8 @@ enum Reply {
     Accepted,
     /// `400`: a body that is no JSON-RPC message object.
     Unreadable,
-    /// One JSON body.
-    Json(oneshot::Receiver<String>),
+    /// One JSON body, with its status.
+    Json(oneshot::Receiver<(u16, String)>),
     /// An SSE stream.
     Sse(StreamBody),
     /// `404`: a session the server does not know.
@@ -191,9 +197,23 @@ async fn post(
         .and_then(Value::as_str);
     let is_request = method.is_some() && value.as_ref().is_some_and(|v| v.get("id").is_some());
     seen.method = method.map(str::to_string);
+    seen.is_request = is_request;
+    let params = value.as_ref().and_then(|v| v.get("params"));
+    seen.stamped = params
+        .and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1protocolVersion"))
+        .cloned();
+    let named = match method {
+        Some("tools/call" | "prompts/get") => Some("name"),
+        Some("resources/read") => Some("uri"),
+        _ => None,
+    };
+    seen.named = named
+        .and_then(|key| params.and_then(|p| p.get(key)))
+        .and_then(Value::as_str)
+        .map(str::to_string);
     let reply = {
         let mut state = shared.state();
-        if method == Some("initialize") && is_request {
+        if method == Some("initialize") && is_request && !shared.stateless {
             let id = session_id(state.sessions.len());
             state.sessions.insert(id.clone(), SessionState::Live);
             seen.assigned = Some(id);
@@ -262,7 +282,12 @@ async fn post(
                 "this session has ended; start a new one with initialize (without Mcp-Session-Id)",
             ),
             Reply::Json(rx) => match rx.await {
-                Ok(text) => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
+                Ok((status, text)) => (
+                    StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+                    [(header::CONTENT_TYPE, "application/json")],
+                    text,
+                )
+                    .into_response(),
                 Err(_) => return cut(),
             },
             Reply::Sse(stream) => Sse::new(stream)

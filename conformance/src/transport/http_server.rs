@@ -12,7 +12,7 @@
 //!
 //! The server mints an `Mcp-Session-Id` for every `initialize`; a request that carries a
 //! session the server forgot (`! expire-session`) or never issued gets `404` and reaches no
-//! one. What the client sent besides its message (method, `Accept`, session and version
+//! one. Playing 2026-07-28 it mints none and gives errors their statuses of that version. What the client sent besides its message (method, `Accept`, session and version
 //! headers) and what the server answered is reported as a [`ClientRequest`] before the
 //! message itself, for the standing rules to judge.
 //!
@@ -25,6 +25,7 @@ use super::http_serve::serve;
 use super::http_state::{Outlet, Shared};
 use super::process::{Launch, Process, ProcessEvent, TargetLog};
 use super::{Channel, Event, SendError, Transport};
+use crate::era::ProtocolVersion;
 use axum::response::sse::Event as SseEvent;
 use serde_json::Value;
 use std::process::ExitStatus;
@@ -56,8 +57,19 @@ pub struct ClientRequest {
     pub version: Option<String>,
     /// The `Last-Event-ID` header.
     pub last_event_id: Option<String>,
+    /// The `Mcp-Method` header (2026-07-28).
+    pub mcp_method: Option<String>,
+    /// The `Mcp-Name` header (2026-07-28), as sent (plain or `=?base64?…?=`).
+    pub mcp_name: Option<String>,
     /// The JSON-RPC method a POST carried (`None` for a response or an unreadable body).
     pub method: Option<String>,
+    /// Whether the POST carried a request (a method and an id).
+    pub is_request: bool,
+    /// The request's `_meta` protocol version (2026-07-28), as sent.
+    pub stamped: Option<Value>,
+    /// What `Mcp-Name` must mirror: `params.name` of `tools/call` and `prompts/get`,
+    /// `params.uri` of `resources/read`.
+    pub named: Option<String>,
     /// The status the harness answered with.
     pub status: u16,
     /// The session id the harness minted on this request (an `initialize`).
@@ -83,8 +95,14 @@ pub struct HttpServer {
 impl HttpServer {
     /// Listens on a loopback port, starts the adapter `launch` with `CONFORMANCE_SERVER_URL`
     /// naming it, and serves. A write the client does not read for `patience` fails, and a
-    /// request head must arrive within it.
-    pub async fn start(launch: &Launch, patience: Duration) -> Result<HttpServer, String> {
+    /// request head must arrive within it. A `stateless` server plays 2026-07-28: it mints no
+    /// session, answers DELETE with `405`, and gives errors the HTTP status that version
+    /// gives them (`400` for `-32022`, `404` for an unknown method).
+    pub async fn start(
+        launch: &Launch,
+        patience: Duration,
+        stateless: bool,
+    ) -> Result<HttpServer, String> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(|e| format!("cannot listen on a loopback port for the HTTP server: {e}"))?;
@@ -92,7 +110,7 @@ impl HttpServer {
             .local_addr()
             .map_err(|e| format!("cannot read the HTTP server's port: {e}"))?;
         let (tx, events) = mpsc::channel(256);
-        let shared = Arc::new(Shared::new(tx));
+        let shared = Arc::new(Shared::new(tx, stateless));
         let server = tokio::spawn(serve(listener, shared.clone(), patience));
         let mut launch = launch.clone();
         launch
@@ -148,7 +166,20 @@ impl Transport for HttpServer {
         };
         match outlet {
             Outlet::Json(tx) => {
-                let _ = tx.send(text);
+                let code = value
+                    .as_ref()
+                    .and_then(|v| v.pointer("/error/code"))
+                    .and_then(Value::as_i64);
+                let status = match code {
+                    Some(code) if self.shared.stateless => {
+                        ProtocolVersion::V2026_07_28.error_status(code)
+                    }
+                    _ => 200,
+                };
+                if status != 200 {
+                    self.note(format!("[http] {channel} answered with status {status}"));
+                }
+                let _ = tx.send((status, text));
                 Ok(channel)
             }
             Outlet::Sse(tx) => {

@@ -18,8 +18,8 @@ pub(super) type Frame = Result<SseEvent, std::io::Error>;
 
 /// Where the harness's answer to one open request goes.
 pub(super) enum Outlet {
-    /// A POST waiting for one JSON body.
-    Json(oneshot::Sender<String>),
+    /// A POST waiting for one JSON body, and its status.
+    Json(oneshot::Sender<(u16, String)>),
     /// A POST's (or GET's) SSE stream.
     Sse(mpsc::Sender<Frame>),
 }
@@ -37,6 +37,8 @@ pub(super) struct Shared {
     pub(super) open: AtomicUsize,
     /// Signalled when a connection closes, so a wait for the last one ends.
     pub(super) changed: Notify,
+    /// The server plays 2026-07-28 (no sessions; error statuses of that version).
+    pub(super) stateless: bool,
 }
 
 /// What became of a session the server minted.
@@ -54,7 +56,7 @@ pub(super) struct State {
     pub(super) posts: u32,
     pub(super) gets: u32,
     pub(super) deletes: u32,
-    pub(super) json: HashMap<Channel, oneshot::Sender<String>>,
+    pub(super) json: HashMap<Channel, oneshot::Sender<(u16, String)>>,
     pub(super) streams: Vec<(Channel, OpenStream)>,
     /// Session id → what became of it.
     pub(super) sessions: HashMap<String, SessionState>,
@@ -63,12 +65,13 @@ pub(super) struct State {
 }
 
 impl Shared {
-    pub(super) fn new(events: mpsc::Sender<(Instant, Event)>) -> Shared {
+    pub(super) fn new(events: mpsc::Sender<(Instant, Event)>, stateless: bool) -> Shared {
         Shared {
             state: Mutex::new(State::default()),
             events,
             open: AtomicUsize::new(0),
             changed: Notify::new(),
+            stateless,
         }
     }
 

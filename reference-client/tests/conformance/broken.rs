@@ -16,11 +16,11 @@ pub const BROKEN: &str = "REFERENCE_CLIENT_TEST_BROKEN";
 /// (after the first write) for this many milliseconds; the argv is the server to start.
 pub const PROXY: &str = "REFERENCE_CLIENT_TEST_PROXY_HOLD_MS";
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"broken","version":"0"}}}"#;
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"broken","version":"0"}}}"#;
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 /// A server the broken client started, spoken to line by line.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
@@ -28,7 +28,7 @@ struct Server {
 
 impl Server {
     /// Starts the server the harness named, through the holding proxy when `hold` is given.
-    fn start(hold: Option<Duration>) -> Server {
+    pub(crate) fn start(hold: Option<Duration>) -> Server {
         let argv: Vec<String> = serde_json::from_str(
             &std::env::var("CONFORMANCE_SERVER").expect("the harness sets CONFORMANCE_SERVER"),
         )
@@ -61,7 +61,7 @@ impl Server {
         }
     }
 
-    fn send(&mut self, line: &str) {
+    pub(crate) fn send(&mut self, line: &str) {
         if let Some(stdin) = self.stdin.as_mut() {
             let _ = writeln!(stdin, "{line}");
             let _ = stdin.flush();
@@ -69,7 +69,7 @@ impl Server {
     }
 
     /// The next message, or `None` at the end of the server's output.
-    fn read(&mut self) -> Option<Value> {
+    pub(crate) fn read(&mut self) -> Option<Value> {
         let mut line = String::new();
         match self.stdout.read_line(&mut line) {
             Ok(0) | Err(_) => None,
@@ -78,7 +78,7 @@ impl Server {
     }
 
     /// Reads until a message satisfies `wanted`, answering the server's pings on the way.
-    fn read_until(&mut self, wanted: impl Fn(&Value) -> bool) -> Option<Value> {
+    pub(crate) fn read_until(&mut self, wanted: impl Fn(&Value) -> bool) -> Option<Value> {
         loop {
             let message = self.read()?;
             if wanted(&message) {
@@ -91,7 +91,7 @@ impl Server {
     }
 
     /// Reads until the answer to request `id`.
-    fn answer(&mut self, id: Value) -> Option<Value> {
+    pub(crate) fn answer(&mut self, id: Value) -> Option<Value> {
         self.read_until(|m| m.get("method").is_none() && m["id"] == id)
     }
 
@@ -103,7 +103,7 @@ impl Server {
     }
 
     /// Closes the server's stdin and waits (a while) for it to exit.
-    fn close(mut self) {
+    pub(crate) fn close(mut self) {
         self.stdin = None;
         self.wait();
     }
@@ -122,7 +122,7 @@ impl Server {
 }
 
 /// Prints one outcome line, as an adapter does.
-fn report(action: usize, outcome: &str) {
+pub(crate) fn report(action: usize, outcome: &str) {
     println!("{}", json!({"action": action, "outcome": outcome}));
     let _ = std::io::stdout().flush();
 }
@@ -240,8 +240,7 @@ pub fn client(mode: &str) {
         "probes-first" => {
             // Fair: a throwaway server process answers `server/discover` first.
             let mut probe = Server::start(None);
-            probe
-                .send(r#"{"jsonrpc":"2.0","id":"probe-1","method":"server/discover","params":{}}"#);
+            probe.send(r#"{"jsonrpc":"2.0","id":"probe-1","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"broken","version":"0"}}}}"#);
             probe.answer(json!("probe-1"));
             probe.close();
             let mut s = Server::start(None);
