@@ -304,8 +304,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     self.streams.sample(rtt);
                 }
                 if let Some(cancel) = accepted_cancel {
-                    // Accepted: the server has read it at the latest a grace later.
-                    let grace = self.streams.grace();
+                    // Accepted: the server has read it at the latest a grace later (stretched for
+                    // a busy machine: a starved server reads late).
+                    let grace = self.grace();
                     self.ledger.cancel_accepted(cancel, at, grace);
                 }
                 self.show_status(*channel, Some(head));
@@ -441,8 +442,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if answered("application/json") && !answered("text/event-stream") {
             self.streams.arrival()
         } else {
-            crate::load::stretched(self.options.reply_timeout, self.stretch)
+            self.reply_allowance()
         }
+    }
+
+    /// `--reply-timeout`, stretched for the machine's CPU pressure now.
+    pub(crate) fn reply_allowance(&self) -> Duration {
+        crate::load::stretched(self.options.reply_timeout, self.stretch)
     }
 
     /// Over HTTP, before a `! cancel`: waits until the target has shown it received the
@@ -467,14 +473,15 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
     }
 
-    /// Over HTTP, before the barrier's probe: waits (at most `--reply-timeout`) until every
+    /// Over HTTP, before the barrier's probe: waits (at most `--reply-timeout`, stretched for a
+    /// busy machine) until every
     /// notification POST so far has its status and every request has arrived or had its
     /// arrival window, then until the grace after the last accepted cancel has passed, so that
     /// every cancel sent before the barrier that was accepted counts as read. Cancels that
     /// nothing proves are noted.
     pub(crate) async fn settle(&mut self) {
         let arrival = self.arrival_window();
-        let deadline = Deadline::now() + self.options.reply_timeout;
+        let deadline = Deadline::now() + self.reply_allowance();
         loop {
             let now = Instant::now();
             // The earliest moment something may stop being awaited.
@@ -526,7 +533,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             }
             let what = match &stream.head {
                 Some((_, head)) => format!("got HTTP {}", head.summary()),
-                None => format!("got no status within {:?}", self.options.reply_timeout),
+                None => format!("got no status within {:?}", self.reply_allowance()),
             };
             self.rule(
                 Severity::Note,

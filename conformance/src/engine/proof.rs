@@ -7,6 +7,11 @@
 //! four round trips), however long `--reply-timeout` is; if no proof has come after a moment,
 //! the harness sends a probe to get one. The startup allowance (`--startup-timeout`) lasts
 //! only until the target has written anything at all.
+//!
+//! A proof says the target *read* something, not that its handler got a CPU since: a server
+//! that reads on one task and works on another can be starved between the two. So the grace
+//! is stretched by the machine's CPU pressure like every other wait ([`crate::load`]), and a
+//! finding that rests on it says by how much.
 
 use super::ledger::Due;
 use super::{Engine, Side, Stop};
@@ -30,8 +35,9 @@ const PROBE_AFTER: Duration = Duration::from_millis(250);
 pub(crate) enum Ran {
     /// The allowance ran out.
     Out(Duration),
-    /// The subject was proven read and the grace after that ran out.
-    Proven(Duration),
+    /// The subject was proven read and the grace after that ran out: the grace, and what it
+    /// would have been on a calm machine.
+    Proven(Duration, Duration),
 }
 
 impl Ran {
@@ -39,16 +45,33 @@ impl Ran {
     pub(crate) fn explain(&self) -> String {
         match self {
             Ran::Out(wait) => format!("within {wait:?}"),
-            Ran::Proven(grace) => format!(
-                "within a grace of {grace:?} after the target had certainly read what should have caused it (it answered a later request)"
+            Ran::Proven(grace, calm) => format!(
+                "within a grace of {grace:?}{} after the target had certainly read what should have caused it (it answered a later request)",
+                stretched_from(*grace, *calm)
             ),
         }
     }
 }
 
+/// How a finding says that a grace was stretched for a busy machine ("" when it was not).
+pub(crate) fn stretched_from(grace: Duration, calm: Duration) -> String {
+    if grace > calm {
+        format!(" ({calm:?} on a calm machine, stretched for its CPU pressure)")
+    } else {
+        String::new()
+    }
+}
+
 impl<T: Transport, S: Side> Engine<'_, T, S> {
-    /// The grace a message may still take after what caused it was proven read.
+    /// The grace a message may still take after what caused it was proven read, stretched by
+    /// the machine's CPU pressure now.
     pub(crate) fn grace(&self) -> Duration {
+        load::stretched(self.calm_grace(), self.stretch)
+    }
+
+    /// The grace on a calm machine: the larger of 250 ms and four round trips (over HTTP,
+    /// `T_grace`).
+    pub(crate) fn calm_grace(&self) -> Duration {
         if self.streams.over_http {
             return self.streams.grace();
         }
@@ -94,7 +117,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 let grace = self.grace();
                 let after = Deadline::from_std(self.io.started() + proof.max(due_at)) + grace;
                 if after < deadline {
-                    return (after, Ran::Proven(grace));
+                    return (after, Ran::Proven(grace, self.calm_grace()));
                 }
                 (deadline, Ran::Out(allowance))
             }
@@ -201,9 +224,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// long the harness takes to read what it says.
     pub(crate) fn quiet_past(&self, deadline: Deadline) -> bool {
         let now = Deadline::now();
+        // Quiet is about the harness having caught up with the target's output, not about
+        // the target's timing: the calm grace.
         let last = self
             .last_event
-            .map_or(deadline, |at| Deadline::from_std(at) + self.grace());
+            .map_or(deadline, |at| Deadline::from_std(at) + self.calm_grace());
         now >= deadline && now >= last
     }
 

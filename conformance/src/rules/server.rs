@@ -84,17 +84,29 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 // A server that writes from several tasks does not keep order: the first
                 // message right after the proof may have been produced before the cancel was
                 // read. It gets the benefit of the doubt; anything after it is judged.
-                let in_flight = mark.read.is_some_and(|proof| at < proof + self.grace());
+                // The grace is stretched for a busy machine, where the task that produced it
+                // may have waited for a CPU between producing and writing it.
+                let (grace, calm) = (self.grace(), self.calm_grace());
+                let after = mark.read.map(|proof| at.saturating_sub(proof));
+                let in_flight = after.is_some_and(|after| after < grace);
                 let first = self
                     .ledger
                     .sent
                     .get_mut(&request_key)
                     .is_some_and(|r| !std::mem::replace(&mut r.excused, true));
                 if in_flight && first {
+                    let busy = match after {
+                        Some(after) if after >= calm => format!(
+                            " ({} ms after it: later than the {} ms a calm machine allows, but the machine was busy)",
+                            after.as_millis(),
+                            calm.as_millis()
+                        ),
+                        _ => String::new(),
+                    };
                     self.rule(
                         Severity::Note,
                         "CAN-08",
-                        format!("one progress for request {request_key} came just after the proof that its cancel was read; it may have been produced before (the timing cannot tell), so it is not judged"),
+                        format!("one progress for request {request_key} came just after the proof that its cancel was read{busy}; it may have been produced before (the timing cannot tell), so it is not judged"),
                     );
                 } else {
                     self.rule(
