@@ -38,7 +38,10 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                     .await
             }
             (Some(method), None) => match method.as_str() {
-                "notifications/cancelled" => self.client_cancel(value.get("params")),
+                "notifications/cancelled" => {
+                    let at = self.transcript[index].at;
+                    self.client_cancel(value.get("params"), at)
+                }
                 "notifications/progress" => self.client_progress(value.get("params")),
                 "notifications/initialized" => {
                     if let Some(session) = self.side.sessions.current_mut() {

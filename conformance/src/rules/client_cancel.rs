@@ -9,10 +9,18 @@ use crate::pattern::id_key;
 use crate::rules::envelope::short;
 use crate::transport::Transport;
 use serde_json::Value;
+use std::time::Duration;
 
 impl<T: Transport> Engine<'_, T, ClientTarget> {
-    /// The standing rules for a client's `notifications/cancelled`.
-    pub(crate) fn client_cancel(&mut self, params: Option<&Value>) {
+    /// The standing rules for a client's `notifications/cancelled`, which arrived `at` (since
+    /// the client started).
+    ///
+    /// A cancel that trails the harness's answer by less than `T_GRACE` crossed it. Nothing
+    /// proves which the client wrote first, so timing decides: the gap is measured to when the
+    /// cancel arrived (not to when the harness got round to judging it), and on a busy machine
+    /// the grace is stretched by its CPU pressure; a cancel excused only by that stretch gets a
+    /// note saying the timing could not tell.
+    pub(crate) fn client_cancel(&mut self, params: Option<&Value>, at: Duration) {
         let Some(params) = params.filter(|p| p.is_object()) else {
             self.rule(
                 Severity::Fail,
@@ -58,9 +66,11 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                     format!("the client cancelled its `initialize` request (id {key}); initialize must never be cancelled (LIF-08)"),
                 );
             }
-            if let Some(at) = answered {
-                let late = at.elapsed();
-                if late > T_GRACE {
+            if let Some(answered) = answered {
+                let arrived = self.io.started() + at;
+                let late = arrived.saturating_duration_since(answered);
+                let grace = crate::load::stretched(T_GRACE, self.stretch);
+                if late > grace {
                     let severity = self.case_severity().min(Severity::Warn);
                     self.rule(
                         severity,
@@ -68,6 +78,17 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                         format!(
                             "the client cancelled request {key} {} ms after the harness had answered it; a cancel must only reference a request still in progress",
                             late.as_millis()
+                        ),
+                    );
+                } else if late > T_GRACE {
+                    self.rule(
+                        Severity::Note,
+                        "CAN-08",
+                        format!(
+                            "the cancel of request {key} came {} ms after the harness had answered it, later than the {} ms a calm machine allows, but the machine was busy (grace stretched to {} ms): it may have crossed the response, and the timing cannot tell",
+                            late.as_millis(),
+                            T_GRACE.as_millis(),
+                            grace.as_millis()
                         ),
                     );
                 } else {
