@@ -243,6 +243,9 @@ pub struct Engine<'a, T, S> {
     arrival: Option<Arrival>,
     /// When the last expected message arrived.
     last_arrival: Option<Duration>,
+    /// How long the target's processes had waited for a CPU when the pending `! arrives` was
+    /// read.
+    waited_before: Option<Duration>,
     /// The HTTP channels of the case (empty on stdio).
     pub(crate) streams: http::Streams,
 }
@@ -284,6 +287,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             version: None,
             arrival: None,
             last_arrival: None,
+            waited_before: None,
             streams: http::Streams::default(),
         }
     }
@@ -444,6 +448,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             }
             StepKind::Arrives(arrival) => {
                 self.arrival = Some(*arrival);
+                self.waited_before = self.run_delay();
                 Ok(())
             }
             StepKind::Repeat { .. } | StepKind::Sweep { .. } => {
@@ -510,17 +515,34 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
 
     /// Notes when an expected message arrived, and judges it against a pending `! arrives`.
     ///
-    /// Early is always judged: load only makes things later. Late is judged unless the harness
-    /// itself was held up about as long (its own timers ran late by at least half the
-    /// overshoot): then the timing cannot tell the target's delay from the machine's, and the
-    /// finding is a note that says so.
+    /// Early is always judged: load only makes things later. Late is judged unless load
+    /// explains the overshoot: the target's own processes waited at least that long for a CPU
+    /// since the `! arrives` line (the kernel's scheduler statistics; a target whose own timer
+    /// is late waits for none), or the harness itself was held up about as long (its own
+    /// timers ran late by at least half the overshoot). Then the timing cannot tell the
+    /// target's delay from the machine's, and the finding is a note that says so.
     pub(crate) fn arrived(&mut self, line: usize, at: Duration) {
         if let (Some(arrival), Some(previous)) = (self.arrival.take(), self.last_arrival) {
             let gap = at.saturating_sub(previous);
             if let Some(complaint) = arrival.judge(gap) {
                 self.line = line;
                 let overshoot = gap.saturating_sub(arrival.to);
-                if !overshoot.is_zero() && self.lateness * 2 >= overshoot {
+                let starved = self
+                    .run_delay()
+                    .zip(self.waited_before)
+                    .map(|(now, before)| now.saturating_sub(before))
+                    .unwrap_or_default();
+                if !overshoot.is_zero() && starved >= overshoot {
+                    self.finding(
+                        Severity::Note,
+                        FindingKind::Unmet,
+                        format!(
+                            "{complaint}, but {}'s processes waited {} ms for a CPU meanwhile: the machine was busy and the timing cannot tell",
+                            S::WRITER.who,
+                            starved.as_millis()
+                        ),
+                    );
+                } else if !overshoot.is_zero() && self.lateness * 2 >= overshoot {
                     self.finding(
                         Severity::Note,
                         FindingKind::Unmet,
@@ -535,6 +557,13 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             }
         }
         self.last_arrival = Some(at);
+    }
+
+    /// How long the target's processes have waited for a CPU so far, where the kernel says.
+    pub(crate) fn run_delay(&self) -> Option<Duration> {
+        self.io
+            .process_group()
+            .and_then(crate::load::group_run_delay)
     }
 
     /// A message's value as the harness recorded it.
