@@ -304,10 +304,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     self.streams.sample(rtt);
                 }
                 if let Some(cancel) = accepted_cancel {
-                    // Accepted: the server has read it at the latest a grace later (stretched for
-                    // a busy machine: a starved server reads late).
-                    let grace = self.grace();
-                    self.ledger.cancel_accepted(cancel, at, grace);
+                    // Accepted: the server has read it at the latest a grace later, and later
+                    // by what it waits for a CPU from now on (`Engine::read_by`).
+                    let (grace, waited) = (self.calm_grace(), self.waited());
+                    self.ledger.cancel_accepted(cancel, at, grace, waited);
                 }
                 self.show_status(*channel, Some(head));
                 (*channel, text)
@@ -509,7 +509,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 break;
             }
         }
-        let mut last_read: Option<Duration> = None;
+        let mut accepted: Vec<super::ledger::CancelMark> = vec![];
         let marks: Vec<(String, super::ledger::CancelMark)> = self
             .ledger
             .sent
@@ -517,8 +517,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             .filter_map(|(key, r)| r.cancel.map(|m| (key.clone(), m)))
             .collect();
         for (key, mark) in marks {
-            if let Some(read) = mark.read.filter(|_| mark.accepted.is_some()) {
-                last_read = Some(last_read.map_or(read, |l| l.max(read)));
+            if mark.read.is_some() && mark.accepted.is_some() {
+                accepted.push(mark);
                 continue;
             }
             let channel = self
@@ -543,9 +543,14 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 ),
             );
         }
-        if let Some(read) = last_read {
-            self.pump_until(Deadline::from_std(self.io.started() + read))
-                .await;
+        // Until every accepted cancel counts as read; that moment moves later while the
+        // target waits for a CPU (`Engine::read_by`), within the allowance.
+        while let Some(read) = accepted.iter().filter_map(|m| self.read_by(m)).max() {
+            let until = Deadline::from_std(self.io.started() + read).min(deadline);
+            if Deadline::now() >= until {
+                break;
+            }
+            self.pump_until(until).await;
         }
     }
 }

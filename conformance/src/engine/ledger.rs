@@ -26,6 +26,9 @@ pub struct CancelMark {
     /// Over HTTP, the grace that followed the cancel's `202` (the proof is the 202 and the
     /// grace, not a later answer).
     pub accepted: Option<Duration>,
+    /// How long the target had waited for a CPU when the proof arrived (see `engine::waited`):
+    /// a proof by time is stretched by what it waits from then on.
+    pub waited: Option<Duration>,
 }
 
 impl CancelMark {
@@ -165,30 +168,41 @@ impl Ledger {
                 sent,
                 read: None,
                 accepted: None,
+                waited: None,
             });
         }
     }
 
     /// Over HTTP: the cancel sent at transcript index `at` was accepted with `202`; it counts
-    /// as read `grace` after `accepted` (since the target started).
-    pub fn cancel_accepted(&mut self, at: usize, accepted: Duration, grace: Duration) {
+    /// as read `grace` after `accepted` (since the target started), and later by as long as
+    /// the target and the harness wait for a CPU from `waited` on.
+    pub fn cancel_accepted(
+        &mut self,
+        at: usize,
+        accepted: Duration,
+        grace: Duration,
+        waited: Option<Duration>,
+    ) {
         for request in self.sent.values_mut() {
             if let Some(mark) = request.cancel.as_mut().filter(|m| m.at == at) {
                 if mark.read.is_none() {
                     mark.read = Some(accepted + grace);
                     mark.accepted = Some(grace);
+                    mark.waited = waited;
                 }
             }
         }
     }
 
     /// Marks every cancel sent before transcript index `before` as read by the target, as
-    /// proved by something that arrived `now` after the target started.
-    pub fn prove_read(&mut self, before: usize, now: Duration) {
+    /// proved by something that arrived `now` after the target started (when the target and
+    /// the harness had waited `waited` for a CPU).
+    pub fn prove_read(&mut self, before: usize, now: Duration, waited: Option<Duration>) {
         for request in self.sent.values_mut() {
             if let Some(mark) = request.cancel.as_mut() {
                 if mark.at < before && mark.read.is_none() {
                     mark.read = Some(now);
+                    mark.waited = waited;
                 }
             }
         }

@@ -22,6 +22,7 @@ pub mod ledger;
 mod proof;
 pub mod server;
 pub mod session;
+mod waited;
 
 use crate::case::{Arrival, Case, Span, Step, StepKind};
 use crate::era::ProtocolVersion;
@@ -220,6 +221,10 @@ pub struct Engine<'a, T, S> {
     pub(crate) proven: usize,
     /// When that proof arrived (since the target started).
     pub(crate) proven_at: Option<Duration>,
+    /// How long the target had waited for a CPU when it arrived.
+    pub(crate) proven_waited: Option<Duration>,
+    /// The last reading of how long they have waited, and when it was taken.
+    waited_cache: std::cell::Cell<Option<(Instant, Option<Duration>)>>,
     /// The transcript index of the last probe sent, if any.
     pub(crate) probing: Option<usize>,
     /// When the last event from the target arrived.
@@ -275,6 +280,8 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             stalled: false,
             proven: 0,
             proven_at: None,
+            proven_waited: None,
+            waited_cache: std::cell::Cell::new(None),
             probing: None,
             last_event: None,
             rtt: None,
@@ -448,7 +455,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             }
             StepKind::Arrives(arrival) => {
                 self.arrival = Some(*arrival);
-                self.waited_before = self.run_delay();
+                self.waited_before = self.waited();
                 Ok(())
             }
             StepKind::Repeat { .. } | StepKind::Sweep { .. } => {
@@ -528,7 +535,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
                 self.line = line;
                 let overshoot = gap.saturating_sub(arrival.to);
                 let starved = self
-                    .run_delay()
+                    .waited()
                     .zip(self.waited_before)
                     .map(|(now, before)| now.saturating_sub(before))
                     .unwrap_or_default();
@@ -557,13 +564,6 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             }
         }
         self.last_arrival = Some(at);
-    }
-
-    /// How long the target's processes have waited for a CPU so far, where the kernel says.
-    pub(crate) fn run_delay(&self) -> Option<Duration> {
-        self.io
-            .process_group()
-            .and_then(crate::load::group_run_delay)
     }
 
     /// A message's value as the harness recorded it.

@@ -10,8 +10,8 @@
 //!
 //! A proof says the target *read* something, not that its handler got a CPU since: a server
 //! that reads on one task and works on another can be starved between the two. So the grace
-//! is stretched by the machine's CPU pressure like every other wait ([`crate::load`]), and a
-//! finding that rests on it says by how much.
+//! grows by the time the target lost waiting for a CPU since the proof (see
+//! `waited.rs`), and a finding that rests on it says by how much.
 
 use super::ledger::Due;
 use super::{Engine, Side, Stop};
@@ -46,27 +46,32 @@ impl Ran {
         match self {
             Ran::Out(wait) => format!("within {wait:?}"),
             Ran::Proven(grace, calm) => format!(
-                "within a grace of {grace:?}{} after the target had certainly read what should have caused it (it answered a later request)",
+                "within a grace of {} ms{} after the target had certainly read what should have caused it (it answered a later request)",
+                grace.as_millis(),
                 stretched_from(*grace, *calm)
             ),
         }
     }
 }
 
-/// How a finding says that a grace was stretched for a busy machine ("" when it was not).
+/// How a finding says that a grace grew on a busy machine ("" when it did not).
 pub(crate) fn stretched_from(grace: Duration, calm: Duration) -> String {
     if grace > calm {
-        format!(" ({calm:?} on a calm machine, stretched for its CPU pressure)")
+        format!(
+            " (the calm {} ms and {} ms the target waited for a CPU)",
+            calm.as_millis(),
+            (grace - calm).as_millis()
+        )
     } else {
         String::new()
     }
 }
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
-    /// The grace a message may still take after what caused it was proven read, stretched by
-    /// the machine's CPU pressure now.
+    /// The grace a message may still take after the last proof: the calm grace and the time
+    /// lost to load since (see `waited.rs`).
     pub(crate) fn grace(&self) -> Duration {
-        load::stretched(self.calm_grace(), self.stretch)
+        self.grace_after(self.proven_waited)
     }
 
     /// The grace on a calm machine: the larger of 250 ms and four round trips (over HTTP,
@@ -298,7 +303,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
         self.proven = index + 1;
         self.proven_at = Some(now);
-        self.ledger.prove_read(self.proven, now);
+        self.proven_waited = self.waited();
+        self.ledger.prove_read(self.proven, now, self.proven_waited);
     }
 
     /// `! cancel ID [reason]`: cancels the harness's request ID as the protocol version and the

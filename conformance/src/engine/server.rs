@@ -518,26 +518,29 @@ async fn witness<T: Transport>(
         }
         // When a question asked now would settle each missing id: a grace after the proof that
         // its cancel was read (`None`: nothing proves it was).
-        let grace = e.grace();
-        let settled_at: Option<Duration> = missing
+        let marks: Option<Vec<_>> = missing
             .iter()
-            .map(|id| {
-                e.ledger
-                    .sent(id)
-                    .and_then(|r| r.cancel)
-                    .and_then(|m| m.read)
-                    .map(|read| read + grace)
-            })
-            .collect::<Option<Vec<_>>>()
-            .and_then(|times| times.into_iter().max());
+            .map(|id| e.ledger.sent(id).and_then(|r| r.cancel))
+            .collect();
+        // The latest of the proofs, and the grace after it (grown by the time lost to load).
+        let proof = marks.and_then(|marks| {
+            marks
+                .iter()
+                .map(|m| Some((e.read_by(m)?, e.grace_after(m.waited))))
+                .collect::<Option<Vec<_>>>()
+                .and_then(|p| p.into_iter().max_by_key(|(read, grace)| *read + *grace))
+        });
+        let grace = proof.map_or(e.calm_grace(), |(_, grace)| grace);
+        let settled_at = proof.map(|(read, grace)| read + grace);
         let settled = settled_at.is_some_and(|at| asked >= at);
         if settled || Instant::now() >= deadline {
             let why = if settled {
                 format!(
-                    "asked {} ms after the target had certainly read the cancel (a grace of {grace:?}{})",
-                    settled_at
-                        .map(|at| (asked - at + grace).as_millis())
+                    "asked {} ms after the target had certainly read the cancel (a grace of {} ms{})",
+                    proof
+                        .map(|(read, _)| asked.saturating_sub(read).as_millis())
                         .unwrap_or_default(),
+                    grace.as_millis(),
                     proof::stretched_from(grace, e.calm_grace())
                 )
             } else {
@@ -572,19 +575,16 @@ async fn witness<T: Transport>(
 /// A busy machine can make a prompt server late, and a server's own timer can make it late on
 /// any machine; the machine's CPU pressure cannot tell the two apart. So the harness reads how
 /// long the target's own processes waited for a CPU meanwhile (the kernel's scheduler
-/// statistics for its process group) and excuses only that much: a server that would have
+/// statistics for its process group, see `waited.rs`) and excuses only that much: a server that would have
 /// exited within D had it not waited gets a note that says so; one that sleeps past D is late
 /// however busy the machine was.
 async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, window: Duration) {
     let closed = Instant::now();
-    let group = e.io.process_group();
-    let before = group.and_then(load::group_run_delay);
+    let before = e.waited();
     let mut starved = Duration::ZERO;
-    let sample = |starved: &mut Duration| {
-        if let (Some(group), Some(before)) = (group, before) {
-            if let Some(now) = load::group_run_delay(group) {
-                *starved = (*starved).max(now.saturating_sub(before));
-            }
+    let sample = |e: &Engine<'_, T, ServerTarget>, starved: &mut Duration| {
+        if let (Some(now), Some(before)) = (e.waited(), before) {
+            *starved = (*starved).max(now.saturating_sub(before));
         }
     };
     let watch = |until: Instant| Deadline::from_std(until.min(Instant::now() + SAMPLE_EVERY));
@@ -594,7 +594,7 @@ async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, window: Duratio
             // Nothing more can come (a target that stopped reading): just wait.
             tokio::time::sleep_until(tick).await;
         }
-        sample(&mut starved);
+        sample(e, &mut starved);
     }
     if e.exited {
         if let Some(status) = e.io.exit_status().filter(|s| !s.success()) {
@@ -617,7 +617,7 @@ async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, window: Duratio
             tokio::time::sleep_until(tick).await;
         }
         if !e.exited {
-            sample(&mut starved);
+            sample(e, &mut starved);
         }
     }
     let took = closed.elapsed();

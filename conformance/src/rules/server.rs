@@ -80,14 +80,15 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 "PRG-07",
                 format!("progress for request {request_key} after its response; progress must stop when the operation completes"),
             ),
-            Some((false, Some(mark))) if mark.is_read(at) => {
+            Some((false, Some(mark))) if self.read_by(&mark).is_some_and(|read| read <= at) => {
                 // A server that writes from several tasks does not keep order: the first
                 // message right after the proof may have been produced before the cancel was
                 // read. It gets the benefit of the doubt; anything after it is judged.
-                // The grace is stretched for a busy machine, where the task that produced it
-                // may have waited for a CPU between producing and writing it.
-                let (grace, calm) = (self.grace(), self.calm_grace());
-                let after = mark.read.map(|proof| at.saturating_sub(proof));
+                // The grace grows by the time the target waited for a CPU
+                // since the proof: the task that produced it may have waited between
+                // producing and writing it.
+                let (grace, calm) = (self.grace_after(mark.waited), self.calm_grace());
+                let after = self.read_by(&mark).map(|proof| at.saturating_sub(proof));
                 let in_flight = after.is_some_and(|after| after < grace);
                 let first = self
                     .ledger
@@ -97,9 +98,10 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 if in_flight && first {
                     let busy = match after {
                         Some(after) if after >= calm => format!(
-                            " ({} ms after it: later than the {} ms a calm machine allows, but the machine was busy)",
+                            " ({} ms after it: later than the {} ms a calm machine allows, but the target waited {} ms for a CPU since)",
                             after.as_millis(),
-                            calm.as_millis()
+                            calm.as_millis(),
+                            grace.saturating_sub(calm).as_millis()
                         ),
                         _ => String::new(),
                     };
@@ -202,7 +204,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         } else if cancelled_error {
             Ok("its error -32800 says the cancel caused it".into())
         } else {
-            match (request.natural_end, mark.read) {
+            match (request.natural_end, self.read_by(&mark)) {
                 (Some(end), _) if mark.sent >= end => Err(format!(
                     "the cancel of request {key} was sent at +{} ms, when the tool could already have finished (+{} ms), so its response may have been produced before the cancel was read (CAN-09); the timing cannot tell",
                     ms(mark.sent),
