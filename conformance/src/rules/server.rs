@@ -210,6 +210,21 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                     ms(mark.sent),
                     ms(end)
                 )),
+                // Read before the end, but the handler needs a CPU to act on it: a target kept
+                // waiting for one from the proof past the tool's end may have had both the end
+                // and the cancel ready when it ran again.
+                (Some(end), Some(read))
+                    if read < end
+                        && self
+                            .lost_since(mark.waited)
+                            .is_some_and(|lost| read + lost >= end) =>
+                {
+                    Err(format!(
+                        "the target had read the cancel of request {key} {} ms before the tool could have finished, but its processes waited {} ms for a CPU since, so its handler may not have run before the tool's end (CAN-09); the timing cannot tell",
+                        ms(end - read),
+                        ms(self.lost_since(mark.waited).unwrap_or_default())
+                    ))
+                }
                 (Some(end), Some(read)) if read < end => Ok(format!(
                     "the target had read the cancel before the tool could have finished on its own ({}), and answered all the same",
                     mark.proof()
