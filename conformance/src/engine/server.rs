@@ -442,7 +442,8 @@ fn witness_severity<T: Transport>(e: &Engine<'_, T, ServerTarget>) -> Severity {
 /// repeated until every id is listed, or until nothing more can be hoped for: a handler records
 /// its cancel soon after the cancel was read or never, so once a question asked a grace after
 /// the proof that an id's cancel was read still does not list it, that is the answer (without
-/// such a proof, `--reply-timeout` decides; both stretched for a busy machine).
+/// such a proof, `--reply-timeout` decides). The grace grows by the time the target waited for
+/// a CPU since the proof; the reply timeout is stretched by the machine's CPU pressure.
 /// `! witness not ID…` (`listed` false) asks once: none of the ids may be listed, their work
 /// goes on.
 async fn witness<T: Transport>(
@@ -575,9 +576,9 @@ async fn witness<T: Transport>(
 /// A busy machine can make a prompt server late, and a server's own timer can make it late on
 /// any machine; the machine's CPU pressure cannot tell the two apart. So the harness reads how
 /// long the target's own processes waited for a CPU meanwhile (the kernel's scheduler
-/// statistics for its process group, see `waited.rs`) and excuses only that much: a server that would have
-/// exited within D had it not waited gets a note that says so; one that sleeps past D is late
-/// however busy the machine was.
+/// statistics for its process group, see `waited.rs`) and excuses only that much: a server
+/// that would have exited within D had it not waited gets a note that says so; one that
+/// sleeps past D is late however busy the machine was.
 async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, window: Duration) {
     let closed = Instant::now();
     let before = e.waited();
