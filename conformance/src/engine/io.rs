@@ -117,7 +117,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                             answered_before_cancel: false,
                             last_progress: None,
                             watched: false,
-                            excused: false,
+                            after_proof: vec![],
                         },
                     ));
                 }

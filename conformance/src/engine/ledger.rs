@@ -100,8 +100,22 @@ pub struct SentRequest {
     pub last_progress: Option<(f64, Channel)>,
     /// A `! silent` step watched it after its cancel.
     pub watched: bool,
-    /// One message after the proof that its cancel was read was excused as in flight.
-    pub excused: bool,
+    /// Progress that came after the proof that its cancel was read, judged when the case
+    /// has ended (see `rules::server`).
+    pub after_proof: Vec<LateProgress>,
+}
+
+/// One progress that came after the proof that its request's cancel was read.
+#[derive(Debug, Clone, Copy)]
+pub struct LateProgress {
+    /// The case line being carried out when it came.
+    pub line: usize,
+    /// How long after the proof it came.
+    pub after: Duration,
+    /// Whether load or flight explains it: the first within the grace after the proof (grown
+    /// by the target's CPU waits since), a later one within the time the target waited for a
+    /// CPU since the proof.
+    pub explained: bool,
 }
 
 /// A request the target sent.

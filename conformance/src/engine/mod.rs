@@ -180,6 +180,10 @@ pub trait Side: Sized {
     /// target is gone, or `None` to report the missing message.
     fn ended<T: Transport>(e: &mut Engine<'_, T, Self>) -> Option<Stop>;
 
+    /// After the case and the drain, when nothing more will come: judgements that needed the
+    /// whole transcript.
+    fn drained<T: Transport>(_e: &mut Engine<'_, T, Self>) {}
+
     /// What to add to a "no message matching" finding about the target's state.
     fn absence<T: Transport>(_e: &Engine<'_, T, Self>) -> String {
         String::new()
@@ -307,6 +311,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         let skip = S::finish(&mut self, played).await;
         if skip.is_none() {
             self.drain().await;
+            S::drained(&mut self);
         }
         if self.stretch_most >= 1.5 {
             self.line = 0;

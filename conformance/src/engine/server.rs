@@ -176,6 +176,10 @@ impl Side for ServerTarget {
         e.judge_server_message(index).await;
     }
 
+    fn drained<T: Transport>(e: &mut Engine<'_, T, Self>) {
+        e.judge_late_progress();
+    }
+
     fn observe<T: Transport>(e: &mut Engine<'_, T, Self>, _at: Duration, event: Event) {
         e.judge_stream_event(&event);
     }

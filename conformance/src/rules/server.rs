@@ -3,6 +3,7 @@
 //! nothing deliberate after a cancel the server has certainly read. The server's own requests
 //! are answered so it is not left waiting.
 
+use crate::engine::ledger::LateProgress;
 use crate::engine::server::ServerTarget;
 use crate::engine::Engine;
 use crate::era::Era;
@@ -12,6 +13,7 @@ use crate::rules::envelope::short;
 use crate::transcript::Direction;
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
+use std::time::Duration;
 
 impl<T: Transport> Engine<'_, T, ServerTarget> {
     /// Applies the standing rules to one message object the server wrote.
@@ -52,7 +54,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         }
     }
 
-    fn progress(&mut self, params: Option<&Value>, channel: Channel, at: std::time::Duration) {
+    fn progress(&mut self, params: Option<&Value>, channel: Channel, at: Duration) {
         let token = params.and_then(|p| p.get("progressToken"));
         let Some(request_key) = token
             .and_then(|t| self.ledger.tokens.get(&self.ledger.key(t)))
@@ -81,45 +83,28 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 format!("progress for request {request_key} after its response; progress must stop when the operation completes"),
             ),
             Some((false, Some(mark))) if self.read_by(&mark).is_some_and(|read| read <= at) => {
-                // A server that writes from several tasks does not keep order: the first
-                // message right after the proof may have been produced before the cancel was
-                // read. It gets the benefit of the doubt; anything after it is judged.
-                // The grace grows by the time the target waited for a CPU
-                // since the proof: the task that produced it may have waited between
-                // producing and writing it.
-                let (grace, calm) = (self.grace_after(mark.waited), self.calm_grace());
-                let after = self.read_by(&mark).map(|proof| at.saturating_sub(proof));
-                let in_flight = after.is_some_and(|after| after < grace);
+                // Judged once the case has ended (`judge_late_progress`): whether load or
+                // flight explains it depends on whether more came after.
+                let after = self
+                    .read_by(&mark)
+                    .map_or(Duration::ZERO, |proof| at.saturating_sub(proof));
                 let first = self
                     .ledger
                     .sent
-                    .get_mut(&request_key)
-                    .is_some_and(|r| !std::mem::replace(&mut r.excused, true));
-                if in_flight && first {
-                    let busy = match after {
-                        Some(after) if after >= calm => format!(
-                            " ({} ms after it: later than the {} ms a calm machine allows, but the target waited {} ms for a CPU since)",
-                            after.as_millis(),
-                            calm.as_millis(),
-                            grace.saturating_sub(calm).as_millis()
-                        ),
-                        _ => String::new(),
-                    };
-                    self.rule(
-                        Severity::Note,
-                        "CAN-08",
-                        format!("one progress for request {request_key} came just after the proof that its cancel was read{busy}; it may have been produced before (the timing cannot tell), so it is not judged"),
-                    );
+                    .get(&request_key)
+                    .is_some_and(|r| r.after_proof.is_empty());
+                let explained = if first {
+                    after < self.grace_after(mark.waited)
                 } else {
-                    self.rule(
-                        self.after_cancel_severity(),
-                        "CAN-05",
-                        format!(
-                            "progress for request {request_key} after the target had read its cancel ({}){}",
-                            mark.proof(),
-                            self.after_cancel_rule()
-                        ),
-                    );
+                    self.lost_since(mark.waited).is_some_and(|lost| after < lost)
+                };
+                let line = self.line;
+                if let Some(r) = self.ledger.sent.get_mut(&request_key) {
+                    r.after_proof.push(LateProgress {
+                        line,
+                        after,
+                        explained,
+                    });
                 }
             }
             _ => {}
@@ -249,6 +234,87 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 format!("request {key} was answered after it was cancelled ({why}); a cancelled request should get no response{}", self.after_cancel_rule()),
             ),
             Err(note) => self.rule(Severity::Note, "CAN-08", note),
+        }
+    }
+
+    /// Progress that came after the proof that its request's cancel was read, once nothing
+    /// more will come. A server that writes from several tasks does not keep order: the first
+    /// message right after the proof may have been produced before the cancel was read. A
+    /// handler kept from running by a busy machine may also not have seen the cancel yet when
+    /// it runs again, and send a few more before it does: those that came within the time the
+    /// target waited for a CPU since the proof. When every such message is explained so, and
+    /// they stopped, the target gets the benefit of the doubt (a note); when any is not, every
+    /// one but an explained first is judged.
+    pub(crate) fn judge_late_progress(&mut self) {
+        let mut late: Vec<(String, Vec<LateProgress>, Option<Duration>)> = self
+            .ledger
+            .sent
+            .iter()
+            .filter(|(_, r)| !r.after_proof.is_empty())
+            .map(|(key, r)| {
+                (
+                    key.clone(),
+                    r.after_proof.clone(),
+                    r.cancel.and_then(|m| m.waited),
+                )
+            })
+            .collect();
+        late.sort_by(|a, b| a.0.cmp(&b.0));
+        let calm = self.calm_grace();
+        for (key, messages, waited) in late {
+            let Some(mark) = self.ledger.sent.get(&key).and_then(|r| r.cancel) else {
+                continue;
+            };
+            let first = messages[0];
+            if messages.iter().all(|m| m.explained) {
+                self.line = first.line;
+                let lost = self.lost_since(waited).unwrap_or_default();
+                let message = if messages.len() == 1 {
+                    let busy = if first.after >= calm {
+                        format!(
+                            " ({} ms after it: later than the {} ms a calm machine allows, but the target waited {} ms for a CPU since)",
+                            first.after.as_millis(),
+                            calm.as_millis(),
+                            lost.as_millis()
+                        )
+                    } else {
+                        String::new()
+                    };
+                    format!("one progress for request {key} came just after the proof that its cancel was read{busy}; it may have been produced before (the timing cannot tell), so it is not judged")
+                } else {
+                    format!(
+                        "{} progress for request {key} came within {} ms of the proof that its cancel was read, and then stopped, while the target waited {} ms for a CPU: a handler kept from running may not have seen the cancel yet (the timing cannot tell), so they are not judged",
+                        messages.len(),
+                        messages[messages.len() - 1].after.as_millis(),
+                        lost.as_millis()
+                    )
+                };
+                self.rule(Severity::Note, "CAN-08", message);
+                continue;
+            }
+            let judged = if first.explained {
+                self.line = first.line;
+                self.rule(
+                    Severity::Note,
+                    "CAN-08",
+                    format!("one progress for request {key} came just after the proof that its cancel was read; it may have been produced before (the timing cannot tell), so it is not judged"),
+                );
+                &messages[1..]
+            } else {
+                &messages[..]
+            };
+            for m in judged {
+                self.line = m.line;
+                self.rule(
+                    self.after_cancel_severity(),
+                    "CAN-05",
+                    format!(
+                        "progress for request {key} after the target had read its cancel ({}){}",
+                        mark.proof(),
+                        self.after_cancel_rule()
+                    ),
+                );
+            }
         }
     }
 
