@@ -581,8 +581,8 @@ async fn witness<T: Transport>(
 /// any machine; the machine's CPU pressure cannot tell the two apart. So the harness reads how
 /// long the target's own processes waited for a CPU meanwhile (the kernel's scheduler
 /// statistics for its process group, see `waited.rs`) and excuses only that much: a server
-/// that would have exited within D had it not waited gets a note that says so; one that
-/// sleeps past D is late however busy the machine was.
+/// that would have exited well within D (by `EXIT_MARGIN`) had it not waited gets a note that
+/// says so; one that sleeps past D is late however busy the machine was.
 async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, window: Duration) {
     let closed = Instant::now();
     let before = e.waited();
@@ -639,7 +639,10 @@ async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, window: Duratio
     } else {
         String::new()
     };
-    if took.saturating_sub(starved) <= window {
+    // Excused only when the wait explains the lateness with room to spare: the counters are
+    // read every SAMPLE_EVERY and the exit is noticed a moment late, so a server that overshoots
+    // by a hair (rmcp drains for exactly the 5 s allowed) is late whatever the load.
+    if took.saturating_sub(starved) + EXIT_MARGIN <= window {
         e.rule(
             Severity::Note,
             "STD-07",
@@ -661,5 +664,8 @@ async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, window: Duratio
 
 /// How often the CPU waits of a target that should exit are read.
 const SAMPLE_EVERY: Duration = Duration::from_millis(100);
+/// How far inside its window a server must have been, but for its waits for a CPU, for its
+/// lateness to be excused.
+const EXIT_MARGIN: Duration = Duration::from_millis(250);
 /// How long past its window an exit is still watched for, to say when it came.
 const LATE_WATCH: Duration = Duration::from_secs(4);
