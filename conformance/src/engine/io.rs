@@ -70,7 +70,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             match (msg.get("method").and_then(Value::as_str), id) {
                 (Some("notifications/cancelled"), None) => {
                     if let Some(id) = msg.get("params").and_then(|p| p.get("requestId")) {
-                        self.ledger.cancel_sent(id, index, now);
+                        let waited = self.waited();
+                        self.ledger.cancel_sent(id, index, now, waited);
                     }
                 }
                 (Some(method), Some(id)) => {

@@ -29,6 +29,8 @@ pub struct CancelMark {
     /// How long the target had waited for a CPU when the proof arrived (see `engine::waited`):
     /// a proof by time is stretched by what it waits from then on.
     pub waited: Option<Duration>,
+    /// How long the target had waited for a CPU when the cancel was sent.
+    pub sent_waited: Option<Duration>,
 }
 
 impl CancelMark {
@@ -172,8 +174,9 @@ impl Ledger {
     }
 
     /// Records the harness's cancel of request `id`, sent at transcript index `at`, `sent`
-    /// after the target started. The first cancel counts.
-    pub fn cancel_sent(&mut self, id: &Value, at: usize, sent: Duration) {
+    /// after the target started (when it had waited `waited` for a CPU). The first cancel
+    /// counts.
+    pub fn cancel_sent(&mut self, id: &Value, at: usize, sent: Duration, waited: Option<Duration>) {
         let key = self.key(id);
         if let Some(request) = self.sent.get_mut(&key) {
             request.answered_before_cancel = request.answers > 0;
@@ -183,6 +186,7 @@ impl Ledger {
                 read: None,
                 accepted: None,
                 waited: None,
+                sent_waited: waited,
             });
         }
     }

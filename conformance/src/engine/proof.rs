@@ -328,7 +328,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.transcript
                     .push(Entry::sent(self.now(), text, None, false));
                 self.transcript[index].channel = channel;
-                self.ledger.cancel_sent(&id, index, self.now());
+                self.ledger
+                    .cancel_sent(&id, index, self.now(), self.waited());
                 self.last_send = Instant::now();
                 return Ok(());
             }

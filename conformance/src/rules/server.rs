@@ -93,10 +93,14 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                     .sent
                     .get(&request_key)
                     .is_some_and(|r| r.after_proof.is_empty());
+                // A later one is explained by a handler that was kept from running while the
+                // cancel travelled (ticks it owed piled up): the target's CPU waits since the
+                // cancel was sent.
                 let explained = if first {
                     after < self.grace_after(mark.waited)
                 } else {
-                    self.lost_since(mark.waited).is_some_and(|lost| after < lost)
+                    self.lost_since(mark.sent_waited)
+                        .is_some_and(|lost| after < lost)
                 };
                 let line = self.line;
                 if let Some(r) = self.ledger.sent.get_mut(&request_key) {
@@ -241,8 +245,8 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
     /// more will come. A server that writes from several tasks does not keep order: the first
     /// message right after the proof may have been produced before the cancel was read. A
     /// handler kept from running by a busy machine may also not have seen the cancel yet when
-    /// it runs again, and send a few more before it does: those that came within the time the
-    /// target waited for a CPU since the proof. When every such message is explained so, and
+    /// it runs again, and send a few more before it does: those that came (after the proof)
+    /// within the time the target waited for a CPU since the cancel was sent. When every such message is explained so, and
     /// they stopped, the target gets the benefit of the doubt (a note); when any is not, every
     /// one but an explained first is judged.
     pub(crate) fn judge_late_progress(&mut self) {
@@ -255,7 +259,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 (
                     key.clone(),
                     r.after_proof.clone(),
-                    r.cancel.and_then(|m| m.waited),
+                    r.cancel.and_then(|m| m.sent_waited),
                 )
             })
             .collect();
@@ -269,13 +273,14 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             if messages.iter().all(|m| m.explained) {
                 self.line = first.line;
                 let lost = self.lost_since(waited).unwrap_or_default();
+                let since_proof = self.lost_since(mark.waited).unwrap_or_default();
                 let message = if messages.len() == 1 {
                     let busy = if first.after >= calm {
                         format!(
                             " ({} ms after it: later than the {} ms a calm machine allows, but the target waited {} ms for a CPU since)",
                             first.after.as_millis(),
                             calm.as_millis(),
-                            lost.as_millis()
+                            since_proof.as_millis()
                         )
                     } else {
                         String::new()
@@ -283,7 +288,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                     format!("one progress for request {key} came just after the proof that its cancel was read{busy}; it may have been produced before (the timing cannot tell), so it is not judged")
                 } else {
                     format!(
-                        "{} progress for request {key} came within {} ms of the proof that its cancel was read, and then stopped, while the target waited {} ms for a CPU: a handler kept from running may not have seen the cancel yet (the timing cannot tell), so they are not judged",
+                        "{} progress for request {key} came within {} ms of the proof that its cancel was read, and then stopped; the target had waited {} ms for a CPU since the cancel was sent: a handler kept from running may not have seen the cancel yet (the timing cannot tell), so they are not judged",
                         messages.len(),
                         messages[messages.len() - 1].after.as_millis(),
                         lost.as_millis()
