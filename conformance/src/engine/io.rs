@@ -45,6 +45,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
         let mut text = text;
         let mut value: Option<Value> = serde_json::from_str(&text).ok();
+        let original_interval = value
+            .as_ref()
+            .and_then(|v| v.pointer("/params/arguments/interval_ms"))
+            .and_then(Value::as_u64);
         let original_ms = value
             .as_ref()
             .and_then(|v| v.pointer("/params/arguments/ms"))
@@ -105,6 +109,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                             endless,
                             starts: method == "initialize",
                             natural_end,
+                            tick: (call && tool == Some("ticker"))
+                                .then_some(original_interval)
+                                .flatten()
+                                .filter(|ms| *ms > 0)
+                                .map(Duration::from_millis),
+                            progress_seen: 0,
                             mapped: role.is_some(),
                             due: if call && endless {
                                 Due::Unknown

@@ -82,6 +82,11 @@ pub struct SentRequest {
     pub starts: bool,
     /// When (since the target started) the call could have ended on its own at the earliest.
     pub natural_end: Option<Duration>,
+    /// For a `ticker`: how often it reports progress (its schedule, so that progress it owed
+    /// is told from progress it sends on).
+    pub tick: Option<Duration>,
+    /// How many progress notifications came for it.
+    pub progress_seen: u64,
     /// A call that went to a target's own tool standing in for a role: only the shape of its
     /// result is judged.
     pub mapped: bool,

@@ -71,6 +71,9 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         let value = params
             .and_then(|p| p.get("progress"))
             .and_then(Value::as_f64);
+        if let Some(r) = self.ledger.sent.get_mut(&request_key) {
+            r.progress_seen += 1;
+        }
         let ended = self
             .ledger
             .sent
@@ -96,11 +99,21 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 // A later one is explained by a handler that was kept from running while the
                 // cancel travelled (ticks it owed piled up): the target's CPU waits since the
                 // cancel was sent.
+                // A ticker behind its own schedule (ticks due before the proof, not yet sent)
+                // may send what it owed before it looks at its cancel again.
+                let owed = self.ledger.sent.get(&request_key).is_some_and(|r| {
+                    r.tick.zip(self.read_by(&mark)).is_some_and(|(tick, read)| {
+                        let due = read.saturating_sub(r.sent).as_micros() / tick.as_micros().max(1);
+                        u128::from(r.progress_seen) <= due + 1
+                    })
+                });
                 let explained = if first {
                     after < self.grace_after(mark.waited)
                 } else {
-                    self.lost_since(mark.sent_waited)
-                        .is_some_and(|lost| after < lost)
+                    owed
+                        || self
+                            .lost_since(mark.sent_waited)
+                            .is_some_and(|lost| after < lost)
                 };
                 let line = self.line;
                 if let Some(r) = self.ledger.sent.get_mut(&request_key) {
@@ -246,7 +259,8 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
     /// message right after the proof may have been produced before the cancel was read. A
     /// handler kept from running by a busy machine may also not have seen the cancel yet when
     /// it runs again, and send a few more before it does: those that came (after the proof)
-    /// within the time the target waited for a CPU since the cancel was sent. When every such message is explained so, and
+    /// within the time the target waited for a CPU since the cancel was sent, or (a `ticker`
+    /// behind its schedule) that it owed by the proof. When every such message is explained so, and
     /// they stopped, the target gets the benefit of the doubt (a note); when any is not, every
     /// one but an explained first is judged.
     pub(crate) fn judge_late_progress(&mut self) {
@@ -288,7 +302,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                     format!("one progress for request {key} came just after the proof that its cancel was read{busy}; it may have been produced before (the timing cannot tell), so it is not judged")
                 } else {
                     format!(
-                        "{} progress for request {key} came within {} ms of the proof that its cancel was read, and then stopped; the target had waited {} ms for a CPU since the cancel was sent: a handler kept from running may not have seen the cancel yet (the timing cannot tell), so they are not judged",
+                        "{} progress for request {key} came within {} ms of the proof that its cancel was read, and then stopped; the tool was behind its own schedule or the target had waited {} ms for a CPU since the cancel was sent: a handler kept from running may not have seen the cancel yet (the timing cannot tell), so they are not judged",
                         messages.len(),
                         messages[messages.len() - 1].after.as_millis(),
                         lost.as_millis()
