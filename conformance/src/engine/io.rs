@@ -134,7 +134,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 }
                 (None, Some(id)) => {
                     let key = self.ledger.key(id);
+                    let waited = self.waited();
                     if let Some(r) = self.ledger.received.get_mut(&key) {
+                        if r.answered.is_none() {
+                            r.answered_waited = waited;
+                        }
                         r.answered.get_or_insert_with(Instant::now);
                         r.succeeded |= msg.contains_key("result");
                     }
@@ -241,7 +245,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let text = answer.to_string();
         if let Some(id) = answer.get("id") {
             let key = self.ledger.key(id);
+            let waited = self.waited();
             if let Some(r) = self.ledger.received.get_mut(&key) {
+                if r.answered.is_none() {
+                    r.answered_waited = waited;
+                }
                 r.answered.get_or_insert_with(Instant::now);
                 r.succeeded |= answer.get("result").is_some();
             }

@@ -132,6 +132,8 @@ pub struct ReceivedRequest {
     pub method: String,
     /// When the harness answered it.
     pub answered: Option<Instant>,
+    /// How long the target had waited for a CPU when the harness answered it.
+    pub answered_waited: Option<Duration>,
     /// The harness's answer was a result (not an error).
     pub succeeded: bool,
     /// Whether the target cancelled it.

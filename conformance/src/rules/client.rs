@@ -125,6 +125,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             ReceivedRequest {
                 method: method.to_string(),
                 answered: None,
+                answered_waited: None,
                 succeeded: false,
                 cancelled: false,
                 token: token_key,

@@ -17,9 +17,10 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     ///
     /// A cancel that trails the harness's answer by less than `T_GRACE` crossed it. Nothing
     /// proves which the client wrote first, so timing decides: the gap is measured to when the
-    /// cancel arrived (not to when the harness got round to judging it), and on a busy machine
-    /// the grace is stretched by its CPU pressure; a cancel excused only by that stretch gets a
-    /// note saying the timing could not tell.
+    /// cancel arrived (not to when the harness got round to judging it), and the grace grows by
+    /// the time the client's processes waited for a CPU since the answer (where the kernel does
+    /// not say, by the machine's CPU pressure); a cancel excused only by that gets a note
+    /// saying the timing could not tell.
     pub(crate) fn client_cancel(&mut self, params: Option<&Value>, at: Duration) {
         let Some(params) = params.filter(|p| p.is_object()) else {
             self.rule(
@@ -57,6 +58,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if let Some(request) = self.ledger.received.get_mut(&key) {
             let method = request.method.clone();
             let answered = request.answered;
+            let answered_waited = request.answered_waited;
             let again = request.cancelled;
             request.cancelled = true;
             if method == "initialize" {
@@ -69,7 +71,13 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             if let Some(answered) = answered {
                 let arrived = self.io.started() + at;
                 let late = arrived.saturating_duration_since(answered);
-                let grace = crate::load::stretched(T_GRACE, self.stretch);
+                // The grace grows by what the client waited for a CPU since the answer (a
+                // client kept from running reads the answer late); where the kernel does not
+                // say, by the machine's CPU pressure.
+                let grace = match self.lost_since(answered_waited) {
+                    Some(lost) => T_GRACE + lost,
+                    None => crate::load::stretched(T_GRACE, self.stretch),
+                };
                 if late > grace {
                     let severity = self.case_severity().min(Severity::Warn);
                     self.rule(
@@ -85,7 +93,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                         Severity::Note,
                         "CAN-08",
                         format!(
-                            "the cancel of request {key} came {} ms after the harness had answered it, later than the {} ms a calm machine allows, but the machine was busy (grace stretched to {} ms): it may have crossed the response, and the timing cannot tell",
+                            "the cancel of request {key} came {} ms after the harness had answered it, later than the {} ms a calm machine allows, but the client was kept waiting for a CPU meanwhile (grace grown to {} ms): it may have crossed the response, and the timing cannot tell",
                             late.as_millis(),
                             T_GRACE.as_millis(),
                             grace.as_millis()
