@@ -102,7 +102,8 @@ pub struct RunArgs {
     /// Write the actual transcript of every case to DIR/<case id>.mcpt.
     #[arg(long, value_name = "DIR")]
     pub dump: Option<PathBuf>,
-    /// How many cases run at once [default: twice the CPUs for servers, the CPUs for client
+    /// How many cases run at once [default: four times the CPUs, at least 8, for servers the
+    /// harness starts; one for a running HTTP server; the CPUs for client
     /// adapters].
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,

@@ -187,6 +187,13 @@ fn progress_line(
     }
 }
 
+/// Cases at once against servers the harness starts: most of a case is waiting (for a start,
+/// a window, a proof), so four per CPU keep the CPUs busy without more than a handful of
+/// targets starting at once.
+fn default_jobs() -> usize {
+    (cpus() * 4).max(8)
+}
+
 fn cpus() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
@@ -241,7 +248,7 @@ fn server(args: ServerArgs) -> ExitCode {
         jobs: args
             .run
             .jobs
-            .unwrap_or_else(|| if shared { 1 } else { (cpus() * 2).max(4) }),
+            .unwrap_or_else(|| if shared { 1 } else { default_jobs() }),
         repeat: args.run.repeat as usize,
     };
     let mixed = units.iter().any(|u| u.version != units[0].version);

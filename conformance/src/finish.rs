@@ -121,6 +121,10 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
             (Outcome::Fail, _) => "FAILED",
             (Outcome::Warn, _) if wishes.strict => "FAILED (strict)",
             (Outcome::Warn, _) => "WARNING (does not fail the run without --strict)",
+            // A flaky case is shown whatever its worst run was: the summary points here.
+            (Outcome::Pass, _) if verdict.flaky => "PASSED",
+            (Outcome::Info, _) if verdict.flaky => "INFO",
+            (Outcome::Skip, _) if verdict.flaky => "SKIPPED",
             _ => {
                 verdicts.push(verdict);
                 continue;

@@ -1,13 +1,15 @@
 //! Runs many cases at once, each against its own target, on a pool of worker threads with a
 //! small tokio runtime each; with `repeat`, every case several times (to find the cases whose
-//! outcome differs from run to run).
+//! outcome differs from run to run). The cases that wait longest start first.
 
-use crate::case::Case;
+use crate::case::{Case, Step, StepKind};
 use crate::engine::server::{run_case, Connect};
 use crate::engine::{Options, Report};
+use crate::pattern::Captures;
 use crate::report::gate::CaseResult;
 use crate::versions::Unit;
 use std::sync::{mpsc, Mutex};
+use std::time::Duration;
 
 /// Runs `cases` against a server target (over its transport), `repeat` times each, on `jobs` threads, each
 /// at the version its unit names.
@@ -19,17 +21,69 @@ pub fn execute(
     plan: Plan,
     done: &(dyn Fn(&Unit, usize, &CaseResult) + Sync),
 ) -> Vec<Vec<CaseResult>> {
-    execute_each(units, plan, done, &|runtime, unit| {
-        let case = &cases[unit.case];
-        if let Some(reason) = &unit.skip {
-            return Ok(Report::skipped(reason.clone(), connect.display()));
-        }
-        let options = Options {
-            protocol_version: unit.version.clone(),
-            ..options.clone()
+    // The cases that spend longest waiting start first, so the run does not end waiting on
+    // one that started last (the results come back in the units' order all the same).
+    let mut order: Vec<usize> = (0..units.len()).collect();
+    order.sort_by_key(|&u| {
+        let unit = &units[u];
+        let waits = if unit.skip.is_some() {
+            Duration::ZERO
+        } else {
+            scripted_wait(&cases[unit.case].steps, &Captures::new())
         };
-        runtime.block_on(run_case(case, connect, &options))
-    })
+        std::cmp::Reverse(waits)
+    });
+    let ordered: Vec<&Unit> = order.iter().map(|&u| &units[u]).collect();
+    let results = execute_each(
+        &ordered,
+        plan,
+        &|u, run, r| done(u, run, r),
+        &|runtime, unit| {
+            let case = &cases[unit.case];
+            if let Some(reason) = &unit.skip {
+                return Ok(Report::skipped(reason.clone(), connect.display()));
+            }
+            let options = Options {
+                protocol_version: unit.version.clone(),
+                ..options.clone()
+            };
+            runtime.block_on(run_case(case, connect, &options))
+        },
+    );
+    let mut back: Vec<Option<Vec<CaseResult>>> = (0..units.len()).map(|_| None).collect();
+    for (&u, runs) in order.iter().zip(results) {
+        back[u] = Some(runs);
+    }
+    back.into_iter().map(Option::unwrap_or_default).collect()
+}
+
+/// How long a case's own steps make it wait at least: its `! after`, `! wait` and `! silent`
+/// windows and the `ms` of the calls it sends, loops counted as often as they run. Only an
+/// estimate for ordering (an `! after` overlaps the call before it).
+pub fn scripted_wait(steps: &[Step], captures: &Captures) -> Duration {
+    let mut total = Duration::ZERO;
+    for step in steps {
+        total += match &step.kind {
+            StepKind::After(span) | StepKind::Wait(span) => span.resolve(captures),
+            StepKind::Silent { window, .. } => window.resolve(captures),
+            StepKind::Send(text) => serde_json::from_str::<serde_json::Value>(text)
+                .ok()
+                .and_then(|v| v.pointer("/params/arguments/ms").and_then(|ms| ms.as_u64()))
+                .map_or(Duration::ZERO, Duration::from_millis),
+            kind => match kind.rounds() {
+                Some((inner, rounds)) => rounds
+                    .iter()
+                    .map(|bindings| {
+                        let mut bound = captures.clone();
+                        bound.extend(bindings.iter().cloned());
+                        scripted_wait(inner, &bound)
+                    })
+                    .sum(),
+                None => Duration::ZERO,
+            },
+        };
+    }
+    total
 }
 
 /// How many cases run at once, and how many times each.

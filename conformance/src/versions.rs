@@ -148,6 +148,10 @@ pub fn to_probe(choice: &Choice) -> Vec<&'static str> {
     }
 }
 
+/// How long the answer to `server/discover` may still take once the `ping` after it was
+/// answered, beyond the time the target waits for a CPU meanwhile.
+const PROOF_GRACE: Duration = Duration::from_millis(250);
+
 /// What one probe at `version` found on a fresh connection to the target: the versions it
 /// shows the target speaks, and what it saw.
 pub async fn probe<T: Transport>(
@@ -156,6 +160,9 @@ pub async fn probe<T: Transport>(
     wait: Duration,
 ) -> (Vec<String>, String) {
     let started = Instant::now();
+    // A start is slow on a busy machine, as in the cases: the allowance is stretched by the
+    // CPU pressure, and lasts as long again as the target waits for a CPU.
+    let wait = crate::load::stretched(wait, crate::load::stretch());
     let stateless = ProtocolVersion::parse(version).is_some_and(|v| !v.has_handshake());
     let request = if stateless {
         ProtocolVersion::V2026_07_28.probe("versions")
@@ -180,11 +187,42 @@ pub async fn probe<T: Transport>(
         // Over HTTP, what the probe's own response said, for when no answer comes on it.
         let mut status: Option<String> = None;
         let mut said: Option<String> = None;
-        let mut deadline = Deadline::now() + wait;
+        let began = Deadline::now();
+        let group = io.process_group();
+        let spawned = group.and_then(crate::load::group_run_delay);
+        // The ping's answer, and how long the target had waited for a CPU by then: after it,
+        // the discover's answer gets a grace, and as long again as the target waits for a CPU
+        // (a starved server answers late, not never).
+        let mut proven: Option<(Deadline, Option<Duration>)> = None;
+        let lost = |before: Option<Duration>| -> Duration {
+            group
+                .and_then(crate::load::group_run_delay)
+                .zip(before)
+                .map_or(Duration::ZERO, |(now, before)| now.saturating_sub(before))
+        };
+        // Recomputed at every look: both move later while the target waits for a CPU (at
+        // most twice the allowance: a target that spins without answering ends too).
+        let until = |proven: Option<(Deadline, Option<Duration>)>| {
+            let deadline = began + wait + lost(spawned).min(wait);
+            match proven {
+                Some((at, before)) => deadline.min(at + PROOF_GRACE + lost(before)),
+                None => deadline,
+            }
+        };
         loop {
-            match io.next(deadline).await {
+            match io.next(until(proven)).await {
                 None if io.finished() => return Err("it exited".to_string()),
-                None => return Err(format!("no answer within {wait:?}")),
+                None if Deadline::now() < until(proven) => continue,
+                None => {
+                    return Err(match proven {
+                        Some((_, before)) => format!(
+                            "no answer within {} ms after it answered the ping sent after it ({} ms of them waiting for a CPU)",
+                            (PROOF_GRACE + lost(before)).as_millis(),
+                            lost(before).as_millis()
+                        ),
+                        None => format!("no answer within {wait:?}"),
+                    })
+                }
                 Some((_, Event::Message { bytes, channel: on })) => {
                     let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
                         continue;
@@ -198,7 +236,8 @@ pub async fn probe<T: Transport>(
                     match value.get("id").and_then(Value::as_str) {
                         Some("versions") => return Ok(value),
                         Some("versions-proof") => {
-                            deadline = deadline.min(Deadline::now() + Duration::from_millis(250));
+                            let waited = group.and_then(crate::load::group_run_delay);
+                            proven.get_or_insert((Deadline::now(), waited));
                         }
                         _ => {}
                     }

@@ -411,6 +411,43 @@ fn repeated_runs_that_disagree_are_reported_as_flaky() {
 }
 
 #[test]
+fn a_flaky_case_whose_worst_run_passed_is_shown_as_flaky_too() {
+    let dir = TempDir::new("flaky-pass");
+    dir.case(
+        "only-newest",
+        "# Echo answers at the newest version only.\n@requirement RPC-04\n@level must\n@versions 2025-11-25\n@fixtures echo\n\n> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"x\"}}}\n< {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}}\n",
+    );
+    let counter = dir.path().join("starts");
+    // Every other start agrees to an older version, so the case does not apply (skip).
+    let script = format!(
+        "n=$(cat {c} 2>/dev/null || echo 0); echo $((n+1)) > {c}; \
+         if [ $((n % 2)) = 0 ]; then exec {exe} reference-server; fi; \
+         read line; echo '{{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"result\":{{\"protocolVersion\":\"2024-11-05\",\"capabilities\":{{}},\"serverInfo\":{{\"name\":\"old\",\"version\":\"0\"}}}}}}'; cat >/dev/null",
+        c = counter.display(),
+        exe = env!("CARGO_BIN_EXE_conformance")
+    );
+    conformance()
+        .args([
+            "server",
+            "--repeat",
+            "2",
+            "--jobs",
+            "1",
+            "--protocol-version",
+            "2025-11-25",
+        ])
+        .arg("--cases")
+        .arg(dir.path())
+        .args(["--", "sh", "-c", &script])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "---- server/only-newest PASSED FLAKY (pass, skip",
+        ))
+        .stdout(predicate::str::contains("1 flaky case(s)"));
+}
+
+#[test]
 fn an_interrupted_run_leaves_no_target_behind() {
     let dir = TempDir::new("interrupt");
     let pids = dir.path().join("pids");

@@ -321,9 +321,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     self.streams.sample(rtt);
                 }
                 if let Some(cancel) = accepted_cancel {
-                    // Accepted: the server has read it at the latest a grace later.
-                    let grace = self.streams.grace();
-                    self.ledger.cancel_accepted(cancel, at, grace);
+                    // Accepted: the server has read it at the latest a grace later, and later
+                    // by what it waits for a CPU from now on (`Engine::read_by`).
+                    let (grace, waited) = (self.calm_grace(), self.waited());
+                    self.ledger.cancel_accepted(cancel, at, grace, waited);
                 }
                 self.show_status(*channel, Some(head));
                 (*channel, text)
@@ -463,8 +464,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if held || (answered("application/json") && !answered("text/event-stream")) {
             self.streams.arrival()
         } else {
-            crate::load::stretched(self.options.reply_timeout, self.stretch)
+            self.reply_allowance()
         }
+    }
+
+    /// `--reply-timeout`, stretched for the machine's CPU pressure now.
+    pub(crate) fn reply_allowance(&self) -> Duration {
+        crate::load::stretched(self.options.reply_timeout, self.stretch)
     }
 
     /// Over HTTP, before a `! cancel`: waits until the target has shown it received the
@@ -489,14 +495,15 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
     }
 
-    /// Over HTTP, before the barrier's probe: waits (at most `--reply-timeout`) until every
+    /// Over HTTP, before the barrier's probe: waits (at most `--reply-timeout`, stretched for a
+    /// busy machine) until every
     /// notification POST so far has its status and every request has arrived or had its
     /// arrival window, then until the grace after the last accepted cancel has passed, so that
     /// every cancel sent before the barrier that was accepted counts as read. Cancels that
     /// nothing proves are noted.
     pub(crate) async fn settle(&mut self) {
         let arrival = self.arrival_window();
-        let deadline = Deadline::now() + self.options.reply_timeout;
+        let deadline = Deadline::now() + self.reply_allowance();
         loop {
             let now = Instant::now();
             // The earliest moment something may stop being awaited.
@@ -524,7 +531,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 break;
             }
         }
-        let mut last_read: Option<Duration> = None;
+        let mut accepted: Vec<super::ledger::CancelMark> = vec![];
         let marks: Vec<(String, super::ledger::CancelMark)> = self
             .ledger
             .sent
@@ -533,14 +540,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             .collect();
         let mut closed = vec![];
         for (key, mark) in marks {
-            if let Some(read) = mark
-                .read
-                .filter(|_| mark.accepted.is_some() || mark.closed.is_some())
-            {
-                last_read = Some(last_read.map_or(read, |l| l.max(read)));
+            if mark.read.is_some() && (mark.accepted.is_some() || mark.closed.is_some()) {
                 if mark.closed.is_some() && self.streams.unproven.insert(mark.at) {
                     closed.push((key, mark.closed.map_or(Duration::ZERO, |c| c.grace)));
                 }
+                accepted.push(mark);
                 continue;
             }
             let channel = self
@@ -555,7 +559,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             }
             let what = match &stream.head {
                 Some((_, head)) => format!("got HTTP {}", head.summary()),
-                None => format!("got no status within {:?}", self.options.reply_timeout),
+                None => format!("got no status within {:?}", self.reply_allowance()),
             };
             self.rule(
                 Severity::Note,
@@ -586,9 +590,14 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 ),
             );
         }
-        if let Some(read) = last_read {
-            self.pump_until(Deadline::from_std(self.io.started() + read))
-                .await;
+        // Until every accepted cancel counts as read; that moment moves later while the
+        // target waits for a CPU (`Engine::read_by`), within the allowance.
+        while let Some(read) = accepted.iter().filter_map(|m| self.read_by(m)).max() {
+            let until = Deadline::from_std(self.io.started() + read).min(deadline);
+            if Deadline::now() >= until {
+                break;
+            }
+            self.pump_until(until).await;
         }
     }
 }

@@ -11,9 +11,10 @@ use std::time::Instant;
 use tokio::time::Instant as Deadline;
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
-    /// Waits (at most `--reply-timeout`) for the head of `channel`, or its end.
+    /// Waits (at most `--reply-timeout`, stretched for a busy machine) for the head of
+    /// `channel`, or its end.
     pub(crate) async fn await_head(&mut self, channel: Channel) {
-        let deadline = Deadline::now() + self.options.reply_timeout;
+        let deadline = Deadline::now() + self.reply_allowance();
         while self
             .streams
             .by
@@ -41,7 +42,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             (None, Some(end)) => Some(format!("{channel} {end} before any status")),
             (None, None) => Some(format!(
                 "{channel} got no status within {:?}",
-                self.options.reply_timeout
+                self.reply_allowance()
             )),
         };
         if let Some(complaint) = complaint {

@@ -45,6 +45,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
         let mut text = text;
         let mut value: Option<Value> = serde_json::from_str(&text).ok();
+        let original_interval = value
+            .as_ref()
+            .and_then(|v| v.pointer("/params/arguments/interval_ms"))
+            .and_then(Value::as_u64);
         let original_ms = value
             .as_ref()
             .and_then(|v| v.pointer("/params/arguments/ms"))
@@ -65,7 +69,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             match (msg.get("method").and_then(Value::as_str), id) {
                 (Some("notifications/cancelled"), None) => {
                     if let Some(id) = msg.get("params").and_then(|p| p.get("requestId")) {
-                        self.ledger.cancel_sent(id, index, now);
+                        let waited = self.waited();
+                        self.ledger.cancel_sent(id, index, now, waited);
                     }
                 }
                 (Some(method), Some(id)) => {
@@ -99,6 +104,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                             endless,
                             starts: method == "initialize",
                             natural_end,
+                            tick: (call && tool == Some("ticker"))
+                                .then_some(original_interval)
+                                .flatten()
+                                .filter(|ms| *ms > 0)
+                                .map(Duration::from_millis),
+                            progress_seen: 0,
                             mapped: role.is_some(),
                             due: if call && endless {
                                 Due::Unknown
@@ -112,13 +123,17 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                             answered_before_cancel: false,
                             last_progress: None,
                             watched: false,
-                            excused: false,
+                            after_proof: vec![],
                         },
                     ));
                 }
                 (None, Some(id)) => {
                     let key = self.ledger.key(id);
+                    let waited = self.waited();
                     if let Some(r) = self.ledger.received.get_mut(&key) {
+                        if r.answered.is_none() {
+                            r.answered_waited = waited;
+                        }
                         r.answered.get_or_insert_with(Instant::now);
                         r.succeeded |= msg.contains_key("result");
                     }
@@ -228,7 +243,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let text = answer.to_string();
         if let Some(id) = answer.get("id") {
             let key = self.ledger.key(id);
+            let waited = self.waited();
             if let Some(r) = self.ledger.received.get_mut(&key) {
+                if r.answered.is_none() {
+                    r.answered_waited = waited;
+                }
                 r.answered.get_or_insert_with(Instant::now);
                 r.succeeded |= answer.get("result").is_some();
             }

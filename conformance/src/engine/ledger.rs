@@ -29,6 +29,11 @@ pub struct CancelMark {
     /// In 2026-07-28 over HTTP, where the cancel is the harness closing the request's stream:
     /// what is known then (nothing on the wire can show the server noticed).
     pub closed: Option<Closed>,
+    /// How long the target had waited for a CPU when the proof arrived (see `engine::waited`):
+    /// a proof by time is stretched by what it waits from then on.
+    pub waited: Option<Duration>,
+    /// How long the target had waited for a CPU when the cancel was sent.
+    pub sent_waited: Option<Duration>,
 }
 
 /// A cancel that closed the request's stream (2026-07-28 over HTTP, CAN-12).
@@ -95,6 +100,11 @@ pub struct SentRequest {
     pub starts: bool,
     /// When (since the target started) the call could have ended on its own at the earliest.
     pub natural_end: Option<Duration>,
+    /// For a `ticker`: how often it reports progress (its schedule, so that progress it owed
+    /// is told from progress it sends on).
+    pub tick: Option<Duration>,
+    /// How many progress notifications came for it.
+    pub progress_seen: u64,
     /// A call that went to a target's own tool standing in for a role: only the shape of its
     /// result is judged.
     pub mapped: bool,
@@ -115,8 +125,22 @@ pub struct SentRequest {
     pub last_progress: Option<(f64, Channel)>,
     /// A `! silent` step watched it after its cancel.
     pub watched: bool,
-    /// One message after the proof that its cancel was read was excused as in flight.
-    pub excused: bool,
+    /// Progress that came after the proof that its cancel was read, judged when the case
+    /// has ended (see `rules::server`).
+    pub after_proof: Vec<LateProgress>,
+}
+
+/// One progress that came after the proof that its request's cancel was read.
+#[derive(Debug, Clone, Copy)]
+pub struct LateProgress {
+    /// The case line being carried out when it came.
+    pub line: usize,
+    /// How long after the proof it came.
+    pub after: Duration,
+    /// Whether load or flight explains it: the first within the grace after the proof (grown
+    /// by the target's CPU waits since), a later one within the time the target waited for a
+    /// CPU since the proof.
+    pub explained: bool,
 }
 
 /// A request the target sent.
@@ -126,6 +150,8 @@ pub struct ReceivedRequest {
     pub method: String,
     /// When the harness answered it.
     pub answered: Option<Instant>,
+    /// How long the target had waited for a CPU when the harness answered it.
+    pub answered_waited: Option<Duration>,
     /// The harness's answer was a result (not an error).
     pub succeeded: bool,
     /// Whether the target cancelled it.
@@ -176,8 +202,9 @@ impl Ledger {
     }
 
     /// Records the harness's cancel of request `id`, sent at transcript index `at`, `sent`
-    /// after the target started. The first cancel counts.
-    pub fn cancel_sent(&mut self, id: &Value, at: usize, sent: Duration) {
+    /// after the target started (when it had waited `waited` for a CPU). The first cancel
+    /// counts.
+    pub fn cancel_sent(&mut self, id: &Value, at: usize, sent: Duration, waited: Option<Duration>) {
         let key = self.key(id);
         if let Some(request) = self.sent.get_mut(&key) {
             request.answered_before_cancel = request.answers > 0;
@@ -187,43 +214,63 @@ impl Ledger {
                 read: None,
                 accepted: None,
                 closed: None,
+                waited: None,
+                sent_waited: waited,
             });
         }
     }
 
     /// The cancel sent at transcript index `at`, `closed` after the target started, was the
-    /// harness closing the request's stream: it counts as read once the grace has passed.
-    pub fn cancel_closed(&mut self, at: usize, closed: Duration, how: Closed) {
+    /// harness closing the request's stream: it counts as read once the grace has passed, and
+    /// later by as long as the target and the harness wait for a CPU from `waited` on.
+    pub fn cancel_closed(
+        &mut self,
+        at: usize,
+        closed: Duration,
+        how: Closed,
+        waited: Option<Duration>,
+    ) {
         for request in self.sent.values_mut() {
             if let Some(mark) = request.cancel.as_mut().filter(|m| m.at == at) {
                 if mark.read.is_none() {
                     mark.read = Some(closed + how.grace);
                     mark.closed = Some(how);
+                    mark.waited = waited;
                 }
             }
         }
     }
 
     /// Over HTTP: the cancel sent at transcript index `at` was accepted with `202`; it counts
-    /// as read `grace` after `accepted` (since the target started).
-    pub fn cancel_accepted(&mut self, at: usize, accepted: Duration, grace: Duration) {
+    /// as read `grace` after `accepted` (since the target started), and later by as long as
+    /// the target and the harness wait for a CPU from `waited` on.
+    pub fn cancel_accepted(
+        &mut self,
+        at: usize,
+        accepted: Duration,
+        grace: Duration,
+        waited: Option<Duration>,
+    ) {
         for request in self.sent.values_mut() {
             if let Some(mark) = request.cancel.as_mut().filter(|m| m.at == at) {
                 if mark.read.is_none() {
                     mark.read = Some(accepted + grace);
                     mark.accepted = Some(grace);
+                    mark.waited = waited;
                 }
             }
         }
     }
 
     /// Marks every cancel sent before transcript index `before` as read by the target, as
-    /// proved by something that arrived `now` after the target started.
-    pub fn prove_read(&mut self, before: usize, now: Duration) {
+    /// proved by something that arrived `now` after the target started (when the target and
+    /// the harness had waited `waited` for a CPU).
+    pub fn prove_read(&mut self, before: usize, now: Duration, waited: Option<Duration>) {
         for request in self.sent.values_mut() {
             if let Some(mark) = request.cancel.as_mut() {
                 if mark.at < before && mark.read.is_none() {
                     mark.read = Some(now);
+                    mark.waited = waited;
                 }
             }
         }

@@ -23,6 +23,7 @@ pub mod ledger;
 mod proof;
 pub mod server;
 pub mod session;
+mod waited;
 
 use crate::case::{Arrival, Case, Span, Step, StepKind};
 use crate::era::ProtocolVersion;
@@ -196,6 +197,10 @@ pub trait Side: Sized {
         None
     }
 
+    /// After the case and the drain, when nothing more will come: judgements that needed the
+    /// whole transcript.
+    fn drained<T: Transport>(_e: &mut Engine<'_, T, Self>) {}
+
     /// What to add to a "no message matching" finding about the target's state.
     fn absence<T: Transport>(_e: &Engine<'_, T, Self>) -> String {
         String::new()
@@ -237,6 +242,10 @@ pub struct Engine<'a, T, S> {
     pub(crate) proven: usize,
     /// When that proof arrived (since the target started).
     pub(crate) proven_at: Option<Duration>,
+    /// How long the target had waited for a CPU when it arrived.
+    pub(crate) proven_waited: Option<Duration>,
+    /// The last reading of how long they have waited, and when it was taken.
+    waited_cache: std::cell::Cell<Option<(Instant, Option<Duration>)>>,
     /// The transcript index of the last probe sent, if any.
     pub(crate) probing: Option<usize>,
     /// When the last event from the target arrived.
@@ -260,6 +269,9 @@ pub struct Engine<'a, T, S> {
     arrival: Option<Arrival>,
     /// When the last expected message arrived.
     last_arrival: Option<Duration>,
+    /// How long the target's processes had waited for a CPU when the pending `! arrives` was
+    /// read.
+    waited_before: Option<Duration>,
     /// The HTTP channels of the case (empty on stdio).
     pub(crate) streams: http::Streams,
     /// The pattern of the expected message the steps are waiting for, if any: a client's
@@ -292,6 +304,8 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             stalled: false,
             proven: 0,
             proven_at: None,
+            proven_waited: None,
+            waited_cache: std::cell::Cell::new(None),
             probing: None,
             last_event: None,
             rtt: None,
@@ -304,6 +318,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             version: None,
             arrival: None,
             last_arrival: None,
+            waited_before: None,
             streams: http::Streams::default(),
             awaiting: None,
         }
@@ -317,6 +332,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         let skip = S::finish(&mut self, played).await;
         if skip.is_none() {
             self.drain().await;
+            S::drained(&mut self);
         }
         if self.stretch_most >= 1.5 {
             self.line = 0;
@@ -468,6 +484,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             }
             StepKind::Arrives(arrival) => {
                 self.arrival = Some(*arrival);
+                self.waited_before = self.waited();
                 Ok(())
             }
             StepKind::Repeat { .. } | StepKind::Sweep { .. } => {
@@ -535,17 +552,34 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
 
     /// Notes when an expected message arrived, and judges it against a pending `! arrives`.
     ///
-    /// Early is always judged: load only makes things later. Late is judged unless the harness
-    /// itself was held up about as long (its own timers ran late by at least half the
-    /// overshoot): then the timing cannot tell the target's delay from the machine's, and the
-    /// finding is a note that says so.
+    /// Early is always judged: load only makes things later. Late is judged unless load
+    /// explains the overshoot: the target's own processes waited at least that long for a CPU
+    /// since the `! arrives` line (the kernel's scheduler statistics; a target whose own timer
+    /// is late waits for none), or the harness itself was held up about as long (its own
+    /// timers ran late by at least half the overshoot). Then the timing cannot tell the
+    /// target's delay from the machine's, and the finding is a note that says so.
     pub(crate) fn arrived(&mut self, line: usize, at: Duration) {
         if let (Some(arrival), Some(previous)) = (self.arrival.take(), self.last_arrival) {
             let gap = at.saturating_sub(previous);
             if let Some(complaint) = arrival.judge(gap) {
                 self.line = line;
                 let overshoot = gap.saturating_sub(arrival.to);
-                if !overshoot.is_zero() && self.lateness * 2 >= overshoot {
+                let starved = self
+                    .waited()
+                    .zip(self.waited_before)
+                    .map(|(now, before)| now.saturating_sub(before))
+                    .unwrap_or_default();
+                if !overshoot.is_zero() && starved >= overshoot {
+                    self.finding(
+                        Severity::Note,
+                        FindingKind::Unmet,
+                        format!(
+                            "{complaint}, but {}'s processes waited {} ms for a CPU meanwhile: the machine was busy and the timing cannot tell",
+                            S::WRITER.who,
+                            starved.as_millis()
+                        ),
+                    );
+                } else if !overshoot.is_zero() && self.lateness * 2 >= overshoot {
                     self.finding(
                         Severity::Note,
                         FindingKind::Unmet,

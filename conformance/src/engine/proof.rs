@@ -7,6 +7,11 @@
 //! four round trips), however long `--reply-timeout` is; if no proof has come after a moment,
 //! the harness sends a probe to get one. The startup allowance (`--startup-timeout`) lasts
 //! only until the target has written anything at all.
+//!
+//! A proof says the target *read* something, not that its handler got a CPU since: a server
+//! that reads on one task and works on another can be starved between the two. So the grace
+//! grows by the time the target lost waiting for a CPU since the proof (see
+//! `waited.rs`), and a finding that rests on it says by how much.
 
 use super::ledger::{Closed, Due};
 use super::{Engine, Side, Stop};
@@ -29,8 +34,9 @@ const PROBE_AFTER: Duration = Duration::from_millis(250);
 pub(crate) enum Ran {
     /// The allowance ran out.
     Out(Duration),
-    /// The subject was proven read and the grace after that ran out.
-    Proven(Duration),
+    /// The subject was proven read and the grace after that ran out: the grace, and what it
+    /// would have been on a calm machine.
+    Proven(Duration, Duration),
 }
 
 impl Ran {
@@ -38,16 +44,38 @@ impl Ran {
     pub(crate) fn explain(&self) -> String {
         match self {
             Ran::Out(wait) => format!("within {wait:?}"),
-            Ran::Proven(grace) => format!(
-                "within a grace of {grace:?} after the target had certainly read what should have caused it (it answered a later request)"
+            Ran::Proven(grace, calm) => format!(
+                "within a grace of {} ms{} after the target had certainly read what should have caused it (it answered a later request)",
+                grace.as_millis(),
+                stretched_from(*grace, *calm)
             ),
         }
     }
 }
 
+/// How a finding says that a grace grew on a busy machine ("" when it did not).
+pub(crate) fn stretched_from(grace: Duration, calm: Duration) -> String {
+    if grace > calm {
+        format!(
+            " (the calm {} ms and {} ms the target waited for a CPU)",
+            calm.as_millis(),
+            (grace - calm).as_millis()
+        )
+    } else {
+        String::new()
+    }
+}
+
 impl<T: Transport, S: Side> Engine<'_, T, S> {
-    /// The grace a message may still take after what caused it was proven read.
+    /// The grace a message may still take after the last proof: the calm grace and the time
+    /// lost to load since (see `waited.rs`).
     pub(crate) fn grace(&self) -> Duration {
+        self.grace_after(self.proven_waited)
+    }
+
+    /// The grace on a calm machine: the larger of 250 ms and four round trips (over HTTP,
+    /// `T_grace`).
+    pub(crate) fn calm_grace(&self) -> Duration {
         if self.streams.over_http {
             return self.streams.grace();
         }
@@ -93,7 +121,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 let grace = self.grace();
                 let after = Deadline::from_std(self.io.started() + proof.max(due_at)) + grace;
                 if after < deadline {
-                    return (after, Ran::Proven(grace));
+                    return (after, Ran::Proven(grace, self.calm_grace()));
                 }
                 (deadline, Ran::Out(allowance))
             }
@@ -200,9 +228,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// long the harness takes to read what it says.
     pub(crate) fn quiet_past(&self, deadline: Deadline) -> bool {
         let now = Deadline::now();
+        // Quiet is about the harness having caught up with the target's output, not about
+        // the target's timing: the calm grace.
         let last = self
             .last_event
-            .map_or(deadline, |at| Deadline::from_std(at) + self.grace());
+            .map_or(deadline, |at| Deadline::from_std(at) + self.calm_grace());
         now >= deadline && now >= last
     }
 
@@ -284,7 +314,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
         self.proven = index + 1;
         self.proven_at = Some(now);
-        self.ledger.prove_read(self.proven, now);
+        self.proven_waited = self.waited();
+        self.ledger.prove_read(self.proven, now, self.proven_waited);
     }
 
     /// `! cancel ID [reason]`: cancels the harness's request ID as the protocol version and the
@@ -357,13 +388,16 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         };
         let index = self.mark(text, channel);
         let now = self.now();
-        self.ledger.cancel_sent(id, index, now);
+        let waited = self.waited();
+        self.ledger.cancel_sent(id, index, now, waited);
         if closed {
+            // A proof by time: the calm grace, later by what the target waits for a CPU
+            // from now on (`read_by`).
             let how = Closed {
-                grace: self.grace(),
+                grace: self.calm_grace(),
                 arrived,
             };
-            self.ledger.cancel_closed(index, now, how);
+            self.ledger.cancel_closed(index, now, how, waited);
         }
         Ok(())
     }

@@ -38,7 +38,10 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                     .await
             }
             (Some(method), None) => match method.as_str() {
-                "notifications/cancelled" => self.client_cancel(value.get("params")),
+                "notifications/cancelled" => {
+                    let at = self.transcript[index].at;
+                    self.client_cancel(value.get("params"), at)
+                }
                 "notifications/progress" => self.client_progress(value.get("params")),
                 "notifications/initialized" => {
                     if let Some(session) = self.side.sessions.current_mut() {
@@ -118,6 +121,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             ReceivedRequest {
                 method: method.to_string(),
                 answered: None,
+                answered_waited: None,
                 succeeded: false,
                 cancelled: false,
                 token: token_key,

@@ -9,10 +9,19 @@ use crate::pattern::id_key;
 use crate::rules::envelope::short;
 use crate::transport::Transport;
 use serde_json::Value;
+use std::time::Duration;
 
 impl<T: Transport> Engine<'_, T, ClientTarget> {
-    /// The standing rules for a client's `notifications/cancelled`.
-    pub(crate) fn client_cancel(&mut self, params: Option<&Value>) {
+    /// The standing rules for a client's `notifications/cancelled`, which arrived `at` (since
+    /// the client started).
+    ///
+    /// A cancel that trails the harness's answer by less than `T_GRACE` crossed it. Nothing
+    /// proves which the client wrote first, so timing decides: the gap is measured to when the
+    /// cancel arrived (not to when the harness got round to judging it), and the grace grows by
+    /// the time the client's processes waited for a CPU since the answer (where the kernel does
+    /// not say, by the machine's CPU pressure); a cancel excused only by that gets a note
+    /// saying the timing could not tell.
+    pub(crate) fn client_cancel(&mut self, params: Option<&Value>, at: Duration) {
         let Some(params) = params.filter(|p| p.is_object()) else {
             self.rule(
                 Severity::Fail,
@@ -49,6 +58,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if let Some(request) = self.ledger.received.get_mut(&key) {
             let method = request.method.clone();
             let answered = request.answered;
+            let answered_waited = request.answered_waited;
             let again = request.cancelled;
             let posted = request.stateless && !self.io.ordered();
             request.cancelled = true;
@@ -66,9 +76,17 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                     format!("the client cancelled its `initialize` request (id {key}); initialize must never be cancelled (LIF-08)"),
                 );
             }
-            if let Some(at) = answered {
-                let late = at.elapsed();
-                if late > T_GRACE {
+            if let Some(answered) = answered {
+                let arrived = self.io.started() + at;
+                let late = arrived.saturating_duration_since(answered);
+                // The grace grows by what the client waited for a CPU since the answer (a
+                // client kept from running reads the answer late); where the kernel does not
+                // say, by the machine's CPU pressure.
+                let grace = match self.lost_since(answered_waited) {
+                    Some(lost) => T_GRACE + lost,
+                    None => crate::load::stretched(T_GRACE, self.stretch),
+                };
+                if late > grace {
                     let severity = self.case_severity().min(Severity::Warn);
                     self.rule(
                         severity,
@@ -76,6 +94,17 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                         format!(
                             "the client cancelled request {key} {} ms after the harness had answered it; a cancel must only reference a request still in progress",
                             late.as_millis()
+                        ),
+                    );
+                } else if late > T_GRACE {
+                    self.rule(
+                        Severity::Note,
+                        "CAN-08",
+                        format!(
+                            "the cancel of request {key} came {} ms after the harness had answered it, later than the {} ms a calm machine allows, but the client was kept waiting for a CPU meanwhile (grace grown to {} ms): it may have crossed the response, and the timing cannot tell",
+                            late.as_millis(),
+                            T_GRACE.as_millis(),
+                            grace.as_millis()
                         ),
                     );
                 } else {

@@ -3,6 +3,7 @@
 //! nothing deliberate after a cancel the server has certainly read. The server's own requests
 //! are answered so it is not left waiting.
 
+use crate::engine::ledger::LateProgress;
 use crate::engine::server::ServerTarget;
 use crate::engine::Engine;
 use crate::era::Era;
@@ -12,6 +13,7 @@ use crate::rules::envelope::short;
 use crate::transcript::Direction;
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
+use std::time::Duration;
 
 impl<T: Transport> Engine<'_, T, ServerTarget> {
     /// Applies the standing rules to one message object the server wrote.
@@ -52,7 +54,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         }
     }
 
-    fn progress(&mut self, params: Option<&Value>, channel: Channel, at: std::time::Duration) {
+    fn progress(&mut self, params: Option<&Value>, channel: Channel, at: Duration) {
         let token = params.and_then(|p| p.get("progressToken"));
         let Some(request_key) = token
             .and_then(|t| self.ledger.tokens.get(&self.ledger.key(t)))
@@ -69,6 +71,9 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         let value = params
             .and_then(|p| p.get("progress"))
             .and_then(Value::as_f64);
+        if let Some(r) = self.ledger.sent.get_mut(&request_key) {
+            r.progress_seen += 1;
+        }
         let ended = self
             .ledger
             .sent
@@ -80,32 +85,43 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 "PRG-07",
                 format!("progress for request {request_key} after its response; progress must stop when the operation completes"),
             ),
-            Some((false, Some(mark))) if mark.is_read(at) => {
-                // A server that writes from several tasks does not keep order: the first
-                // message right after the proof may have been produced before the cancel was
-                // read. It gets the benefit of the doubt; anything after it is judged.
-                let in_flight = mark.read.is_some_and(|proof| at < proof + self.grace());
+            Some((false, Some(mark))) if self.read_by(&mark).is_some_and(|read| read <= at) => {
+                // Judged once the case has ended (`judge_late_progress`): whether load or
+                // flight explains it depends on whether more came after.
+                let after = self
+                    .read_by(&mark)
+                    .map_or(Duration::ZERO, |proof| at.saturating_sub(proof));
                 let first = self
                     .ledger
                     .sent
-                    .get_mut(&request_key)
-                    .is_some_and(|r| !std::mem::replace(&mut r.excused, true));
-                if in_flight && first {
-                    self.rule(
-                        Severity::Note,
-                        "CAN-08",
-                        format!("one progress for request {request_key} came just after the proof that its cancel was read; it may have been produced before (the timing cannot tell), so it is not judged"),
-                    );
+                    .get(&request_key)
+                    .is_some_and(|r| r.after_proof.is_empty());
+                // A later one is explained by a handler that was kept from running while the
+                // cancel travelled (ticks it owed piled up): the target's CPU waits since the
+                // cancel was sent.
+                // A ticker behind its own schedule (ticks due before the proof, not yet sent)
+                // may send what it owed before it looks at its cancel again.
+                let owed = self.ledger.sent.get(&request_key).is_some_and(|r| {
+                    r.tick.zip(self.read_by(&mark)).is_some_and(|(tick, read)| {
+                        let due = read.saturating_sub(r.sent).as_micros() / tick.as_micros().max(1);
+                        u128::from(r.progress_seen) <= due + 1
+                    })
+                });
+                let explained = if first {
+                    after < self.grace_after(mark.waited)
                 } else {
-                    self.rule(
-                        self.after_cancel_severity(),
-                        "CAN-05",
-                        format!(
-                            "progress for request {request_key} after the target had read its cancel ({}){}",
-                            mark.proof(),
-                            self.after_cancel_rule()
-                        ),
-                    );
+                    owed
+                        || self
+                            .lost_since(mark.sent_waited)
+                            .is_some_and(|lost| after < lost)
+                };
+                let line = self.line;
+                if let Some(r) = self.ledger.sent.get_mut(&request_key) {
+                    r.after_proof.push(LateProgress {
+                        line,
+                        after,
+                        explained,
+                    });
                 }
             }
             _ => {}
@@ -190,12 +206,27 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         } else if cancelled_error {
             Ok("its error -32800 says the cancel caused it".into())
         } else {
-            match (request.natural_end, mark.read) {
+            match (request.natural_end, self.read_by(&mark)) {
                 (Some(end), _) if mark.sent >= end => Err(format!(
                     "the cancel of request {key} was sent at +{} ms, when the tool could already have finished (+{} ms), so its response may have been produced before the cancel was read (CAN-09); the timing cannot tell",
                     ms(mark.sent),
                     ms(end)
                 )),
+                // Read before the end, but the handler needs a CPU to act on it: a target kept
+                // waiting for one from the proof past the tool's end may have had both the end
+                // and the cancel ready when it ran again.
+                (Some(end), Some(read))
+                    if read < end
+                        && self
+                            .lost_since(mark.waited)
+                            .is_some_and(|lost| read + lost >= end) =>
+                {
+                    Err(format!(
+                        "the target had read the cancel of request {key} {} ms before the tool could have finished, but its processes waited {} ms for a CPU since, so its handler may not have run before the tool's end (CAN-09); the timing cannot tell",
+                        ms(end - read),
+                        ms(self.lost_since(mark.waited).unwrap_or_default())
+                    ))
+                }
                 (Some(end), Some(read)) if read < end => Ok(format!(
                     "the target had read the cancel before the tool could have finished on its own ({}), and answered all the same",
                     mark.proof()
@@ -220,6 +251,89 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 format!("request {key} was answered after it was cancelled ({why}); a cancelled request should get no response{}", self.after_cancel_rule()),
             ),
             Err(note) => self.rule(Severity::Note, "CAN-08", note),
+        }
+    }
+
+    /// Progress that came after the proof that its request's cancel was read, once nothing
+    /// more will come. A server that writes from several tasks does not keep order: the first
+    /// message right after the proof may have been produced before the cancel was read. A
+    /// handler kept from running by a busy machine may also not have seen the cancel yet when
+    /// it runs again, and send a few more before it does: those that came (after the proof)
+    /// within the time the target waited for a CPU since the cancel was sent, or (a `ticker`
+    /// behind its schedule) that it owed by the proof. When every such message is explained so, and
+    /// they stopped, the target gets the benefit of the doubt (a note); when any is not, every
+    /// one but an explained first is judged.
+    pub(crate) fn judge_late_progress(&mut self) {
+        let mut late: Vec<(String, Vec<LateProgress>, Option<Duration>)> = self
+            .ledger
+            .sent
+            .iter()
+            .filter(|(_, r)| !r.after_proof.is_empty())
+            .map(|(key, r)| {
+                (
+                    key.clone(),
+                    r.after_proof.clone(),
+                    r.cancel.and_then(|m| m.sent_waited),
+                )
+            })
+            .collect();
+        late.sort_by(|a, b| a.0.cmp(&b.0));
+        let calm = self.calm_grace();
+        for (key, messages, waited) in late {
+            let Some(mark) = self.ledger.sent.get(&key).and_then(|r| r.cancel) else {
+                continue;
+            };
+            let first = messages[0];
+            if messages.iter().all(|m| m.explained) {
+                self.line = first.line;
+                let lost = self.lost_since(waited).unwrap_or_default();
+                let since_proof = self.lost_since(mark.waited).unwrap_or_default();
+                let message = if messages.len() == 1 {
+                    let busy = if first.after >= calm {
+                        format!(
+                            " ({} ms after it: later than the {} ms a calm machine allows, but the target waited {} ms for a CPU since)",
+                            first.after.as_millis(),
+                            calm.as_millis(),
+                            since_proof.as_millis()
+                        )
+                    } else {
+                        String::new()
+                    };
+                    format!("one progress for request {key} came just after the proof that its cancel was read{busy}; it may have been produced before (the timing cannot tell), so it is not judged")
+                } else {
+                    format!(
+                        "{} progress for request {key} came within {} ms of the proof that its cancel was read, and then stopped; the tool was behind its own schedule or the target had waited {} ms for a CPU since the cancel was sent: a handler kept from running may not have seen the cancel yet (the timing cannot tell), so they are not judged",
+                        messages.len(),
+                        messages[messages.len() - 1].after.as_millis(),
+                        lost.as_millis()
+                    )
+                };
+                self.rule(Severity::Note, "CAN-08", message);
+                continue;
+            }
+            let judged = if first.explained {
+                self.line = first.line;
+                self.rule(
+                    Severity::Note,
+                    "CAN-08",
+                    format!("one progress for request {key} came just after the proof that its cancel was read; it may have been produced before (the timing cannot tell), so it is not judged"),
+                );
+                &messages[1..]
+            } else {
+                &messages[..]
+            };
+            for m in judged {
+                self.line = m.line;
+                self.rule(
+                    self.after_cancel_severity(),
+                    "CAN-05",
+                    format!(
+                        "progress for request {key} after the target had read its cancel ({}){}",
+                        mark.proof(),
+                        self.after_cancel_rule()
+                    ),
+                );
+            }
         }
     }
 

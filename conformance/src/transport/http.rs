@@ -638,6 +638,10 @@ impl Transport for Http {
         self.process.as_ref().and_then(Process::exit_status)
     }
 
+    fn process_group(&self) -> Option<i32> {
+        self.process.as_ref().map(Process::group)
+    }
+
     fn note(&self, text: String) {
         self.log
             .lock()

@@ -269,6 +269,10 @@ impl Transport for HttpServer {
         self.process.exit_status()
     }
 
+    fn process_group(&self) -> Option<i32> {
+        Some(self.process.group())
+    }
+
     fn note(&self, text: String) {
         self.process.note(text);
     }

@@ -272,6 +272,12 @@ pub trait Transport {
     /// The target process's exit status, once it has exited.
     fn exit_status(&self) -> Option<ExitStatus>;
 
+    /// The process group the target runs in, where the harness started it (its waits for a
+    /// CPU are read from it).
+    fn process_group(&self) -> Option<i32> {
+        None
+    }
+
     /// Adds a note about the target to its log.
     fn note(&self, text: String);
 

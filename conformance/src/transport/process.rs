@@ -263,6 +263,11 @@ impl Process {
         Some((at, event))
     }
 
+    /// Its process group (it leads one of its own).
+    pub fn group(&self) -> i32 {
+        self.pid
+    }
+
     /// The exit status, once the process has exited.
     pub fn exit_status(&self) -> Option<ExitStatus> {
         self.exited

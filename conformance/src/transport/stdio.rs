@@ -85,6 +85,10 @@ impl Transport for Stdio {
         self.process.exit_status()
     }
 
+    fn process_group(&self) -> Option<i32> {
+        Some(self.process.group())
+    }
+
     fn note(&self, text: String) {
         self.process.note(text);
     }
