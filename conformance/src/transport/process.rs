@@ -151,12 +151,12 @@ impl Process {
         if let Some(dir) = &launch.cwd {
             cmd.current_dir(dir);
         }
-        let mut child = cmd.spawn()?;
+        let (mut child, pid) = reap::start(|| {
+            let child = cmd.spawn()?;
+            let pid = child.id().map(|p| p as i32).unwrap_or(0);
+            Ok(((child, pid), pid))
+        })?;
         let started = Instant::now();
-        let pid = child.id().map(|p| p as i32).unwrap_or(0);
-        if pid > 0 {
-            reap::enlist(pid);
-        }
         let (tx, events) = mpsc::channel(256);
         let log = Arc::new(Mutex::new(TargetLog::default()));
         let stdout = child.stdout.take().expect("stdout is piped");
