@@ -481,6 +481,29 @@ mod server {
                 }
             }
         }
+        if mode == "chatty-never-initializes" || mode == "floods-never-initializes" {
+            // Reads everything, answers nothing, and talks: a log line every 10 ms, or as
+            // fast as it can, in batches.
+            std::thread::spawn(|| for _ in std::io::stdin().lock().lines() {});
+            let line = |n: u64| {
+                format!("{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"debug\",\"data\":\"log {n}\"}}}}\n")
+            };
+            let batch = if mode == "chatty-never-initializes" { 1 } else { 1000 };
+            let mut out = std::io::stdout().lock();
+            for n in 0u64.. {
+                let text: String = (0..batch).map(|k| line(n * batch + k)).collect();
+                if out
+                    .write_all(text.as_bytes())
+                    .and_then(|()| out.flush())
+                    .is_err()
+                {
+                    std::process::exit(0);
+                }
+                if batch == 1 {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+        }
         if mode == "daemonizes" {
             daemonize();
         }
@@ -536,6 +559,8 @@ struct Verdict {
     startup: Option<Duration>,
     /// The protocol version to run at (2025-11-25 unless the row says).
     version: Option<&'static str>,
+    /// Words the expected finding's message must contain.
+    says: Option<&'static str>,
 }
 
 const fn verdict(outcome: Outcome) -> Verdict {
@@ -547,6 +572,7 @@ const fn verdict(outcome: Outcome) -> Verdict {
         small: false,
         startup: None,
         version: None,
+        says: None,
     }
 }
 
@@ -559,6 +585,7 @@ const fn with(outcome: Outcome, requirement: &'static str, severity: Severity) -
         small: false,
         startup: None,
         version: None,
+        says: None,
     }
 }
 
@@ -659,13 +686,18 @@ fn check(case: &Case, mode: &str, want: Verdict, loaded: bool) -> Result<(), Fai
         return Err(format!("expected outcome {}\n{}", want.outcome, explain()).into());
     }
     if let Some((requirement, severity)) = want.finding {
-        let found = report
-            .findings
-            .iter()
-            .any(|f| f.requirement() == requirement && f.severity == severity);
+        let found = report.findings.iter().any(|f| {
+            f.requirement() == requirement
+                && f.severity == severity
+                && want.says.is_none_or(|words| f.message.contains(words))
+        });
         if !found {
+            let says = want
+                .says
+                .map(|words| format!(" saying `{words}`"))
+                .unwrap_or_default();
             return Err(format!(
-                "expected a {severity:?} finding on {requirement}\n{}",
+                "expected a {severity:?} finding on {requirement}{says}\n{}",
                 explain()
             )
             .into());
@@ -723,6 +755,8 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
     // In 2026-07-28, where a server MUST NOT send anything more for a cancelled request.
     let stateless = |v: Verdict| Verdict { version: Some("2026-07-28"), ..v };
     let small = |v: Verdict| Verdict { small: true, ..v };
+    let says = |words: &'static str, v: Verdict| Verdict { says: Some(words), ..v };
+    let within = |secs: u64, v: Verdict| Verdict { within: Some(Duration::from_secs(secs)), ..v };
     let mut rows = vec![];
     // The mini server is sound: every case passes (info cases are recorded).
     for case in [
@@ -774,6 +808,11 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         ("half-line",                   "cancel-unknown-id",           reaped(fast(slow_start(with(Fail, "LIF-02", F))))),
         ("daemonizes",                  "cancel-unknown-id",           reaped(verdict(Pass))),
         ("chatty",                      "ping-during-long-call",       verdict(Pass)),
+        // Talking is no answer: a wait is extended only so long by a target that writes at its
+        // own pace, and the whole opening has a deadline (startup allowance and case limit)
+        // however fast it writes.
+        ("chatty-never-initializes",    "cancel-unknown-id",           reaped(fast(says("kept writing other messages", with(Fail, "LIF-02", F))))),
+        ("floods-never-initializes",    "cancel-unknown-id",           reaped(small(within(17, with(Fail, "LIF-02", F))))),
         ("floods-unknown-progress",     "cancel-unknown-id",           small(with(Fail, "PRG-06", F))),
         // A ticker that ignores its cancel keeps reporting progress after the last barrier.
         ("ignores-cancels",             "progress-monotonic",          with(Warn, "CAN-05", W)),

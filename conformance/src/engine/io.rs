@@ -270,19 +270,29 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             (Some(at), Some(grace)) => deadline.min(Deadline::from_std(at + grace)),
             _ => deadline,
         };
+        let waiting = Instant::now();
         let Some((at, event)) = self.io.next(deadline).await else {
             let late = Deadline::now().saturating_duration_since(deadline);
             self.lateness = self.lateness.max(late);
             return false;
         };
+        // How long the harness waited for the target to write this (its arrival stamp is when
+        // the transport read it): what was already written when the harness looked costs
+        // nothing, however long the harness takes to read it.
+        self.idle += at.saturating_duration_since(waiting);
         self.last_event = Some(Instant::now());
         let at = at.saturating_duration_since(self.io.started());
         match event {
             Event::Message { channel, bytes } => {
                 self.heard(at);
+                self.received += 1;
+                self.partial = false;
                 self.receive(at, channel, bytes).await;
             }
-            Event::Partial(_) => self.heard(at),
+            Event::Partial(_) => {
+                self.heard(at);
+                self.partial = true;
+            }
             Event::Overlong(channel) if channel != Channel::Stdio => {
                 self.heard(at);
                 self.record(

@@ -224,6 +224,13 @@ pub struct Engine<'a, T, S> {
     pub(crate) probing: Option<usize>,
     /// When the last event from the target arrived.
     pub(crate) last_event: Option<Instant>,
+    /// How long the harness has waited in all for the target to write its events (not the
+    /// time it took to read them).
+    pub(crate) idle: Duration,
+    /// How many messages the target wrote.
+    pub(crate) received: usize,
+    /// The target wrote the start of a line it has not finished (yet).
+    pub(crate) partial: bool,
     /// The shortest round trip of the harness's requests.
     pub(crate) rtt: Option<Duration>,
     /// How late the harness itself woke up at the worst: how busy the machine was.
@@ -274,6 +281,9 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             proven_at: None,
             probing: None,
             last_event: None,
+            idle: Duration::ZERO,
+            received: 0,
+            partial: false,
             rtt: None,
             lateness: Duration::ZERO,
             stretch: crate::load::stretch(),
