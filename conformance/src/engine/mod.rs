@@ -34,6 +34,7 @@ use crate::transport::process::TargetLog;
 use crate::transport::{Event, SendError, Transport};
 use ledger::Ledger;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
 
@@ -252,7 +253,14 @@ pub struct Engine<'a, T, S> {
     last_arrival: Option<Duration>,
     /// The HTTP channels of the case (empty on stdio).
     pub(crate) streams: http::Streams,
+    /// Where each finding is in `findings`, by what makes it the same finding.
+    finding_index: HashMap<(Severity, FindingKind, usize, String), usize>,
+    /// How many different findings of each severity and kind are kept.
+    finding_kinds: HashMap<(Severity, FindingKind), usize>,
 }
+
+/// How many different findings of one severity and kind a case keeps; more are counted in one.
+pub const FINDINGS_KEPT: usize = 100;
 
 impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
     /// A run of `case` against the target behind `io`.
@@ -295,6 +303,8 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             arrival: None,
             last_arrival: None,
             streams: http::Streams::default(),
+            finding_index: HashMap::new(),
+            finding_kinds: HashMap::new(),
         }
     }
 
@@ -356,15 +366,35 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         while !self.exited && !self.stalled && self.next(until).await {}
     }
 
-    /// Records a finding; the same finding again only counts one more time.
+    /// Records a finding; the same finding again only counts one more time. Past
+    /// [`FINDINGS_KEPT`] different findings of one kind and severity, further ones are counted
+    /// in one finding that says so: a target that floods (a response for every id it makes
+    /// up) cannot make the findings grow without bound, and the verdict, which rests on the
+    /// worst severity, is the same.
     pub(crate) fn finding(&mut self, severity: Severity, kind: FindingKind, message: String) {
         let line = self.line;
-        if let Some(same) = self.findings.iter_mut().rev().find(|f| {
-            f.severity == severity && f.kind == kind && f.line == line && f.message == message
-        }) {
-            same.times += 1;
+        let key = (severity, kind, line, message);
+        if let Some(&same) = self.finding_index.get(&key) {
+            self.findings[same].times += 1;
             return;
         }
+        let (severity, kind, line, message) = key;
+        let distinct = self.finding_kinds.entry((severity, kind)).or_default();
+        let message = if *distinct >= FINDINGS_KEPT {
+            format!(
+                "and more findings of this kind, counted and not kept one by one (the harness keeps {FINDINGS_KEPT} different ones of each kind per case)"
+            )
+        } else {
+            *distinct += 1;
+            message
+        };
+        let key = (severity, kind, line, message);
+        if let Some(&same) = self.finding_index.get(&key) {
+            self.findings[same].times += 1;
+            return;
+        }
+        self.finding_index.insert(key.clone(), self.findings.len());
+        let (severity, kind, line, message) = key;
         self.findings.push(Finding {
             severity,
             line,
