@@ -207,6 +207,33 @@ mod server {
                             );
                         }
                     }
+                    if self.is("floods-pings") {
+                        // Requests to the harness, 60,000 of them from a thread of their
+                        // own, while the server goes on reading and serving (it ignores the
+                        // answers): a target may ping whenever it likes.
+                        let server = self.clone();
+                        std::thread::spawn(move || {
+                            for batch in 0..60u64 {
+                                let mut out = server.out.lock().unwrap_or_else(|e| e.into_inner());
+                                for n in 0..1000 {
+                                    let id = batch * 1000 + n;
+                                    let _ = writeln!(out, "{{\"jsonrpc\":\"2.0\",\"id\":\"p-{id}\",\"method\":\"ping\"}}");
+                                }
+                                let _ = out.flush();
+                            }
+                        });
+                    }
+                    if self.is("floods-unknown-responses") {
+                        // Responses for 30,000 ids the harness never used.
+                        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+                        for n in 0..30_000u64 {
+                            let _ = writeln!(
+                                out,
+                                "{{\"jsonrpc\":\"2.0\",\"id\":\"u-{n}\",\"result\":{{}}}}"
+                            );
+                        }
+                        let _ = out.flush();
+                    }
                     if self.is("floods-unknown-progress") {
                         for n in 0..100_000u64 {
                             self.progress(&json!("ghost"), n);
@@ -488,7 +515,11 @@ mod server {
             let line = |n: u64| {
                 format!("{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"debug\",\"data\":\"log {n}\"}}}}\n")
             };
-            let batch = if mode == "chatty-never-initializes" { 1 } else { 1000 };
+            let batch = if mode == "chatty-never-initializes" {
+                1
+            } else {
+                1000
+            };
             let mut out = std::io::stdout().lock();
             for n in 0u64.. {
                 let text: String = (0..batch).map(|k| line(n * batch + k)).collect();
@@ -555,6 +586,9 @@ struct Verdict {
     reaped: bool,
     /// The harness's peak memory must stay small: what the target floods is not kept.
     small: bool,
+    /// The report itself is bounded: the transcript within its budget (with the note that it
+    /// was cut), few findings kept, and a failure explained in a few lines, quickly.
+    bounded: bool,
     /// The startup allowance, when the trial is about how long a start may take.
     startup: Option<Duration>,
     /// The protocol version to run at (2025-11-25 unless the row says).
@@ -570,6 +604,7 @@ const fn verdict(outcome: Outcome) -> Verdict {
         within: None,
         reaped: false,
         small: false,
+        bounded: false,
         startup: None,
         version: None,
         says: None,
@@ -583,6 +618,7 @@ const fn with(outcome: Outcome, requirement: &'static str, severity: Severity) -
         within: None,
         reaped: false,
         small: false,
+        bounded: false,
         startup: None,
         version: None,
         says: None,
@@ -724,6 +760,34 @@ fn check(case: &Case, mode: &str, want: Verdict, loaded: bool) -> Result<(), Fai
             return Err(format!("the harness's peak RSS is {peak} KiB\n{}", explain()).into());
         }
     }
+    if want.bounded {
+        let kept = report.transcript.len();
+        if kept > conformance::engine::KEEP_ENTRIES + 100 {
+            return Err(format!("the transcript kept {kept} entries\n{}", explain()).into());
+        }
+        let noted = report
+            .findings
+            .iter()
+            .any(|f| f.severity == Severity::Note && f.message.contains("the transcript keeps"));
+        if !noted {
+            return Err(format!("no note that the transcript was cut\n{}", explain()).into());
+        }
+        if report.findings.len() > 2 * conformance::engine::FINDINGS_KEPT {
+            return Err(format!("{} findings were kept", report.findings.len()).into());
+        }
+        let began = std::time::Instant::now();
+        let text = report::explain(case, &report, "next");
+        let took = began.elapsed();
+        let lines = text.lines().count();
+        if lines > 300
+            || took
+                > conformance::load::stretched(Duration::from_secs(2), conformance::load::stretch())
+        {
+            return Err(
+                format!("the explanation has {lines} lines and took {took:?}:\n{text}").into(),
+            );
+        }
+    }
     if want.reaped {
         assert!(alive(std::process::id()), "/proc tells a live process");
         if started.is_empty() {
@@ -755,6 +819,7 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
     // In 2026-07-28, where a server MUST NOT send anything more for a cancelled request.
     let stateless = |v: Verdict| Verdict { version: Some("2026-07-28"), ..v };
     let small = |v: Verdict| Verdict { small: true, ..v };
+    let bounded = |v: Verdict| Verdict { bounded: true, ..v };
     let says = |words: &'static str, v: Verdict| Verdict { says: Some(words), ..v };
     let within = |secs: u64, v: Verdict| Verdict { within: Some(Duration::from_secs(secs)), ..v };
     let mut rows = vec![];
@@ -813,7 +878,12 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         // however fast it writes.
         ("chatty-never-initializes",    "cancel-unknown-id",           reaped(fast(says("kept writing other messages", with(Fail, "LIF-02", F))))),
         ("floods-never-initializes",    "cancel-unknown-id",           reaped(small(within(17, with(Fail, "LIF-02", F))))),
-        ("floods-unknown-progress",     "cancel-unknown-id",           small(with(Fail, "PRG-06", F))),
+        ("floods-unknown-progress",     "cancel-unknown-id",           small(bounded(with(Fail, "PRG-06", F)))),
+        // The harness's replies to a ping flood are sent and counted, not kept; responses for
+        // made-up ids are judged one by one, each its own finding, in linear time, and listed
+        // up to a point.
+        ("floods-pings",                "cancel-unknown-id",           small(bounded(verdict(Pass)))),
+        ("floods-unknown-responses",    "cancel-unknown-id",           small(bounded(within(10, says("never used as a request id", with(Fail, "RPC-04", F)))))),
         // A ticker that ignores its cancel keeps reporting progress after the last barrier.
         ("ignores-cancels",             "progress-monotonic",          with(Warn, "CAN-05", W)),
         // The same faults in the stateless era: a MUST NOT there, so a failure.

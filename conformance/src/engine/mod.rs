@@ -23,6 +23,8 @@ mod proof;
 pub mod server;
 pub mod session;
 
+pub use io::{KEEP_BYTES, KEEP_ENTRIES};
+
 use crate::case::{Arrival, Case, Span, Step, StepKind};
 use crate::era::ProtocolVersion;
 use crate::fixtures::Fixtures;
@@ -241,9 +243,9 @@ pub struct Engine<'a, T, S> {
     pub(crate) stretch: f64,
     stretch_read: Instant,
     stretch_most: f64,
-    /// Bytes of received messages the transcript keeps.
+    /// Roughly the memory the messages in the transcript take (see `io::KEEP_BYTES`).
     pub(crate) kept_bytes: usize,
-    /// Received messages judged and not kept.
+    /// Messages judged (or, the harness's replies, sent) and not kept.
     pub(crate) dropped: usize,
     /// The protocol version agreed (or played).
     pub(crate) version: Option<String>,
@@ -334,7 +336,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             log.push(
                 self.now(),
                 format!(
-                    "[harness] {} messages were judged and not kept in the transcript",
+                    "[harness] {} messages (the target's, and the harness's replies to its requests) were judged and not kept in the transcript",
                     self.dropped
                 ),
             );

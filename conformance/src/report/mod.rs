@@ -14,12 +14,12 @@ pub mod junit;
 use crate::case::Case;
 use crate::engine::Report;
 use crate::outcome::{Finding, FindingKind, Outcome, Severity};
-use std::collections::hash_map::Entry as Slot;
-use std::collections::HashMap;
 use crate::pattern::canonical;
 use crate::transcript::{Direction, Entry};
 use crate::transport::Channel;
 use similar::TextDiff;
+use std::collections::hash_map::Entry as Slot;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// How many stderr lines a failure shows.
