@@ -870,7 +870,7 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         // nothing behind.
         ("floods-pings-unread",         "cancel-unknown-id",           reaped(fast(with(Fail, "CAN-11", F)))),
         ("exits-leaving-child",         "cancel-unknown-id",           reaped(fast(slow_start(with(Fail, "STD-01", F))))),
-        ("half-line",                   "cancel-unknown-id",           reaped(fast(slow_start(with(Fail, "LIF-02", F))))),
+        ("half-line",                   "cancel-unknown-id",           reaped(fast(slow_start(says("the start of a line", with(Fail, "LIF-02", F)))))),
         ("daemonizes",                  "cancel-unknown-id",           reaped(verdict(Pass))),
         ("chatty",                      "ping-during-long-call",       verdict(Pass)),
         // Talking is no answer: a wait is extended only so long by a target that writes at its
