@@ -27,7 +27,7 @@ pub const MAX_LINE: usize = 4 * 1024 * 1024;
 /// the rest stays in the pipe.
 pub const UNREAD_BYTES: usize = 8 * 1024 * 1024;
 /// What an event counts against [`UNREAD_BYTES`] at the least.
-const EVENT_COST: usize = 64;
+const EVENT_COST: usize = 128;
 /// How many stderr lines are kept for the transcript; older ones are counted, not kept.
 pub const LOG_KEPT: usize = 200;
 const STDERR_LINE_MAX: usize = 4096;
