@@ -48,12 +48,14 @@ pub fn main(args: Args) -> ExitCode {
             crate::interrupt::guard();
             let code = server(args);
             reap::kill_everything();
+            crate::interrupt::hold_if_interrupted();
             code
         }
         Command::Client(args) => {
             crate::interrupt::guard();
             let code = client(args);
             reap::kill_everything();
+            crate::interrupt::hold_if_interrupted();
             code
         }
         Command::Relay { addr } => {

@@ -9,7 +9,7 @@ use crate::case::Level;
 use std::fmt;
 
 /// How a finding weighs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
     /// Recorded for the reader, not judged (for example a response that crossed its cancel).
     Note,
@@ -34,7 +34,7 @@ impl Severity {
 
 /// What a finding is about: the decisions after a run (blessing, the report's wording) read
 /// this, never the message text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FindingKind {
     /// A protocol rule, with the requirement id it rests on (`CAN-05`, …).
     Rule(&'static str),

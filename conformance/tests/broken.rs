@@ -212,6 +212,33 @@ mod server {
                             );
                         }
                     }
+                    if self.is("floods-pings") {
+                        // Requests to the harness, 60,000 of them from a thread of their
+                        // own, while the server goes on reading and serving (it ignores the
+                        // answers): a target may ping whenever it likes.
+                        let server = self.clone();
+                        std::thread::spawn(move || {
+                            for batch in 0..60u64 {
+                                let mut out = server.out.lock().unwrap_or_else(|e| e.into_inner());
+                                for n in 0..1000 {
+                                    let id = batch * 1000 + n;
+                                    let _ = writeln!(out, "{{\"jsonrpc\":\"2.0\",\"id\":\"p-{id}\",\"method\":\"ping\"}}");
+                                }
+                                let _ = out.flush();
+                            }
+                        });
+                    }
+                    if self.is("floods-unknown-responses") {
+                        // Responses for 30,000 ids the harness never used.
+                        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+                        for n in 0..30_000u64 {
+                            let _ = writeln!(
+                                out,
+                                "{{\"jsonrpc\":\"2.0\",\"id\":\"u-{n}\",\"result\":{{}}}}"
+                            );
+                        }
+                        let _ = out.flush();
+                    }
                     if self.is("floods-unknown-progress") {
                         for n in 0..100_000u64 {
                             self.progress(&json!("ghost"), n);
@@ -513,6 +540,33 @@ mod server {
                 }
             }
         }
+        if mode == "chatty-never-initializes" || mode == "floods-never-initializes" {
+            // Reads everything, answers nothing, and talks: a log line every 10 ms, or as
+            // fast as it can, in batches.
+            std::thread::spawn(|| for _ in std::io::stdin().lock().lines() {});
+            let line = |n: u64| {
+                format!("{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"debug\",\"data\":\"log {n}\"}}}}\n")
+            };
+            let batch = if mode == "chatty-never-initializes" {
+                1
+            } else {
+                1000
+            };
+            let mut out = std::io::stdout().lock();
+            for n in 0u64.. {
+                let text: String = (0..batch).map(|k| line(n * batch + k)).collect();
+                if out
+                    .write_all(text.as_bytes())
+                    .and_then(|()| out.flush())
+                    .is_err()
+                {
+                    std::process::exit(0);
+                }
+                if batch == 1 {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+        }
         if mode == "daemonizes" {
             daemonize();
         }
@@ -570,12 +624,17 @@ struct Verdict {
     reaped: bool,
     /// The harness's peak memory must stay small: what the target floods is not kept.
     small: bool,
+    /// The report itself is bounded: the transcript within its budget (with the note that it
+    /// was cut), few findings kept, and a failure explained in a few lines, quickly.
+    bounded: bool,
     /// The startup allowance, when the trial is about how long a start may take.
     startup: Option<Duration>,
     /// The protocol version to run at (2025-11-25 unless the row says).
     version: Option<&'static str>,
     /// `--reply-timeout`, when the trial is about a wait that should end before it.
     reply: Option<Duration>,
+    /// Words the expected finding's message must contain.
+    says: Option<&'static str>,
 }
 
 const fn verdict(outcome: Outcome) -> Verdict {
@@ -585,9 +644,11 @@ const fn verdict(outcome: Outcome) -> Verdict {
         within: None,
         reaped: false,
         small: false,
+        bounded: false,
         startup: None,
         version: None,
         reply: None,
+        says: None,
     }
 }
 
@@ -598,9 +659,11 @@ const fn with(outcome: Outcome, requirement: &'static str, severity: Severity) -
         within: None,
         reaped: false,
         small: false,
+        bounded: false,
         startup: None,
         version: None,
         reply: None,
+        says: None,
     }
 }
 
@@ -701,13 +764,18 @@ fn check(case: &Case, mode: &str, want: Verdict, loaded: bool) -> Result<(), Fai
         return Err(format!("expected outcome {}\n{}", want.outcome, explain()).into());
     }
     if let Some((requirement, severity)) = want.finding {
-        let found = report
-            .findings
-            .iter()
-            .any(|f| f.requirement() == requirement && f.severity == severity);
+        let found = report.findings.iter().any(|f| {
+            f.requirement() == requirement
+                && f.severity == severity
+                && want.says.is_none_or(|words| f.message.contains(words))
+        });
         if !found {
+            let says = want
+                .says
+                .map(|words| format!(" saying `{words}`"))
+                .unwrap_or_default();
             return Err(format!(
-                "expected a {severity:?} finding on {requirement}\n{}",
+                "expected a {severity:?} finding on {requirement}{says}\n{}",
                 explain()
             )
             .into());
@@ -732,6 +800,34 @@ fn check(case: &Case, mode: &str, want: Verdict, loaded: bool) -> Result<(), Fai
         let peak = peak_rss_kib();
         if peak > 96 * 1024 {
             return Err(format!("the harness's peak RSS is {peak} KiB\n{}", explain()).into());
+        }
+    }
+    if want.bounded {
+        let kept = report.transcript.len();
+        if kept > conformance::engine::KEEP_ENTRIES + 100 {
+            return Err(format!("the transcript kept {kept} entries\n{}", explain()).into());
+        }
+        let noted = report
+            .findings
+            .iter()
+            .any(|f| f.severity == Severity::Note && f.message.contains("the transcript keeps"));
+        if !noted {
+            return Err(format!("no note that the transcript was cut\n{}", explain()).into());
+        }
+        if report.findings.len() > 2 * conformance::engine::FINDINGS_KEPT {
+            return Err(format!("{} findings were kept", report.findings.len()).into());
+        }
+        let began = std::time::Instant::now();
+        let text = report::explain(case, &report, "next");
+        let took = began.elapsed();
+        let lines = text.lines().count();
+        if lines > 300
+            || took
+                > conformance::load::stretched(Duration::from_secs(2), conformance::load::stretch())
+        {
+            return Err(
+                format!("the explanation has {lines} lines and took {took:?}:\n{text}").into(),
+            );
         }
     }
     if want.reaped {
@@ -767,6 +863,9 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
     let small = |v: Verdict| Verdict { small: true, ..v };
     // A reply timeout far longer than the run may take: the wait must end on proof.
     let patient = |v: Verdict| Verdict { reply: Some(Duration::from_secs(8)), within: Some(Duration::from_secs(3)), ..v };
+    let bounded = |v: Verdict| Verdict { bounded: true, ..v };
+    let says = |words: &'static str, v: Verdict| Verdict { says: Some(words), ..v };
+    let within = |secs: u64, v: Verdict| Verdict { within: Some(Duration::from_secs(secs)), ..v };
     let mut rows = vec![];
     // The mini server is sound: every case passes (info cases are recorded).
     for case in [
@@ -823,10 +922,20 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         // nothing behind.
         ("floods-pings-unread",         "cancel-unknown-id",           reaped(fast(with(Fail, "CAN-11", F)))),
         ("exits-leaving-child",         "cancel-unknown-id",           reaped(fast(slow_start(with(Fail, "STD-01", F))))),
-        ("half-line",                   "cancel-unknown-id",           reaped(fast(slow_start(with(Fail, "LIF-02", F))))),
+        ("half-line",                   "cancel-unknown-id",           reaped(fast(slow_start(says("the start of a line", with(Fail, "LIF-02", F)))))),
         ("daemonizes",                  "cancel-unknown-id",           reaped(verdict(Pass))),
         ("chatty",                      "ping-during-long-call",       verdict(Pass)),
-        ("floods-unknown-progress",     "cancel-unknown-id",           small(with(Fail, "PRG-06", F))),
+        // Talking is no answer: a wait is extended only so long by a target that writes at its
+        // own pace, and the whole opening has a deadline (startup allowance and case limit)
+        // however fast it writes.
+        ("chatty-never-initializes",    "cancel-unknown-id",           reaped(fast(says("kept writing other messages", with(Fail, "LIF-02", F))))),
+        ("floods-never-initializes",    "cancel-unknown-id",           reaped(small(within(17, with(Fail, "LIF-02", F))))),
+        ("floods-unknown-progress",     "cancel-unknown-id",           small(bounded(with(Fail, "PRG-06", F)))),
+        // The harness's replies to a ping flood are sent and counted, not kept; responses for
+        // made-up ids are judged one by one, each its own finding, in linear time, and listed
+        // up to a point.
+        ("floods-pings",                "cancel-unknown-id",           small(bounded(verdict(Pass)))),
+        ("floods-unknown-responses",    "cancel-unknown-id",           small(bounded(within(10, says("never used as a request id", with(Fail, "RPC-04", F)))))),
         // A ticker that ignores its cancel keeps reporting progress after the last barrier.
         ("ignores-cancels",             "progress-monotonic",          with(Warn, "CAN-05", W)),
         // The same faults in the stateless era: a MUST NOT there, so a failure.

@@ -449,13 +449,54 @@ fn a_flaky_case_whose_worst_run_passed_is_shown_as_flaky_too() {
 
 #[test]
 fn an_interrupted_run_leaves_no_target_behind() {
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        interrupted_by(signal);
+    }
+}
+
+/// Whether a process is still running (a zombie runs nothing).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim_start().to_string()))
+        .is_some_and(|state| !state.starts_with('Z') && !state.starts_with('X'))
+}
+
+/// Every running process whose environment carries a target tag of the harness `harness`:
+/// whatever it started, daemons included, whether or not they wrote their pid.
+fn tagged_by(harness: u32) -> Vec<i32> {
+    let wanted = format!("CONFORMANCE_TARGET_TAG={harness}-");
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
+                env.split(|b| *b == 0)
+                    .any(|entry| entry.starts_with(wanted.as_bytes()))
+            })
+        })
+        .filter(|pid| running(*pid))
+        .collect()
+}
+
+/// Interrupts a run of four targets at a time with `signal`, while each target (which ignores
+/// SIGTERM, SIGINT, SIGHUP and its stdin's end) has left a double-forked `setsid` daemon: the
+/// harness ends with the signal's status, says it was interrupted without blaming any target,
+/// and nothing it started, or could have started afterwards, is still running.
+fn interrupted_by(signal: i32) {
+    use std::os::unix::process::ExitStatusExt;
     let dir = TempDir::new("interrupt");
     let pids = dir.path().join("pids");
-    // Targets that never answer and ignore both stdin's end and SIGTERM.
     let script = format!(
-        "trap '' TERM; echo $$ >> {}; exec sleep 300",
-        pids.display()
+        "trap '' TERM INT HUP; echo $$ >> {pids}; \
+         (setsid sh -c 'echo $$ >> {pids}; exec sleep 300' </dev/null >/dev/null 2>&1 &); \
+         exec sleep 300",
+        pids = pids.display()
     );
+    let out = dir.path().join("out");
+    let err = dir.path().join("err");
     let mut harness = std::process::Command::new(env!("CARGO_BIN_EXE_conformance"))
         .args([
             "server",
@@ -468,11 +509,10 @@ fn an_interrupted_run_leaves_no_target_behind() {
             "2025-11-25",
         ])
         .args(["--", "sh", "-c", &script])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&out).expect("out"))
+        .stderr(std::fs::File::create(&err).expect("err"))
         .spawn()
         .expect("conformance starts");
-    let started = std::time::Instant::now();
     let listed = || {
         std::fs::read_to_string(&pids)
             .unwrap_or_default()
@@ -480,32 +520,54 @@ fn an_interrupted_run_leaves_no_target_behind() {
             .filter_map(|l| l.trim().parse::<i32>().ok())
             .collect::<Vec<_>>()
     };
-    while listed().len() < 4 && started.elapsed() < Duration::from_secs(30) {
+    // Four targets and their four daemons.
+    let started = std::time::Instant::now();
+    while listed().len() < 8 && started.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let running = listed();
-    assert_eq!(running.len(), 4, "four targets started");
+    assert_eq!(listed().len(), 8, "four targets and four daemons started");
     // SAFETY: kill only sends a signal to the harness this test started.
     unsafe {
-        libc::kill(harness.id() as i32, libc::SIGTERM);
+        libc::kill(harness.id() as i32, signal);
     }
     let status = harness.wait().expect("the harness ends");
-    assert!(
-        !status.success(),
-        "an interrupted run does not pass: {status:?}"
-    );
-    let alive = |pid: i32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim_start().to_string()))
-            .is_some_and(|state| !state.starts_with('Z') && !state.starts_with('X'))
-    };
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while running.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
+    let left = || {
+        let mut left: Vec<i32> = listed().into_iter().filter(|p| running(*p)).collect();
+        left.extend(tagged_by(harness.id()));
+        left.sort();
+        left.dedup();
+        left
+    };
+    while !left().is_empty() && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let left: Vec<_> = running.iter().filter(|p| alive(**p)).collect();
-    assert!(left.is_empty(), "still running after the harness: {left:?}");
+    let left = left();
+    for pid in &left {
+        // SAFETY: a process the harness under test left behind; the test cleans up after it.
+        unsafe {
+            libc::kill(*pid, libc::SIGKILL);
+        }
+    }
+    assert!(
+        left.is_empty(),
+        "signal {signal}: still running after the harness: {left:?}"
+    );
+    assert_eq!(
+        status.signal(),
+        Some(signal),
+        "the harness ends as the signal would have ended it: {status:?}"
+    );
+    let stdout = std::fs::read_to_string(&out).unwrap_or_default();
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    assert!(
+        stderr.contains("interrupted by signal") && stderr.contains("the run is incomplete"),
+        "{stderr}"
+    );
+    assert!(
+        !stdout.contains("fail") && !stdout.contains("SIGKILL"),
+        "an interrupted run blames no target:\n{stdout}"
+    );
 }
 
 /// The ids `@requirement` lines cite, and the ids `cases/REQUIREMENTS.md` marks as cited.

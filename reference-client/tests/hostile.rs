@@ -46,6 +46,10 @@ fn main() {
             stopped,
         ),
         Trial::test("a garbage-spewing server costs a few log lines", garbage),
+        Trial::test(
+            "what waits for a server that does not read is bounded",
+            queue_bounded,
+        ),
     ];
     libtest_mimic::run(&Arguments::from_args(), trials).exit();
 }
@@ -285,6 +289,43 @@ fn stops_reading() -> Result<(), Failed> {
         Ok::<_, Failed>(())
     })?;
     pids.assert_all_gone(1)
+}
+
+/// Messages for a server that reads nothing wait in a bounded queue: once it is full, sending
+/// fails at once (the connection is given up) instead of holding more.
+fn queue_bounded() -> Result<(), Failed> {
+    use reference_client::transport::stdio::{StdioTransport, QUEUED_MESSAGES};
+    use reference_client::transport::{Outgoing, OutgoingKind, Transport};
+    runtime().block_on(async {
+        // The other end holds its side open and never reads.
+        let (ours, _theirs) = tokio::io::duplex(1024);
+        let (reader, writer) = tokio::io::split(ours);
+        let transport = StdioTransport::new(reader, writer);
+        let message = || Outgoing {
+            message: json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "x"}}),
+            kind: OutgoingKind::Notification,
+        };
+        let mut sent = 0;
+        while transport.send(message()).is_ok() {
+            sent += 1;
+            if sent > 2 * QUEUED_MESSAGES {
+                return Err("the queue took twice its bound".into());
+            }
+            if sent % 1024 == 0 {
+                // Lets the writer take what fits in the pipe.
+                tokio::task::yield_now().await;
+            }
+        }
+        if sent < QUEUED_MESSAGES {
+            return Err(format!("sending failed after {sent} messages").into());
+        }
+        let start = Instant::now();
+        bounded("close", transport.close(Duration::from_millis(200))).await??;
+        if start.elapsed() > Duration::from_secs(2) {
+            return Err(format!("close took {:?}", start.elapsed()).into());
+        }
+        Ok::<_, Failed>(())
+    })
 }
 
 fn grandchild() -> Result<(), Failed> {

@@ -36,7 +36,7 @@ pub enum Outgoing {
 /// costs one system call, not one each. A failed write ends it with that error.
 pub async fn write_lines<W: AsyncWrite + Unpin>(
     writer: &mut W,
-    rx: &mut mpsc::UnboundedReceiver<Outgoing>,
+    rx: &mut mpsc::Receiver<Outgoing>,
 ) -> io::Result<()> {
     let mut buf = Vec::with_capacity(READ_CHUNK);
     let mut end = false;

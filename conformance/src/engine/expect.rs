@@ -2,7 +2,7 @@
 //! none does, showing the closest one in a diff.
 
 use super::ledger::Due;
-use super::proof::Ran;
+use super::proof::{Ran, Wait};
 use super::{Engine, Side, Stop};
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{self, canonical};
@@ -143,6 +143,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         self.expected
             .push(format!("{} {prefix}{}", S::EXPECTS, canonical(&pattern)));
         let began = Deadline::now();
+        let mut past = None;
         let mut scanned = 0;
         loop {
             // Only messages that arrived since the last look can match: the others did not,
@@ -189,7 +190,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             }
             let (deadline, ran) = self.answer_deadline(began, subject, due);
             let deadline = self.arrival_deadline(deadline);
-            let tick = deadline.min(Deadline::now() + std::time::Duration::from_millis(250));
+            let tick = self.tick(deadline, std::time::Duration::from_millis(250));
             // A wait ends only once the harness has caught up with what the target wrote.
             let got = self.next(tick).await;
             if !got {
@@ -204,7 +205,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     return self.mismatch(line, &pattern, candidate, ran);
                 }
             }
-            if !got && self.quiet_past(deadline) {
+            let ran = match self.wait_state(deadline, &mut past) {
+                Wait::On => None,
+                Wait::Quiet => Some(ran),
+                Wait::Talking(talked) => Some(Ran::Talking(Box::new(ran), talked)),
+            };
+            if let Some(ran) = ran {
                 // Over HTTP, progress for a request answered as JSON had no stream to come on
                 // (judged only once the wait is over: a server may upgrade a request to SSE
                 // with its first progress).

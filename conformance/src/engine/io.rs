@@ -3,8 +3,11 @@
 //!
 //! Every message the target writes is judged by the standing rules, however many there are;
 //! what is *kept* is bounded (see [`KEEP_BYTES`]): past the budget, messages that are not
-//! answers to the harness's requests are judged and counted but not stored, and the report
-//! says so. The transcript may be cut short; the verdict never is.
+//! the first answers to the harness's requests (notifications, the target's own requests and
+//! the harness's replies to them, responses to ids it never used, second responses) are
+//! judged and counted but not stored, and the report says so. What the verdict needs of them
+//! is in the ledger and the findings, which stay small. The transcript may be cut short; the
+//! verdict never is.
 
 use super::ledger::{Due, SentRequest};
 use super::{Engine, Side, Stop};
@@ -18,10 +21,41 @@ use serde_json::Value;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
 
-/// How many bytes of received messages one case keeps in its transcript.
-pub const KEEP_BYTES: usize = 8 << 20;
-/// How many received messages one case keeps in its transcript.
-pub const KEEP_ENTRIES: usize = 10_000;
+/// How much memory (roughly: the text, its parsed form and the entry) the messages of one
+/// case may take in its transcript. Every case's report is kept until the run ends, so this
+/// times the number of cases is what a run that floods in every case keeps.
+pub const KEEP_BYTES: usize = 2 << 20;
+/// How many messages one case keeps in its transcript.
+pub const KEEP_ENTRIES: usize = 5_000;
+
+/// Roughly how much memory a transcript entry of this text and parsed value takes, counting
+/// what the allocator adds: a parsed object costs a map node (room for 11 entries, some 640
+/// bytes) per 11 keys, whatever it holds.
+fn footprint(text: &str, value: Option<&Value>) -> usize {
+    const ALLOCATION: usize = 16;
+    const MAP_NODE: usize = 640;
+    fn parsed(value: &Value) -> usize {
+        match value {
+            Value::String(s) => s.len() + ALLOCATION,
+            Value::Array(items) => {
+                ALLOCATION
+                    + items
+                        .iter()
+                        .map(|v| std::mem::size_of::<Value>() + parsed(v))
+                        .sum::<usize>()
+            }
+            Value::Object(map) => {
+                MAP_NODE * map.len().div_ceil(11).max(1)
+                    + map
+                        .iter()
+                        .map(|(k, v)| k.len() + ALLOCATION + parsed(v))
+                        .sum::<usize>()
+            }
+            _ => 0,
+        }
+    }
+    std::mem::size_of::<Entry>() + text.len() + ALLOCATION + value.map_or(0, parsed)
+}
 
 /// When the answer to a request of `method` (calling fixture role `tool`) is due.
 fn due(method: &str, tool: Option<&str>, natural_end: Option<Duration>) -> Due {
@@ -252,13 +286,22 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 r.succeeded |= answer.get("result").is_some();
             }
         }
+        // Past the budget a reply on stdio is sent and counted, not kept (over HTTP its stream
+        // is followed through its entry).
+        let kept = !self.over_budget() || self.streams.over_http;
         let index = self.transcript.len();
         S::sent(self, &answer);
-        let mut entry = Entry::sent(self.now(), text.clone(), Some(answer), true);
-        entry.session = self.streams.session;
-        self.transcript.push(entry);
+        if kept {
+            self.kept_bytes += footprint(&text, Some(&answer));
+            let mut entry = Entry::sent(self.now(), text.clone(), Some(answer), true);
+            entry.session = self.streams.session;
+            self.transcript.push(entry);
+        } else {
+            self.not_kept();
+        }
         match self.io.send(text.as_bytes(), reply_to).await {
-            Ok(channel) => self.opened(channel, index, None),
+            Ok(channel) if kept => self.opened(channel, index, None),
+            Ok(_) => {}
             Err(SendError::Stalled(waited)) => self.stalled(waited),
             Err(_) => {}
         }
@@ -288,19 +331,29 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             (Some(at), Some(grace)) => deadline.min(Deadline::from_std(at + grace)),
             _ => deadline,
         };
+        let waiting = Instant::now();
         let Some((at, event)) = self.io.next(deadline).await else {
             let late = Deadline::now().saturating_duration_since(deadline);
             self.lateness = self.lateness.max(late);
             return false;
         };
+        // How long the harness waited for the target to write this (its arrival stamp is when
+        // the transport read it): what was already written when the harness looked costs
+        // nothing, however long the harness takes to read it.
+        self.idle += at.saturating_duration_since(waiting);
         self.last_event = Some(Instant::now());
         let at = at.saturating_duration_since(self.io.started());
         match event {
             Event::Message { channel, bytes } => {
                 self.heard(at);
+                self.received += 1;
+                self.partial = false;
                 self.receive(at, channel, bytes).await;
             }
-            Event::Partial(_) => self.heard(at),
+            Event::Partial(_) => {
+                self.heard(at);
+                self.partial = true;
+            }
             Event::Overlong(channel) if channel != Channel::Stdio => {
                 self.heard(at);
                 self.record(
@@ -364,7 +417,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         text: String,
         value: Option<Value>,
     ) -> usize {
-        self.kept_bytes += text.len();
+        self.kept_bytes += footprint(&text, value.as_ref());
         let mut entry = Entry::received(at, channel, text, value);
         entry.session = self.streams.session_of(channel);
         if let Some(stream) = self.streams.by.get_mut(&channel) {
@@ -379,8 +432,43 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         self.kept_bytes > KEEP_BYTES || self.transcript.len() > KEEP_ENTRIES
     }
 
+    /// Counts a message judged and not kept; the first one adds the note that says so.
+    fn not_kept(&mut self) {
+        if self.dropped == 0 {
+            self.finding(
+                Severity::Note,
+                FindingKind::Limit,
+                format!(
+                    "the transcript keeps {} messages or {} MiB per case; later messages that are not the first answer to one of the harness's requests (and the harness's replies to the target's requests) were judged and not kept, so a step that expects one of them may miss it",
+                    KEEP_ENTRIES,
+                    KEEP_BYTES >> 20
+                ),
+            );
+        }
+        self.dropped += 1;
+    }
+
+    /// Whether the received message at transcript index `index` (of session `session`) is the
+    /// first answer to one of the harness's requests: the ledger points at it.
+    fn answers_a_request(&self, index: usize, session: usize) -> bool {
+        let Some(id) = self.transcript[index]
+            .value
+            .as_ref()
+            .filter(|v| v.get("method").is_none())
+            .and_then(|v| v.get("id"))
+        else {
+            return false;
+        };
+        let key = self.ledger.key_in(self.scope_of(session).as_deref(), id);
+        self.ledger
+            .sent
+            .get(&key)
+            .is_some_and(|r| r.answer == Some(index))
+    }
+
     /// The envelope every message must have, then the side's standing rules. Past the budget,
-    /// a message that is not an answer to one of the harness's requests is judged and dropped.
+    /// a message that is not the first answer to one of the harness's requests is judged and
+    /// dropped.
     pub(crate) async fn receive(&mut self, at: Duration, channel: Channel, bytes: Vec<u8>) {
         let text = String::from_utf8_lossy(&bytes).into_owned();
         if text.trim().is_empty() {
@@ -390,43 +478,30 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
         let value: Option<Value> = serde_json::from_slice(&bytes).ok();
         let is_object = value.as_ref().is_some_and(Value::is_object);
-        let is_response = value
-            .as_ref()
-            .is_some_and(|v| v.get("method").is_none() && v.get("id").is_some());
         let problems = envelope::check(S::WRITER, &text, value.as_ref());
-        let keep = !self.over_budget() || is_response;
+        let over = self.over_budget();
         let index = self.record(at, channel, text, value);
         for p in problems {
             self.rule(p.severity, p.requirement, p.message);
         }
+        let session = self.transcript[index].session;
         if is_object {
             // Ids are scoped to the session of the channel the message came on.
-            let session = self.transcript[index].session;
             let scope = self.scope_of(session);
             let own = std::mem::replace(&mut self.ledger.scope, scope);
             S::judge(self, index).await;
             self.ledger.scope = own;
         }
-        if !keep
-            && self
-                .transcript
-                .get(index)
-                .is_some_and(|e| e.consumed_by.is_none())
-        {
+        // No step has looked at it yet; one that took it (a case line) would keep it. Only the
+        // last entry goes, so no index kept elsewhere moves.
+        let taken = self.transcript[index].consumed_by.is_some_and(|l| l > 0);
+        let last = index + 1 == self.transcript.len();
+        if over && last && !taken && !self.answers_a_request(index, session) {
             let entry = self.transcript.remove(index);
-            self.kept_bytes -= entry.text.len();
-            if self.dropped == 0 {
-                self.finding(
-                    Severity::Note,
-                    FindingKind::Limit,
-                    format!(
-                        "the transcript keeps {} messages or {} MiB per case; later messages that answer none of the harness's requests were judged and not kept",
-                        KEEP_ENTRIES,
-                        KEEP_BYTES >> 20
-                    ),
-                );
-            }
-            self.dropped += 1;
+            self.kept_bytes = self
+                .kept_bytes
+                .saturating_sub(footprint(&entry.text, entry.value.as_ref()));
+            self.not_kept();
         }
     }
 }

@@ -25,6 +25,8 @@ pub mod server;
 pub mod session;
 mod waited;
 
+pub use io::{KEEP_BYTES, KEEP_ENTRIES};
+
 use crate::case::{Arrival, Case, Span, Step, StepKind};
 use crate::era::ProtocolVersion;
 use crate::fixtures::Fixtures;
@@ -36,6 +38,7 @@ use crate::transport::process::TargetLog;
 use crate::transport::{Event, SendError, Transport};
 use ledger::Ledger;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
 
@@ -250,6 +253,13 @@ pub struct Engine<'a, T, S> {
     pub(crate) probing: Option<usize>,
     /// When the last event from the target arrived.
     pub(crate) last_event: Option<Instant>,
+    /// How long the harness has waited in all for the target to write its events (not the
+    /// time it took to read them).
+    pub(crate) idle: Duration,
+    /// How many messages the target wrote.
+    pub(crate) received: usize,
+    /// The target wrote the start of a line it has not finished (yet).
+    pub(crate) partial: bool,
     /// The shortest round trip of the harness's requests.
     pub(crate) rtt: Option<Duration>,
     /// How late the harness itself woke up at the worst: how busy the machine was.
@@ -259,9 +269,9 @@ pub struct Engine<'a, T, S> {
     pub(crate) stretch: f64,
     stretch_read: Instant,
     stretch_most: f64,
-    /// Bytes of received messages the transcript keeps.
+    /// Roughly the memory the messages in the transcript take (see `io::KEEP_BYTES`).
     pub(crate) kept_bytes: usize,
-    /// Received messages judged and not kept.
+    /// Messages judged (or, the harness's replies, sent) and not kept.
     pub(crate) dropped: usize,
     /// The protocol version agreed (or played).
     pub(crate) version: Option<String>,
@@ -277,7 +287,14 @@ pub struct Engine<'a, T, S> {
     /// The pattern of the expected message the steps are waiting for, if any: a client's
     /// request that matches it is left to the case.
     pub(crate) awaiting: Option<Value>,
+    /// Where each finding is in `findings`, by what makes it the same finding.
+    finding_index: HashMap<(Severity, FindingKind, usize, String), usize>,
+    /// How many different findings of each severity and kind are kept.
+    finding_kinds: HashMap<(Severity, FindingKind), usize>,
 }
+
+/// How many different findings of one severity and kind a case keeps; more are counted in one.
+pub const FINDINGS_KEPT: usize = 100;
 
 impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
     /// A run of `case` against the target behind `io`.
@@ -308,6 +325,9 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             waited_cache: std::cell::Cell::new(None),
             probing: None,
             last_event: None,
+            idle: Duration::ZERO,
+            received: 0,
+            partial: false,
             rtt: None,
             lateness: Duration::ZERO,
             stretch: crate::load::stretch(),
@@ -321,6 +341,8 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             waited_before: None,
             streams: http::Streams::default(),
             awaiting: None,
+            finding_index: HashMap::new(),
+            finding_kinds: HashMap::new(),
         }
     }
 
@@ -351,7 +373,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             log.push(
                 self.now(),
                 format!(
-                    "[harness] {} messages were judged and not kept in the transcript",
+                    "[harness] {} messages (the target's, and the harness's replies to its requests) were judged and not kept in the transcript",
                     self.dropped
                 ),
             );
@@ -383,15 +405,35 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         while !self.exited && !self.stalled && self.next(until).await {}
     }
 
-    /// Records a finding; the same finding again only counts one more time.
+    /// Records a finding; the same finding again only counts one more time. Past
+    /// [`FINDINGS_KEPT`] different findings of one kind and severity, further ones are counted
+    /// in one finding that says so: a target that floods (a response for every id it makes
+    /// up) cannot make the findings grow without bound, and the verdict, which rests on the
+    /// worst severity, is the same.
     pub(crate) fn finding(&mut self, severity: Severity, kind: FindingKind, message: String) {
         let line = self.line;
-        if let Some(same) = self.findings.iter_mut().rev().find(|f| {
-            f.severity == severity && f.kind == kind && f.line == line && f.message == message
-        }) {
-            same.times += 1;
+        let key = (severity, kind, line, message);
+        if let Some(&same) = self.finding_index.get(&key) {
+            self.findings[same].times += 1;
             return;
         }
+        let (severity, kind, line, message) = key;
+        let distinct = self.finding_kinds.entry((severity, kind)).or_default();
+        let message = if *distinct >= FINDINGS_KEPT {
+            format!(
+                "and more findings of this kind, counted and not kept one by one (the harness keeps {FINDINGS_KEPT} different ones of each kind per case)"
+            )
+        } else {
+            *distinct += 1;
+            message
+        };
+        let key = (severity, kind, line, message);
+        if let Some(&same) = self.finding_index.get(&key) {
+            self.findings[same].times += 1;
+            return;
+        }
+        self.finding_index.insert(key.clone(), self.findings.len());
+        let (severity, kind, line, message) = key;
         self.findings.push(Finding {
             severity,
             line,

@@ -37,6 +37,9 @@ pub(crate) enum Ran {
     /// The subject was proven read and the grace after that ran out: the grace, and what it
     /// would have been on a calm machine.
     Proven(Duration, Duration),
+    /// One of the above, and then the target went on writing other messages at its own pace
+    /// for this long past the deadline without the one waited for.
+    Talking(Box<Ran>, Duration),
 }
 
 impl Ran {
@@ -48,6 +51,10 @@ impl Ran {
                 "within a grace of {} ms{} after the target had certainly read what should have caused it (it answered a later request)",
                 grace.as_millis(),
                 stretched_from(*grace, *calm)
+            ),
+            Ran::Talking(ran, talked) => format!(
+                "{}, nor in the {talked:?} after that during which the target kept writing other messages (a target that keeps talking extends a wait only so long)",
+                ran.explain()
             ),
         }
     }
@@ -64,6 +71,17 @@ pub(crate) fn stretched_from(grace: Duration, calm: Duration) -> String {
     } else {
         String::new()
     }
+}
+
+/// Where a wait stands once its deadline is near.
+pub(crate) enum Wait {
+    /// It goes on.
+    On,
+    /// The deadline passed and the target has been quiet for a grace.
+    Quiet,
+    /// The deadline passed, and the target kept talking past it for this long without what
+    /// was waited for.
+    Talking(Duration),
 }
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
@@ -173,6 +191,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         self.write(message.to_string(), true).await?;
         let subject = self.ledger.sent(&id).map(|r| r.index);
         let began = Deadline::now();
+        let mut past = None;
         loop {
             if let Some(index) = self.ledger.answer_of(&id) {
                 return Ok(self.value(index));
@@ -193,7 +212,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 return Err(Stop::Hung);
             }
             let (deadline, ran) = self.answer_deadline(began, subject, Due::AtOnce);
-            let tick = deadline.min(Deadline::now() + PROBE_AFTER);
+            let tick = self.tick(deadline, PROBE_AFTER);
             // A wait ends only once the harness has caught up with what the target wrote: a
             // target that talks a lot is not blamed for the time the harness takes to read it.
             let got = self.next(tick).await;
@@ -202,11 +221,17 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     return Err(stop);
                 }
             }
-            if !got && self.quiet_past(deadline) {
+            let ran = match self.wait_state(deadline, &mut past) {
+                Wait::On => None,
+                Wait::Quiet => Some(ran),
+                Wait::Talking(talked) => Some(Ran::Talking(Box::new(ran), talked)),
+            };
+            if let Some(ran) = ran {
                 let message = if method == "initialize" {
                     format!(
-                        "no answer to `initialize` {}; the target never started serving (check the command, or raise --startup-timeout for a slow start)",
-                        ran.explain()
+                        "no answer to `initialize` {}; {}",
+                        ran.explain(),
+                        self.what_was_heard()
                     )
                 } else {
                     format!(
@@ -223,17 +248,61 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
     }
 
-    /// Whether a wait with this deadline is over: the deadline has passed and the target has
-    /// been quiet for a grace. A target that is still talking is not judged silent, however
-    /// long the harness takes to read what it says.
-    pub(crate) fn quiet_past(&self, deadline: Deadline) -> bool {
+    /// Where a wait with this deadline stands. Once the deadline has passed, the wait is over
+    /// when the target has been quiet for a grace: a target that is still talking is not judged
+    /// silent, however long the harness takes to read what it says. But the time the harness
+    /// spends *waiting* for a target that talks on at its own pace counts: once it passes the
+    /// talk allowance ([`Engine::talk_allowance`]), the wait is over too. `past` is the wait's
+    /// own record of when it first found its deadline passed (start it at `None`).
+    pub(crate) fn wait_state(&self, deadline: Deadline, past: &mut Option<Duration>) -> Wait {
         let now = Deadline::now();
+        if now < deadline {
+            return Wait::On;
+        }
+        let idle_then = *past.get_or_insert(self.idle);
         // Quiet is about the harness having caught up with the target's output, not about
         // the target's timing: the calm grace.
-        let last = self
+        let quiet_from = self
             .last_event
             .map_or(deadline, |at| Deadline::from_std(at) + self.calm_grace());
-        now >= deadline && now >= last
+        if now >= quiet_from {
+            return Wait::Quiet;
+        }
+        let talked = self.idle.saturating_sub(idle_then);
+        if talked >= self.talk_allowance() {
+            return Wait::Talking(talked);
+        }
+        Wait::On
+    }
+
+    /// When a wait with this deadline looks again at the latest (`every` from now): at its
+    /// deadline, or once past it, when the target will have been quiet for a grace. Never in
+    /// the past while the wait goes on, so a wait past its deadline sleeps until the next
+    /// message instead of spinning.
+    pub(crate) fn tick(&self, deadline: Deadline, every: Duration) -> Deadline {
+        let quiet_from = self
+            .last_event
+            .map_or(deadline, |at| Deadline::from_std(at) + self.calm_grace());
+        deadline.max(quiet_from).min(Deadline::now() + every)
+    }
+
+    /// How long the target may keep a wait open past its deadline by talking at its own pace
+    /// (time the harness spends reading what is already written does not count): as long as a
+    /// reply may take.
+    pub(crate) fn talk_allowance(&self) -> Duration {
+        load::stretched(self.options.reply_timeout, self.stretch).max(MIN_GRACE)
+    }
+
+    /// What the target wrote meanwhile, for a finding about a missing answer.
+    pub(crate) fn what_was_heard(&self) -> String {
+        match (self.received, self.partial) {
+            (0, false) => "the target wrote nothing, so it never started serving (check the command, or raise --startup-timeout for a slow start)".into(),
+            (0, true) => "the target wrote the start of a line and never finished it".into(),
+            (n, _) => format!(
+                "the target wrote {n} message{} meanwhile, but not this answer",
+                if n == 1 { "" } else { "s" }
+            ),
+        }
     }
 
     /// A wait ran out: the stop to take when that is because the target is gone or stopped

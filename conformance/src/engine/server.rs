@@ -138,15 +138,27 @@ impl Side for ServerTarget {
     const STAMPS: bool = true;
 
     async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop> {
-        let era = e.protocol().map(|v| v.era());
-        if era == Some(Era::Stateless) {
-            discover(e).await?;
-        } else if e.case.handshake {
-            handshake(e).await?;
-        } else {
-            e.captures
-                .insert("version".into(), json!(e.options.protocol_version));
-        }
+        // The opening may take the startup allowance and the case's own time limit, however
+        // the target behaves (it may talk without ever answering).
+        let opening = crate::load::stretched(e.options.startup_timeout, e.stretch) + e.case_limit();
+        let Ok(opened) = tokio::time::timeout(opening, open(e)).await else {
+            let (rule, what) = if e.protocol().map(|v| v.era()) == Some(Era::Stateless) {
+                ("LIF-11", "`server/discover`")
+            } else {
+                ("LIF-02", "the `initialize` handshake")
+            };
+            e.line = 0;
+            e.rule(
+                Severity::Fail,
+                rule,
+                format!(
+                    "{what} did not complete within {opening:?} (the startup allowance and the case's time limit); {}",
+                    e.what_was_heard()
+                ),
+            );
+            return Err(Stop::Hung);
+        };
+        opened?;
         // The case's own clock starts once the target has started; a case that performs the
         // handshake itself also gets the start's allowance.
         let mut limit = e.case_limit();
@@ -278,6 +290,21 @@ impl Side for ServerTarget {
             return Some(Stop::Gone);
         }
         None
+    }
+}
+
+/// Opens the session as the era and the case call for: `server/discover`, the handshake, or
+/// nothing (a case that performs the handshake itself).
+async fn open<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), Stop> {
+    let era = e.protocol().map(|v| v.era());
+    if era == Some(Era::Stateless) {
+        discover(e).await
+    } else if e.case.handshake {
+        handshake(e).await
+    } else {
+        e.captures
+            .insert("version".into(), json!(e.options.protocol_version));
+        Ok(())
     }
 }
 

@@ -13,15 +13,24 @@ pub mod junit;
 
 use crate::case::Case;
 use crate::engine::Report;
-use crate::outcome::{Finding, Outcome, Severity};
+use crate::outcome::{Finding, FindingKind, Outcome, Severity};
 use crate::pattern::canonical;
 use crate::transcript::{Direction, Entry};
 use crate::transport::Channel;
 use similar::TextDiff;
+use std::collections::hash_map::Entry as Slot;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// How many stderr lines a failure shows.
 const STDERR_TAIL: usize = 12;
+/// How many different findings of one requirement (and severity) a failure lists; the rest
+/// are counted in one line.
+pub const FINDINGS_SHOWN: usize = 10;
+/// How many lines of the diff a failure shows; the dump (`--dump`) has the whole transcript.
+const DIFF_LINES: usize = 200;
+/// How long computing the diff may take; past it, the diff is coarser (whole runs of lines).
+const DIFF_TIME: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The actual side of the diff: the case's own messages as exchanged, each received message
 /// normalised toward the pattern it was compared with. Harness messages (handshake, barrier,
@@ -98,14 +107,31 @@ pub fn diff(case: &Case, report: &Report) -> String {
     if expected == actual {
         return String::new();
     }
-    TextDiff::from_lines(&expected, &actual)
+    let diff = TextDiff::configure()
+        .timeout(DIFF_TIME)
+        .diff_lines(&expected, &actual)
         .unified_diff()
         .context_radius(3)
         .header(
             &format!("expected: {}", case.path),
             &format!("actual: {}", report.target),
         )
-        .to_string()
+        .to_string();
+    let lines = diff.lines().count();
+    if lines <= DIFF_LINES {
+        return diff;
+    }
+    let mut cut: String = diff
+        .lines()
+        .take(DIFF_LINES)
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    let _ = writeln!(
+        cut,
+        "… and {} more lines of the diff (--dump DIR keeps the whole transcript)",
+        lines - DIFF_LINES
+    );
+    cut
 }
 
 /// The full explanation of a case that did not pass. `next` is the advice that ends it.
@@ -119,49 +145,13 @@ pub fn explain(case: &Case, report: &Report, next: &str) -> String {
         );
         return out;
     }
-    let mut findings: Vec<_> = report
+    let mut judged: Vec<&Finding> = report
         .findings
         .iter()
         .filter(|f| f.severity > Severity::Note)
         .collect();
-    findings.sort_by_key(|f| (std::cmp::Reverse(f.severity), f.line));
-    // The same finding many times over (progress after a cancel, say) is listed once.
-    let same = |a: &Finding, b: &Finding| {
-        a.severity == b.severity && a.kind == b.kind && a.message == b.message
-    };
-    let mut listed: Vec<&Finding> = vec![];
-    for f in findings {
-        if listed.iter().any(|g| same(g, f)) {
-            continue;
-        }
-        listed.push(f);
-        let times: u32 = report
-            .findings
-            .iter()
-            .filter(|g| same(g, f))
-            .map(|g| g.times)
-            .sum();
-        let again = if times > 1 {
-            format!(" ({times} times)")
-        } else {
-            String::new()
-        };
-        let severity = match f.severity {
-            Severity::Fail => "fail",
-            Severity::Warn => "warn",
-            _ => "info",
-        };
-        let requirement = if f.kind.is_expectation() {
-            case.requirements.join(" ")
-        } else {
-            f.requirement().to_string()
-        };
-        let _ = writeln!(
-            out,
-            "{}:{}: {severity} [{requirement}] {}{again}",
-            case.path, f.line, f.message
-        );
-    }
+    judged.sort_by_key(|f| (std::cmp::Reverse(f.severity), f.line));
+    list(&mut out, case, judged);
     let _ = writeln!(
         out,
         "case: {} (level {}, {})",
@@ -169,14 +159,12 @@ pub fn explain(case: &Case, report: &Report, next: &str) -> String {
         case.level.as_str(),
         case.requirements.join(" ")
     );
-    let notes: Vec<_> = report
+    let notes = report
         .findings
         .iter()
         .filter(|f| f.severity == Severity::Note)
         .collect();
-    for f in notes {
-        let _ = writeln!(out, "note: {}:{}: {}", case.path, f.line, f.message);
-    }
+    list(&mut out, case, notes);
     let diff = diff(case, report);
     if !diff.is_empty() {
         out.push_str(&diff);
@@ -198,4 +186,87 @@ pub fn explain(case: &Case, report: &Report, next: &str) -> String {
     }
     let _ = writeln!(out, "next: {next}");
     out
+}
+
+/// Lists findings in the order given: the same finding many times over (progress after a
+/// cancel, say) once, with its count; past [`FINDINGS_SHOWN`] different ones of a requirement
+/// and severity, the rest in one line that counts them.
+fn list(out: &mut String, case: &Case, findings: Vec<&Finding>) {
+    let mut groups: Vec<(&Finding, u64)> = vec![];
+    let mut index: HashMap<(Severity, FindingKind, &str), usize> = HashMap::new();
+    for f in findings {
+        match index.entry((f.severity, f.kind, f.message.as_str())) {
+            Slot::Occupied(at) => groups[*at.get()].1 += u64::from(f.times),
+            Slot::Vacant(at) => {
+                at.insert(groups.len());
+                groups.push((f, u64::from(f.times)));
+            }
+        }
+    }
+    let label = |f: &Finding| {
+        let requirement = if f.kind.is_expectation() {
+            case.requirements.join(" ")
+        } else {
+            f.requirement().to_string()
+        };
+        (f.severity, requirement)
+    };
+    // Per label: how many different findings, how many of them were not listed, and how many
+    // times those happened.
+    let mut counts: HashMap<(Severity, String), (usize, usize, u64)> = HashMap::new();
+    let mut order = vec![];
+    for (f, times) in groups {
+        let label = label(f);
+        let count = counts.entry(label.clone()).or_insert_with(|| {
+            order.push(label.clone());
+            (0, 0, 0)
+        });
+        count.0 += 1;
+        if count.0 > FINDINGS_SHOWN {
+            count.1 += 1;
+            count.2 += times;
+            continue;
+        }
+        let again = if times > 1 {
+            format!(" ({times} times)")
+        } else {
+            String::new()
+        };
+        let _ = match f.severity {
+            Severity::Note => writeln!(out, "note: {}:{}: {}", case.path, f.line, f.message),
+            severity => writeln!(
+                out,
+                "{}:{}: {} [{}] {}{again}",
+                case.path,
+                f.line,
+                word(severity),
+                label.1,
+                f.message
+            ),
+        };
+    }
+    for label in order {
+        let (_, more, times) = counts[&label];
+        if more == 0 {
+            continue;
+        }
+        let what = match label.0 {
+            Severity::Note => "note:".to_string(),
+            severity => format!("{} [{}]", word(severity), label.1),
+        };
+        let _ = writeln!(
+            out,
+            "{}: {what} and {more} more different findings like these ({times} times in all; --dump DIR lists them)",
+            case.path
+        );
+    }
+}
+
+/// The word a failure uses for a severity.
+fn word(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Fail => "fail",
+        Severity::Warn => "warn",
+        _ => "info",
+    }
 }

@@ -16,11 +16,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 use tokio::process::{ChildStdin, Command};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::time::Instant as Deadline;
 
 /// The longest stdout line the harness accepts; longer ones are reported and discarded.
 pub const MAX_LINE: usize = 4 * 1024 * 1024;
+/// How much of the target's output is read ahead of the harness (while it judges what came
+/// before, or waits to write): a target that writes while it reads, and reads only once its
+/// writes are through, is not deadlocked by a harness that waits to write to it. Past this
+/// the rest stays in the pipe.
+pub const UNREAD_BYTES: usize = 8 * 1024 * 1024;
+/// What an event counts against [`UNREAD_BYTES`] at the least.
+const EVENT_COST: usize = 128;
 /// How many stderr lines are kept for the transcript; older ones are counted, not kept.
 pub const LOG_KEPT: usize = 200;
 const STDERR_LINE_MAX: usize = 4096;
@@ -123,12 +130,16 @@ pub struct Process {
     /// The tag every process it starts carries (see [`reap`]).
     tag: String,
     stdin: Option<ChildStdin>,
-    events: mpsc::Receiver<(Instant, ProcessEvent)>,
+    events: mpsc::UnboundedReceiver<(Instant, ProcessEvent, u32)>,
+    /// Room left for output read ahead of the harness, in bytes.
+    room: Arc<Semaphore>,
     /// Its stderr so far, and notes about it.
     pub log: Arc<Mutex<TargetLog>>,
     /// When it was started.
     pub started: Instant,
     exited: Option<ExitStatus>,
+    /// The exit status as soon as the process is reaped, ahead of the output still unread.
+    reaped: watch::Receiver<Option<ExitStatus>>,
 }
 
 impl Process {
@@ -151,32 +162,47 @@ impl Process {
         if let Some(dir) = &launch.cwd {
             cmd.current_dir(dir);
         }
-        let mut child = cmd.spawn()?;
+        let (mut child, pid) = reap::start(|| {
+            let child = cmd.spawn()?;
+            let pid = child.id().map(|p| p as i32).unwrap_or(0);
+            Ok(((child, pid), pid))
+        })?;
         let started = Instant::now();
-        let pid = child.id().map(|p| p as i32).unwrap_or(0);
-        if pid > 0 {
-            reap::enlist(pid);
-        }
-        let (tx, events) = mpsc::channel(256);
+        let (tx, events) = mpsc::unbounded_channel();
+        let (reaped_tx, reaped) = watch::channel(None);
+        let room = Arc::new(Semaphore::new(UNREAD_BYTES));
         let log = Arc::new(Mutex::new(TargetLog::default()));
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         let stdin = child.stdin.take();
         let out_tx = tx.clone();
+        let out_room = room.clone();
         tokio::spawn(async move {
             read_lines(stdout, MAX_LINE, |chunk| {
+                let at = Instant::now();
                 let event = match chunk {
                     Chunk::Line(bytes) => ProcessEvent::Line(bytes),
                     Chunk::Overlong => ProcessEvent::Overlong,
                     Chunk::Partial => ProcessEvent::Partial,
                 };
                 let tx = out_tx.clone();
-                async move { tx.send((Instant::now(), event)).await.is_ok() }
+                let room = out_room.clone();
+                async move {
+                    let cost = match &event {
+                        ProcessEvent::Line(bytes) => bytes.len(),
+                        _ => 0,
+                    }
+                    .clamp(EVENT_COST, UNREAD_BYTES) as u32;
+                    // Wait for room; the receiver gives it back as it takes the event.
+                    match room.acquire_many(cost).await {
+                        Ok(permit) => permit.forget(),
+                        Err(_) => return false,
+                    }
+                    tx.send((at, event, cost)).is_ok()
+                }
             })
             .await;
-            let _ = out_tx
-                .send((Instant::now(), ProcessEvent::StdoutClosed))
-                .await;
+            let _ = out_tx.send((Instant::now(), ProcessEvent::StdoutClosed, 0));
         });
         let err_log = log.clone();
         tokio::spawn(async move {
@@ -198,9 +224,8 @@ impl Process {
         });
         tokio::spawn(async move {
             if let Ok(status) = child.wait().await {
-                let _ = tx
-                    .send((Instant::now(), ProcessEvent::Exited(status)))
-                    .await;
+                let _ = reaped_tx.send(Some(status));
+                let _ = tx.send((Instant::now(), ProcessEvent::Exited(status), 0));
             }
         });
         Ok(Process {
@@ -208,13 +233,18 @@ impl Process {
             tag,
             stdin,
             events,
+            room,
             log,
             started,
             exited: None,
+            reaped,
         })
     }
 
-    /// Writes one line (a newline is added). Gives up when stdin stays full for `patience`.
+    /// Writes one line (a newline is added). Gives up when stdin stays full for `patience`,
+    /// stretched for the machine's CPU pressure (see [`crate::load`]): a target that reads
+    /// slowly on a busy machine has not stopped reading. Meanwhile its output goes on being
+    /// read, up to [`UNREAD_BYTES`].
     pub async fn write_line(&mut self, line: &[u8], patience: Duration) -> Result<(), WriteError> {
         let stdin = self.stdin.as_mut().ok_or(WriteError::Closed)?;
         let mut buf = Vec::with_capacity(line.len() + 1);
@@ -224,13 +254,24 @@ impl Process {
             stdin.write_all(&buf).await?;
             stdin.flush().await
         };
-        match tokio::time::timeout(patience, write).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(_)) => Err(WriteError::Closed),
-            Err(_) => {
-                // A half-written line cannot be finished; nothing more goes to this stdin.
-                self.stdin = None;
-                Err(WriteError::Stalled(patience))
+        let mut write = std::pin::pin!(write);
+        let began = Deadline::now();
+        let mut allowed = patience;
+        loop {
+            match tokio::time::timeout_at(began + allowed, write.as_mut()).await {
+                Ok(Ok(())) => return Ok(()),
+                Ok(Err(_)) => return Err(WriteError::Closed),
+                Err(_) => {
+                    // The machine's pressure is read only once a write has waited that long.
+                    let stretched = crate::load::stretched(patience, crate::load::stretch());
+                    if stretched > allowed {
+                        allowed = stretched;
+                        continue;
+                    }
+                    // A half-written line cannot be finished; nothing more goes to this stdin.
+                    self.stdin = None;
+                    return Err(WriteError::Stalled(allowed));
+                }
             }
         }
     }
@@ -256,7 +297,8 @@ impl Process {
     /// The next event, or `None` once nothing more can come (stdout closed and exited).
     /// Cancel-safe.
     pub async fn recv(&mut self) -> Option<(Instant, ProcessEvent)> {
-        let (at, event) = self.events.recv().await?;
+        let (at, event, cost) = self.events.recv().await?;
+        self.room.add_permits(cost as usize);
         if let ProcessEvent::Exited(status) = &event {
             self.exited = Some(*status);
         }
@@ -287,21 +329,16 @@ impl Process {
     }
 
     /// Ends the process: closes stdin, gives it `grace` to exit, then kills its whole process
-    /// group and waits until the process is reaped. Events that arrive meanwhile are dropped.
+    /// group and waits until the process is reaped. Output not read by then is dropped (it
+    /// may be megabytes of a flood: waiting for the exit does not wait for it).
     pub async fn shutdown(&mut self, grace: Duration) {
         self.close_stdin();
-        let deadline = Deadline::now() + grace;
-        while self.exited.is_none() {
-            if self.next_event(deadline).await.is_none() {
-                break;
-            }
-        }
+        let _ = tokio::time::timeout(grace, self.reaped.wait_for(Option::is_some)).await;
         self.kill_group();
-        let hard = Deadline::now() + Duration::from_secs(5);
-        while self.exited.is_none() {
-            if self.next_event(hard).await.is_none() {
-                break;
-            }
+        let hard = Duration::from_secs(5);
+        let _ = tokio::time::timeout(hard, self.reaped.wait_for(Option::is_some)).await;
+        if let Some(status) = *self.reaped.borrow() {
+            self.exited.get_or_insert(status);
         }
     }
 

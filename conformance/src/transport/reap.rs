@@ -14,18 +14,31 @@
 //! Limits: a descendant that both clears its environment and is started while the harness is
 //! not its subreaper (another subreaper between them, or a container's init), or that leaves
 //! through a service manager (`systemd-run`, `ssh`), is not found. Every live process group
-//! is also listed here, so an interrupted harness can kill them all.
+//! is also listed here, so an interrupted harness can kill them all; once it is interrupted,
+//! no target starts any more (the check and the start happen under the registry's lock, so a
+//! start cannot slip in between the kill and the harness's exit).
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 /// The environment variable that tags every process a target starts.
 pub const TAG_ENV: &str = "CONFORMANCE_TARGET_TAG";
 
-/// Process groups alive right now.
-static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// The targets of this harness: the process groups alive right now, and whether the harness
+/// was interrupted (then nothing starts any more).
+struct Registry {
+    groups: BTreeSet<i32>,
+    interrupted: bool,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    groups: BTreeSet::new(),
+    interrupted: false,
+});
+/// The same flag as `Registry::interrupted`, readable without the lock (by the console).
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Numbers the tags of this harness process.
 static NEXT_TAG: AtomicU64 = AtomicU64::new(1);
 
@@ -53,20 +66,35 @@ pub fn become_subreaper() -> bool {
     }
 }
 
-/// Lists a live process group.
-pub(crate) fn enlist(pgid: i32) {
-    LIVE_GROUPS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(pgid);
+fn registry() -> MutexGuard<'static, Registry> {
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Starts a target with `spawn` (which returns the process and its group id) and lists its
+/// group, under the registry's lock; refuses once the harness was interrupted.
+pub(crate) fn start<C>(spawn: impl FnOnce() -> std::io::Result<(C, i32)>) -> std::io::Result<C> {
+    let mut registry = registry();
+    if registry.interrupted {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "the harness was interrupted, so no target starts any more",
+        ));
+    }
+    let (child, pgid) = spawn()?;
+    if pgid > 0 {
+        registry.groups.insert(pgid);
+    }
+    Ok(child)
 }
 
 /// Forgets a process group that has been killed for good.
 pub(crate) fn discharge(pgid: i32) {
-    LIVE_GROUPS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&pgid);
+    registry().groups.remove(&pgid);
+}
+
+/// Whether the harness was interrupted (see [`interrupt`]).
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
 }
 
 /// Kills a process group.
@@ -144,15 +172,25 @@ fn reap(pid: i32) {
     });
 }
 
-/// For an interrupted or finishing harness: kills every live target group, every tagged
-/// process of this harness, and every child reparented to it, and reaps what it can.
+/// For an interrupted harness: from now on no target starts, and every target that runs is
+/// killed as [`kill_everything`] does. The harness should exit right after.
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+    let mut registry = registry();
+    registry.interrupted = true;
+    kill_all(&registry);
+}
+
+/// For a finishing harness: kills every live target group, every tagged process of this
+/// harness, and every child reparented to it, and reaps what it can.
 pub fn kill_everything() {
-    let groups = LIVE_GROUPS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
-    for pgid in groups {
-        kill_group(pgid);
+    kill_all(&registry());
+}
+
+/// Kills everything; the caller holds the registry's lock, so nothing starts meanwhile.
+fn kill_all(registry: &Registry) {
+    for pgid in &registry.groups {
+        kill_group(*pgid);
     }
     kill_tagged(&prefix(), 0);
     let me = std::process::id() as i32;

@@ -1,8 +1,10 @@
 //! The stdio transport: one JSON-RPC message per line over a pipe pair, usually the stdin
 //! and stdout of a server child process.
 //!
-//! Nothing a server does can hang it: writes are queued, never awaited by callers; closing
-//! waits for queued lines at most the shutdown grace; a server that exits while something
+//! Nothing a server does can hang it: writes are queued, never awaited by callers, and the
+//! queue is bounded ([`QUEUED_MESSAGES`]: a server that leaves that many unread has stopped
+//! reading, and the connection is given up); closing waits for queued lines at most the
+//! shutdown grace; a server that exits while something
 //! it started still holds its stdout ends the connection anyway; and unreadable lines are
 //! logged through a [`Throttle`].
 
@@ -24,16 +26,22 @@ use tokio::time::Instant;
 /// as closed although something (a process the server started) still holds stdout open.
 const QUIET_AFTER_EXIT: Duration = Duration::from_millis(500);
 
+/// How many messages may wait for the server to read them; one more, and the server is
+/// taken for one that stopped reading its input.
+pub const QUEUED_MESSAGES: usize = 65_536;
+
 type Reader = Box<dyn AsyncRead + Send + Unpin>;
 
 /// Messages as lines over a reader and a writer, with the server process when there is one.
 pub struct StdioTransport {
-    lines: mpsc::UnboundedSender<Line>,
+    lines: mpsc::Sender<Line>,
     reader: tokio::sync::Mutex<LineReader<Reader>>,
     writer: Mutex<Option<JoinHandle<()>>>,
     process: tokio::sync::Mutex<Option<ServerProcess>>,
     exited: Option<watch::Receiver<Option<ExitStatus>>>,
     unreadable: Throttle,
+    /// The queue was found full once (and that was said).
+    full: std::sync::atomic::AtomicBool,
 }
 
 impl StdioTransport {
@@ -52,7 +60,7 @@ impl StdioTransport {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let (lines, rx) = mpsc::unbounded_channel();
+        let (lines, rx) = mpsc::channel(QUEUED_MESSAGES);
         Self {
             lines,
             reader: tokio::sync::Mutex::new(LineReader::new(Box::new(reader) as Reader)),
@@ -60,6 +68,7 @@ impl StdioTransport {
             process: tokio::sync::Mutex::new(None),
             exited: None,
             unreadable: Throttle::new("unreadable lines from the server"),
+            full: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -67,9 +76,16 @@ impl StdioTransport {
 impl Transport for StdioTransport {
     fn send(&self, message: Outgoing) -> Result<(), Disconnected> {
         // Compact JSON never contains a raw newline, so it is exactly one line.
-        self.lines
-            .send(Line::Line(message.message.to_string()))
-            .map_err(|_| Disconnected)
+        match self.lines.try_send(Line::Line(message.message.to_string())) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(Disconnected),
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                if !self.full.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    warn(&format!("the server has not read the last {QUEUED_MESSAGES} messages sent to it: it has stopped reading its input, so nothing more is sent"));
+                }
+                Err(Disconnected)
+            }
+        }
     }
 
     fn receive(&self) -> BoxFuture<'_, Option<Incoming>> {
@@ -135,7 +151,8 @@ impl Transport for StdioTransport {
             // Step one of the ladder: flush what is queued and close stdin. A server that
             // does not read gets the grace, then its stdin is closed under the queue.
             let deadline = Instant::now() + grace;
-            let _ = self.lines.send(Line::End);
+            // A full queue gets no end marker: the grace below closes stdin under it.
+            let _ = self.lines.try_send(Line::End);
             let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
             if let Some(mut writer) = writer {
                 if tokio::time::timeout_at(deadline, &mut writer)
@@ -195,7 +212,7 @@ impl Drop for StdioTransport {
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::UnboundedReceiver<Line>) {
+async fn write_loop<W: AsyncWrite + Unpin>(mut writer: W, mut rx: mpsc::Receiver<Line>) {
     if let Err(e) = write_lines(&mut writer, &mut rx).await {
         warn(&format!(
             "cannot write to the server: {e}; it has probably exited"
