@@ -1,0 +1,268 @@
+//! The parser's tests: what it reads, and the errors it gives at `path:line`.
+
+use super::*;
+
+const GOOD: &str = "# Cancelling work stops it.\n# Second line.\n@requirement CAN-05 CAN-11\n@level should\n@fixtures work\n\n> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}\n< {\"id\":1,\"result\":\"{...}\"}\n! repeat 2\n! barrier\n! end\n! silent 1 200ms\n";
+
+#[test]
+fn parses_header_and_steps() {
+    let case = parse("server/x", "cases/server/x.mcpt", GOOD).unwrap();
+    assert_eq!(case.intent, "Cancelling work stops it. Second line.");
+    assert_eq!(case.requirements, ["CAN-05", "CAN-11"]);
+    assert_eq!(case.level, Level::Should);
+    assert_eq!(case.steps.len(), 4);
+    assert_eq!(case.steps[2].line, 9);
+    assert!(
+        matches!(&case.steps[2].kind, StepKind::Repeat { count: 2, steps } if steps.len() == 1)
+    );
+    assert!(matches!(&case.steps[3].kind, StepKind::Silent { id, .. } if id == "1"));
+}
+
+fn error_of(text: &str) -> CaseError {
+    parse("server/x", "x.mcpt", text).unwrap_err()
+}
+
+#[test]
+fn a_stateless_server_sends_no_requests() {
+    let head = "# intent\n@requirement RPC-15\n@level must\n@actions [{\"connect\":true}]\n@versions stateless\n";
+    let client = |text: &str| parse("client/x", "x.mcpt", text);
+    let e = client(&format!("{head}! barrier\n")).unwrap_err();
+    assert_eq!(e.line, 6);
+    assert!(e.message.contains("RPC-15"), "{e}");
+    let request = r#"< {"jsonrpc":"2.0","id":"r","method":"roots/list"}"#;
+    assert_eq!(client(&format!("{head}{request}\n")).unwrap_err().line, 6);
+    let answer = r#"< {"jsonrpc":"2.0","id":"{$c}","result":{}}"#;
+    assert!(client(&format!("{head}{answer}\n")).is_ok());
+    let legacy = format!("{head}@plays handshake\n! barrier\n");
+    assert_eq!(
+        client(&legacy).unwrap().plays,
+        Some(crate::era::Era::Handshake)
+    );
+    let cancelled = client(&format!("{head}! cancelled \"{{$c}}\"\n")).unwrap();
+    assert!(matches!(&cancelled.steps[0].kind, StepKind::Cancelled(id) if id == "\"{$c}\""));
+    let e = parse(
+        "server/x",
+        "x.mcpt",
+        "# i\n@requirement A\n@level must\n! cancelled 1\n",
+    )
+    .unwrap_err();
+    assert!(e.message.contains("client cases"), "{e}");
+}
+
+#[test]
+fn mistakes_are_errors_with_lines() {
+    let head = "# intent\n@requirement CAN-05\n@level must\n";
+    let e = error_of(&format!("{head}! frobnicate\n"));
+    assert_eq!(e.line, 4);
+    assert!(e.message.contains("unknown control"), "{e}");
+    assert_eq!(error_of(&format!("{head}< {{nope\n")).line, 4);
+    assert_eq!(error_of(&format!("{head}> {{}}\n@level must\n")).line, 5);
+    assert_eq!(error_of(&format!("{head}hello\n")).line, 4);
+    assert_eq!(error_of(&format!("{head}! repeat 2\n> {{}}\n")).line, 4);
+    assert_eq!(error_of(&format!("{head}! end\n")).line, 4);
+    assert!(error_of("@requirement X\n@level must\n> {}\n")
+        .message
+        .contains("opens with"));
+    assert!(error_of("# i\n@level must\n> {}\n")
+        .message
+        .contains("@requirement"));
+    assert!(error_of(&format!("{head}@versions 1999-01-01\n"))
+        .message
+        .contains("unknown protocol"));
+    assert!(error_of(&format!("{head}! silent x 1s\n"))
+        .message
+        .contains("not a request id"));
+    assert!(error_of(&format!("{head}! wait soon\n"))
+        .message
+        .contains("duration"));
+}
+
+#[test]
+fn cancel_steps() {
+    let case = parse(
+        "server/x",
+        "x",
+        "# i\n@requirement A\n@level must\n! cancel 1\n! cancel \"a\" too  late\n! cancel \"{$id}\" x\n",
+    )
+    .unwrap();
+    let kinds: Vec<_> = case.steps.iter().map(|s| s.kind.clone()).collect();
+    assert_eq!(
+        kinds,
+        [
+            StepKind::Cancel {
+                id: "1".into(),
+                reason: None
+            },
+            StepKind::Cancel {
+                id: "\"a\"".into(),
+                reason: Some("too  late".into())
+            },
+            StepKind::Cancel {
+                id: "\"{$id}\"".into(),
+                reason: Some("x".into())
+            },
+        ]
+    );
+}
+
+#[test]
+fn http_steps_need_an_http_case() {
+    let head = "# i\n@requirement HTTP-16\n@level must\n";
+    let http = format!("{head}@transports http\n");
+    let case = parse(
+        "server/x",
+        "x",
+        &format!("{http}! header Origin: http://a.example\n> {{}}\n! status 403|4xx\n! header Mcp-Session-Id:\n! disconnect 1\n! session other\n! delete-session\n! status 2xx\n! listen\n! witness not 1 \"a\"\n"),
+    )
+    .unwrap();
+    assert_eq!(case.transports, [TransportKind::Http]);
+    let kinds: Vec<_> = case.steps.iter().map(|s| s.kind.clone()).collect();
+    assert_eq!(
+        kinds[0],
+        StepKind::Header {
+            name: "Origin".into(),
+            value: "http://a.example".into()
+        }
+    );
+    assert_eq!(kinds[2], StepKind::Status(vec!["403".into(), "4xx".into()]));
+    assert_eq!(
+        kinds[3],
+        StepKind::Header {
+            name: "Mcp-Session-Id".into(),
+            value: String::new()
+        }
+    );
+    assert_eq!(kinds[5], StepKind::Session("other".into()));
+    assert_eq!(
+        kinds[9],
+        StepKind::Unwitnessed(vec!["1".into(), "\"a\"".into()])
+    );
+
+    let e = error_of(&format!("{head}! disconnect 1\n"));
+    assert_eq!(e.line, 4);
+    assert!(e.message.contains("add `@transports http`"), "{e}");
+    let e = error_of(&format!("{http}! close-stdin\n"));
+    assert!(e.message.contains("add `@transports stdio`"), "{e}");
+    let e = error_of(&format!("{http}! barrier\n! status 202\n"));
+    assert_eq!(e.line, 6);
+    assert!(e.message.contains("right after"), "{e}");
+    assert!(error_of(&format!("{http}> {{}}\n! status 20\n"))
+        .message
+        .contains("`! status 202`"));
+    assert!(error_of(&format!("{http}! header Origin\n"))
+        .message
+        .contains("NAME: VALUE"));
+    assert!(error_of(&format!("{head}@transports pigeon\n"))
+        .message
+        .contains("unknown transport"));
+    let both = parse("server/x", "x", &format!("{head}> {{}}\n")).unwrap();
+    assert_eq!(both.transports, [TransportKind::Stdio, TransportKind::Http]);
+}
+
+#[test]
+fn sweeps_expand_values() {
+    let case = parse(
+        "server/x",
+        "x",
+        "# i\n@requirement A\n@level must\n! sweep d 0ms..30ms step 10ms\n! after {$d}\n! end\n",
+    )
+    .unwrap();
+    match &case.steps[0].kind {
+        StepKind::Sweep { var, values, steps } => {
+            assert_eq!(var, "d");
+            assert_eq!(values, &[0, 10, 20, 30]);
+            assert_eq!(steps[0].kind, StepKind::After(Span::Var("d".into())));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn client_headers() {
+    let head = "# i\n@requirement CAN-01\n@level must\n";
+    let text = format!(
+        "{head}@actions [{{\"connect\":true}},{{\"call\":\"work\",\"progress\":true}},{{\"exit\":true}}]\n@outcomes result cancelled|timeout *\n> {{\"method\":\"initialize\"}}\n"
+    );
+    let case = parse("client/x", "x", &text).unwrap();
+    assert_eq!(case.role, Role::Client);
+    assert_eq!(case.actions.len(), 3);
+    assert_eq!(case.actions[1]["call"], "work");
+    assert_eq!(case.outcomes[1], ["cancelled", "timeout"]);
+    assert_eq!(case.outcomes[2], ["*"]);
+    assert!(matches!(&case.steps[0].kind, StepKind::Expect(_)));
+
+    let client = |h: &str| parse("client/x", "x", &format!("{head}{h}> {{}}\n"));
+    assert_eq!(client("@actions {\"call\":1}\n").unwrap_err().line, 4);
+    assert!(client("@actions [{\"call\":\"a\",\"exit\":true}]\n")
+        .unwrap_err()
+        .message
+        .contains("exactly one"));
+    assert!(client("@actions [{\"exit\":true}]\n@outcomes done\n")
+        .unwrap_err()
+        .message
+        .contains("unknown outcome"));
+    assert!(
+        client("@actions [{\"exit\":true}]\n@outcomes result result\n")
+            .unwrap_err()
+            .message
+            .contains("one per action")
+    );
+    assert!(client("").unwrap_err().message.contains("needs `@actions`"));
+    assert!(
+        error_of(&format!("{head}@actions [{{\"exit\":true}}]\n< {{}}\n"))
+            .message
+            .contains("for client cases")
+    );
+}
+
+#[test]
+fn arrival_windows() {
+    let case = parse(
+        "server/x",
+        "x",
+        "# i\n@requirement A\n@level must\n! arrives 50ms..550ms\n",
+    )
+    .unwrap();
+    let StepKind::Arrives(arrival) = case.steps[0].kind else {
+        panic!("{:?}", case.steps[0])
+    };
+    assert_eq!(arrival.judge(Duration::from_millis(300)), None);
+    assert!(arrival
+        .judge(Duration::from_millis(10))
+        .unwrap()
+        .contains("allows 50 to 550 ms"));
+    assert!(arrival.judge(Duration::from_millis(600)).is_some());
+    let bad = parse(
+        "server/x",
+        "x",
+        "# i\n@requirement A\n@level must\n! arrives 9ms..1ms\n",
+    );
+    assert_eq!(bad.unwrap_err().line, 4);
+}
+
+#[test]
+fn durations() {
+    assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
+    assert_eq!(parse_duration("1.5s"), Some(Duration::from_millis(1500)));
+    assert_eq!(parse_duration("5"), None);
+    assert_eq!(parse_duration("-1s"), None);
+    assert_eq!(parse_duration("1e20s"), None, "too big for a Duration");
+    assert_eq!(parse_duration("3601s"), None, "longer than an hour");
+}
+
+#[test]
+fn loops_are_bounded() {
+    let head = "# i\n@requirement A\n@level must\n";
+    let repeat = error_of(&format!("{head}! repeat 1000000000\n! barrier\n! end\n"));
+    assert!(repeat.message.contains("from 1 to 10000"), "{repeat}");
+    let sweep = error_of(&format!(
+        "{head}! sweep d 0ms..3600s step 1ms\n! barrier\n! end\n"
+    ));
+    assert!(sweep.message.contains("more than 10000 rounds"), "{sweep}");
+    assert!(parse(
+        "server/x",
+        "x",
+        &format!("{head}! repeat 10000\n! barrier\n! end\n")
+    )
+    .is_ok());
+}
