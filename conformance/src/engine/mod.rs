@@ -12,6 +12,7 @@
 //! unless the case asks for a time window.
 
 mod adapter;
+mod cancel;
 pub mod client;
 mod client_start;
 mod client_stateless;
@@ -21,23 +22,26 @@ mod http_steps;
 mod io;
 pub mod ledger;
 mod proof;
+mod receive;
 pub mod server;
 pub mod session;
+mod side;
+mod steps;
 mod waited;
 
 pub use io::{KEEP_BYTES, KEEP_ENTRIES};
+pub use side::Side;
 
-use crate::case::{Arrival, Case, Span, Step, StepKind};
+use crate::case::{Arrival, Case};
 use crate::era::ProtocolVersion;
 use crate::fixtures::Fixtures;
 use crate::outcome::{Finding, FindingKind, Outcome, Severity};
-use crate::pattern::{self, Captures};
-use crate::rules::envelope::Writer;
+use crate::pattern::Captures;
 use crate::transcript::Entry;
 use crate::transport::process::TargetLog;
-use crate::transport::{Event, SendError, Transport};
+use crate::transport::Transport;
 use ledger::Ledger;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
@@ -126,88 +130,6 @@ pub enum Stop {
     Hung,
     /// The case does not apply.
     Skip(String),
-}
-
-/// What differs between the two roles. The engine calls these at fixed points; everything
-/// else is common.
-#[allow(async_fn_in_trait)]
-pub trait Side: Sized {
-    /// Who writes the target's lines, for the envelope rules' wording.
-    const WRITER: &'static Writer;
-    /// The arrow of lines the harness sends, as case files and diffs show them.
-    const SENDS: char;
-    /// The arrow of lines the harness expects.
-    const EXPECTS: char;
-    /// How long after the target process exited its output is still read (`None`: until it
-    /// closes). A server's exit ends its session, even if a child it left holds its stdout.
-    const EXIT_GRACE: Option<Duration>;
-    /// Whether the harness may send probes (requests of its own) to prove a message was read.
-    const PROBES: bool;
-    /// Whether the harness, on this side, stamps the stateless era's `_meta` onto its requests
-    /// (it does as a client; as a server it sends no requests in that era).
-    const STAMPS: bool;
-
-    /// Plays the whole case: opens the session and plays the steps within the time limits.
-    async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop>;
-
-    /// After [`Side::play`], however it ended: what the role still has to judge. Returns the
-    /// reason when the case turned out not to apply.
-    async fn finish<T: Transport>(
-        e: &mut Engine<'_, T, Self>,
-        played: Result<(), Stop>,
-    ) -> Option<String>;
-
-    /// The standing rules for one message the target wrote (transcript index `index`, parsed
-    /// as a JSON object that passed the envelope check).
-    async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize);
-
-    /// Events other than messages that only this role knows what to make of.
-    fn observe<T: Transport>(e: &mut Engine<'_, T, Self>, at: Duration, event: Event);
-
-    /// Steps only this role carries out (`! silent`, `! witness`, `! close-stdin`, `! exit`).
-    async fn role_step<T: Transport>(e: &mut Engine<'_, T, Self>, step: &Step) -> Result<(), Stop>;
-
-    /// Adds the era's stamp to a message the harness is about to send, when the case wants it;
-    /// returns whether it did (the transcript then shows the case's own line beside it). As a
-    /// client the harness stamps requests with the stateless era's `_meta`.
-    fn stamp<T: Transport>(e: &Engine<'_, T, Self>, message: &mut Value) -> bool {
-        Self::STAMPS && e.case.stamp && e.protocol().is_some_and(|v| v.stamp(message))
-    }
-
-    /// Takes note of a message the harness sent (a case's line or its own answer).
-    fn sent<T: Transport>(_e: &mut Engine<'_, T, Self>, _message: &Value) {}
-
-    /// Prepares a message the harness is about to send (a target file's tool mapping).
-    /// Returns the fixture role the message calls, when it calls one.
-    fn prepare<T: Transport>(_e: &Engine<'_, T, Self>, _message: &mut Value) -> Option<String> {
-        None
-    }
-
-    /// What to do when a message could not be sent: report why the target is gone, and say
-    /// how the steps stop.
-    async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, error: SendError) -> Stop;
-
-    /// Reports that the target went away while the case still needed it.
-    fn gone<T: Transport>(e: &mut Engine<'_, T, Self>);
-
-    /// A wait for an expected message ran out: how the steps stop when that is because the
-    /// target is gone, or `None` to report the missing message.
-    fn ended<T: Transport>(e: &mut Engine<'_, T, Self>) -> Option<Stop>;
-
-    /// Whether the steps must stop now, whatever they wait for (a case that turned out not to
-    /// apply); checked before every step and while an expected message is awaited.
-    fn halted<T: Transport>(_e: &mut Engine<'_, T, Self>) -> Option<Stop> {
-        None
-    }
-
-    /// After the case and the drain, when nothing more will come: judgements that needed the
-    /// whole transcript.
-    fn drained<T: Transport>(_e: &mut Engine<'_, T, Self>) {}
-
-    /// What to add to a "no message matching" finding about the target's state.
-    fn absence<T: Transport>(_e: &Engine<'_, T, Self>) -> String {
-        String::new()
-    }
 }
 
 /// One run of one case.
@@ -480,191 +402,5 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
     /// Time since the target started.
     pub(crate) fn now(&self) -> Duration {
         self.io.started().elapsed()
-    }
-
-    /// Plays steps in order.
-    pub(crate) fn steps<'s>(
-        &'s mut self,
-        steps: &'s [Step],
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Stop>> + 's>> {
-        Box::pin(async move {
-            for (i, step) in steps.iter().enumerate() {
-                self.line = step.line;
-                // A request whose status the next step judges is left to it by the standing
-                // rules.
-                self.streams.next_status = match steps.get(i + 1).map(|s| &s.kind) {
-                    Some(StepKind::Status(codes)) => Some(codes.clone()),
-                    _ => None,
-                };
-                if let Some(stop) = S::halted(self) {
-                    return Err(stop);
-                }
-                self.step(step).await?;
-            }
-            Ok(())
-        })
-    }
-
-    async fn step(&mut self, step: &Step) -> Result<(), Stop> {
-        match &step.kind {
-            StepKind::Send(text) => {
-                let text = self.fill(text)?;
-                self.write(text, false).await
-            }
-            StepKind::Expect(text) => self.expect(step.line, text).await,
-            StepKind::Barrier => self.barrier().await,
-            StepKind::Cancel { id, reason } => self.cancel(id, reason.as_deref()).await,
-            StepKind::After(span) => {
-                let until = self.last_send + self.span(span);
-                self.pump_until(Deadline::from_std(until)).await;
-                Ok(())
-            }
-            StepKind::Wait(span) => {
-                let until = Deadline::now() + self.span(span);
-                self.pump_until(until).await;
-                Ok(())
-            }
-            StepKind::Arrives(arrival) => {
-                self.arrival = Some(*arrival);
-                self.waited_before = self.waited();
-                Ok(())
-            }
-            StepKind::Repeat { .. } | StepKind::Sweep { .. } => {
-                let (inner, rounds) = step.kind.rounds().expect("a loop has rounds");
-                for bindings in &rounds {
-                    self.captures.extend(bindings.iter().cloned());
-                    self.steps(inner).await?;
-                }
-                for (name, _) in rounds.first().into_iter().flatten() {
-                    self.captures.remove(name);
-                }
-                Ok(())
-            }
-            StepKind::Status(codes) => self.status_step(codes).await,
-            StepKind::Header { name, value } => self.header_step(name, value),
-            StepKind::Listen => self.open_step(true).await,
-            StepKind::DeleteSession => self.open_step(false).await,
-            StepKind::Silent { .. }
-            | StepKind::Witness(_)
-            | StepKind::Unwitnessed(_)
-            | StepKind::Session(_)
-            | StepKind::CloseStdin
-            | StepKind::Exit(_)
-            | StepKind::Disconnect(_)
-            | StepKind::Cancelled(_)
-            | StepKind::ServerExit
-            | StepKind::ExpireSession => S::role_step(self, step).await,
-        }
-    }
-
-    pub(crate) fn span(&self, span: &Span) -> Duration {
-        span.resolve(&self.captures)
-    }
-
-    /// A reference to a variable that an earlier, already reported mismatch never captured
-    /// ends the case quietly; otherwise it is a bug in the case.
-    fn missing_capture(&mut self, name: String) -> Stop {
-        if !self.findings.iter().any(|f| f.severity > Severity::Note) {
-            self.finding(
-                Severity::Fail,
-                FindingKind::CaseBug,
-                format!("bug in case: `{{${name}}}` is used before anything was captured into it"),
-            );
-        }
-        Stop::Hung
-    }
-
-    /// A case line with its variables filled in.
-    pub(crate) fn fill(&mut self, text: &str) -> Result<String, Stop> {
-        pattern::substitute(text, &self.captures).map_err(|name| self.missing_capture(name))
-    }
-
-    /// A request id of a control line, with its variables filled in.
-    pub(crate) fn fill_id(&mut self, text: &str) -> Result<Value, Stop> {
-        let text = self.fill(text)?;
-        serde_json::from_str(&text).map_err(|_| {
-            self.finding(
-                Severity::Fail,
-                FindingKind::CaseBug,
-                format!("bug in case: `{text}` is not a request id"),
-            );
-            Stop::Hung
-        })
-    }
-
-    /// Notes when an expected message arrived, and judges it against a pending `! arrives`.
-    ///
-    /// Early is always judged: load only makes things later. Late is judged unless load
-    /// explains the overshoot: the target's own processes waited at least that long for a CPU
-    /// since the `! arrives` line (the kernel's scheduler statistics; a target whose own timer
-    /// is late waits for none), or the harness itself was held up about as long (its own
-    /// timers ran late by at least half the overshoot). Then the timing cannot tell the
-    /// target's delay from the machine's, and the finding is a note that says so.
-    pub(crate) fn arrived(&mut self, line: usize, at: Duration) {
-        if let (Some(arrival), Some(previous)) = (self.arrival.take(), self.last_arrival) {
-            let gap = at.saturating_sub(previous);
-            if let Some(complaint) = arrival.judge(gap) {
-                self.line = line;
-                let overshoot = gap.saturating_sub(arrival.to);
-                let starved = self
-                    .waited()
-                    .zip(self.waited_before)
-                    .map(|(now, before)| now.saturating_sub(before))
-                    .unwrap_or_default();
-                if !overshoot.is_zero() && starved >= overshoot {
-                    self.finding(
-                        Severity::Note,
-                        FindingKind::Unmet,
-                        format!(
-                            "{complaint}, but {}'s processes waited {} ms for a CPU meanwhile: the machine was busy and the timing cannot tell",
-                            S::WRITER.who,
-                            starved.as_millis()
-                        ),
-                    );
-                } else if !overshoot.is_zero() && self.lateness * 2 >= overshoot {
-                    self.finding(
-                        Severity::Note,
-                        FindingKind::Unmet,
-                        format!(
-                            "{complaint}, but the harness's own timers ran up to {} ms late meanwhile: the machine was busy and the timing cannot tell",
-                            self.lateness.as_millis()
-                        ),
-                    );
-                } else {
-                    self.finding(self.case_severity(), FindingKind::Unmet, complaint);
-                }
-            }
-        }
-        self.last_arrival = Some(at);
-    }
-
-    /// A wait for the next expected message lasts at least until the end of its `! arrives`
-    /// window (stretched on a busy machine): a message the case allows that late is not
-    /// missing.
-    pub(crate) fn arrival_deadline(&self, deadline: Deadline) -> Deadline {
-        match (self.arrival, self.last_arrival) {
-            (Some(arrival), Some(previous)) => {
-                let end = previous + crate::load::stretched(arrival.to, self.stretch);
-                deadline.max(Deadline::from_std(self.io.started() + end))
-            }
-            _ => deadline,
-        }
-    }
-
-    /// A message's value as the harness recorded it.
-    pub(crate) fn value(&self, index: usize) -> Value {
-        self.transcript[index].value.clone().unwrap_or(Value::Null)
-    }
-
-    /// Marks a received message as the harness's business (not a case's), so diffs and
-    /// expectations pass over it.
-    pub(crate) fn take_internal(&mut self, index: usize) {
-        self.transcript[index].internal = true;
-        self.transcript[index].consumed_by = Some(0);
-    }
-
-    /// The answer `ping` gets from the harness.
-    pub(crate) fn pong(id: &Value) -> Value {
-        json!({"jsonrpc": "2.0", "id": id, "result": {}})
     }
 }

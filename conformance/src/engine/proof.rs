@@ -13,15 +13,15 @@
 //! grows by the time the target lost waiting for a CPU since the proof (see
 //! `waited.rs`), and a finding that rests on it says by how much.
 
-use super::ledger::{Closed, Due};
+use super::ledger::Due;
 use super::{Engine, Side, Stop};
 use crate::era::ProtocolVersion;
 use crate::load;
-use crate::outcome::{FindingKind, Severity};
+use crate::outcome::Severity;
 use crate::pattern::canonical;
 use crate::rules::envelope::short;
 use crate::transport::Transport;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
 
@@ -385,89 +385,5 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         self.proven_at = Some(now);
         self.proven_waited = self.waited();
         self.ledger.prove_read(self.proven, now, self.proven_waited);
-    }
-
-    /// `! cancel ID [reason]`: cancels the harness's request ID as the protocol version and the
-    /// transport call for: by closing the request's own channel where that is the cancel
-    /// (2026-07-28 over Streamable HTTP), else with `notifications/cancelled` carrying the
-    /// request's exact id.
-    pub(crate) async fn cancel(&mut self, id: &str, reason: Option<&str>) -> Result<(), Stop> {
-        let id = self.fill_id(id)?;
-        let closes = self
-            .protocol()
-            .is_some_and(|v| v.cancel_closes_channel(self.io.channel_per_request()));
-        if closes {
-            return self.close_cancel(&id).await;
-        }
-        if self.streams.over_http {
-            // A cancel POSTed before the request it names has arrived would be read first.
-            self.await_arrival(&id).await;
-        }
-        let mut params = json!({"requestId": id});
-        if let Some(reason) = reason {
-            params["reason"] = json!(reason);
-        }
-        let cancel =
-            json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params});
-        self.write(cancel.to_string(), false).await
-    }
-
-    /// The cancel of 2026-07-28 over HTTP: closing request `id`'s response stream (CAN-12,
-    /// HTTP-11), once the request has shown it arrived (or its arrival window passed), so the
-    /// server has it to cancel. A stream that has already ended has nothing left to close;
-    /// the transcript and the diff say which it was. No notification is sent.
-    async fn close_cancel(&mut self, id: &Value) -> Result<(), Stop> {
-        let Some(channel) = self.ledger.sent(id).map(|r| r.channel) else {
-            self.finding(
-                Severity::Fail,
-                FindingKind::CaseBug,
-                format!(
-                    "bug in case: `! cancel {}` names no request the case sent; in 2026-07-28 over Streamable HTTP a cancel closes that request's stream",
-                    canonical(id)
-                ),
-            );
-            return Err(Stop::Hung);
-        };
-        self.await_arrival(id).await;
-        let arrived = self
-            .streams
-            .by
-            .get(&channel)
-            .is_some_and(super::http::Stream::arrived);
-        let closed = self.io.abort(channel);
-        if !closed {
-            // The stream ended on its own: what it carried (its response, most likely) is
-            // taken in first, as it came before the cancel.
-            let until = Deadline::now() + self.grace();
-            while self
-                .streams
-                .by
-                .get(&channel)
-                .is_some_and(|s| s.end.is_none())
-                && self.next(until).await
-            {}
-        }
-        let text = if closed {
-            format!("[cancel {}: closed the stream of {channel}]", canonical(id))
-        } else {
-            format!(
-                "[cancel {}: the stream of {channel} had already ended]",
-                canonical(id)
-            )
-        };
-        let index = self.mark(text, channel);
-        let now = self.now();
-        let waited = self.waited();
-        self.ledger.cancel_sent(id, index, now, waited);
-        if closed {
-            // A proof by time: the calm grace, later by what the target waits for a CPU
-            // from now on (`read_by`).
-            let how = Closed {
-                grace: self.calm_grace(),
-                arrived,
-            };
-            self.ledger.cancel_closed(index, now, how, waited);
-        }
-        Ok(())
     }
 }

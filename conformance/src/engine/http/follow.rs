@@ -1,0 +1,404 @@
+//! Following each channel through its life: opened, its status, what came on it, how it
+//! ended; and the proofs and waits that rest on them (the barrier's settle over HTTP).
+
+use super::super::{Engine, Side};
+use super::*;
+use crate::outcome::Severity;
+use crate::transcript::Entry;
+use crate::transport::{Channel, Event, Head, StreamEnd, Transport};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use tokio::time::Instant as Deadline;
+
+impl<T: Transport, S: Side> Engine<'_, T, S> {
+    /// A channel the harness just opened with transcript entry `index` (and, for a case's own
+    /// line, expected line `expected`): its bookkeeping, and how the diff shows the line.
+    pub(crate) fn opened(&mut self, channel: Channel, index: usize, expected: Option<usize>) {
+        if channel == Channel::Stdio {
+            return;
+        }
+        let opened = match channel {
+            Channel::Get(_) => Opened::Listen,
+            Channel::Delete(_) => Opened::Delete,
+            _ => opened_by(self.transcript[index].value.as_ref(), |id| {
+                self.ledger.key(id)
+            }),
+        };
+        let case_expects = if self.transcript[index].internal {
+            None
+        } else {
+            self.streams.next_status.take()
+        };
+        let shown_status = case_expects
+            .as_ref()
+            .map(|codes| codes.join("|"))
+            .or_else(|| opened.wants_accepted().then(|| "202".to_string()));
+        if !self.transcript[index].internal {
+            self.streams.last = Some(channel);
+        }
+        self.streams.by.insert(
+            channel,
+            Stream {
+                entry: index,
+                sent: Instant::now(),
+                opened,
+                session: self.streams.session,
+                head: None,
+                messages: 0,
+                end: None,
+                bytes: 0,
+                expected: case_expects,
+                shown_status: shown_status.clone(),
+                body: None,
+                base: String::new(),
+            },
+        );
+        let entry = &mut self.transcript[index];
+        entry.channel = channel;
+        // A stamped line shows as the case wrote it.
+        let base = match (&entry.shown, entry.stamped) {
+            (Some(written), true) => written.clone(),
+            _ => entry.text.clone(),
+        };
+        let line = match &shown_status {
+            Some(status) => format!("{channel} {base} → {status}"),
+            None => format!("{channel} {base}"),
+        };
+        // Until a status arrives, the line says none came.
+        entry.shown = Some(match &shown_status {
+            Some(_) => format!("{channel} {base} → no status"),
+            None => line.clone(),
+        });
+        if let Some(stream) = self.streams.by.get_mut(&channel) {
+            stream.base = base;
+        }
+        if let Some(at) = expected {
+            self.expected[at] = format!("{} {line}", S::SENDS);
+        }
+        // What went in the headers (HTTP-18, HTTP-19), as a comment in the transcript.
+        let headers = self
+            .io
+            .http()
+            .and_then(|http| http.shown_headers(channel).map(str::to_string));
+        if let Some(headers) = headers {
+            let mut entry =
+                Entry::event(self.now(), channel, format!("{channel} headers: {headers}"));
+            entry.session = self.streams.session;
+            self.transcript.push(entry);
+        }
+    }
+
+    /// Takes in what the transport said about a channel: bookkeeping and the transcript. The
+    /// side's rules judge it afterwards.
+    pub(crate) fn stream_event(&mut self, at: Duration, event: &Event) {
+        let now = Instant::now();
+        let (channel, text) = match event {
+            Event::Status { channel, head } => {
+                let mut text = format!("{channel}: {}", head.summary());
+                if let Some(session) = &head.session {
+                    text.push_str(&format!(", session {}", String::from_utf8_lossy(session)));
+                }
+                let mut accepted_cancel = None;
+                let mut rtt = None;
+                if let Some(stream) = self.streams.by.get_mut(channel) {
+                    stream.head = Some((now, head.clone()));
+                    if stream.opened.wants_accepted() && head.code == 202 {
+                        rtt = Some(now.duration_since(stream.sent));
+                        if let Opened::Notification {
+                            cancels: Some(_), ..
+                        } = stream.opened
+                        {
+                            accepted_cancel = Some(stream.entry);
+                        }
+                    }
+                }
+                if let Some(rtt) = rtt {
+                    self.streams.sample(rtt);
+                }
+                if let Some(cancel) = accepted_cancel {
+                    // Accepted: the server has read it at the latest a grace later, and later
+                    // by what it waits for a CPU from now on (`Engine::read_by`).
+                    let (grace, waited) = (self.calm_grace(), self.waited());
+                    self.ledger.cancel_accepted(cancel, at, grace, waited);
+                }
+                self.show_status(*channel, Some(head));
+                (*channel, text)
+            }
+            Event::Body { channel, text } => {
+                if let Some(stream) = self.streams.by.get_mut(channel) {
+                    stream.body.get_or_insert_with(|| text.clone());
+                }
+                (*channel, format!("{channel}: {text}"))
+            }
+            Event::Closed {
+                channel,
+                end,
+                bytes,
+            } => {
+                let mut unseen = false;
+                if let Some(stream) = self.streams.by.get_mut(channel) {
+                    stream.end = Some(end.clone());
+                    stream.bytes = *bytes;
+                    unseen = stream.head.is_none();
+                }
+                if unseen && *end != StreamEnd::Aborted {
+                    self.show_status(*channel, None);
+                }
+                (*channel, format!("{channel}: {end} ({bytes} bytes)"))
+            }
+            _ => return,
+        };
+        let session = self.streams.session_of(channel);
+        let mut entry = Entry::event(at, channel, text);
+        entry.session = session;
+        self.transcript.push(entry);
+    }
+
+    /// Shows a channel's status on the line that opened it, normalised toward what was
+    /// expected: a status that meets the expectation reads exactly as expected.
+    fn show_status(&mut self, channel: Channel, head: Option<&Head>) {
+        let Some(stream) = self.streams.by.get(&channel) else {
+            return;
+        };
+        let met = |codes: &str| {
+            let codes: Vec<String> = codes.split('|').map(str::to_string).collect();
+            head.is_some_and(|h| status_matches(&codes, h.code))
+        };
+        let status = match (&stream.shown_status, head) {
+            (Some(expected), _) if met(expected) => Some(expected.clone()),
+            (None, Some(h)) if (200..300).contains(&h.code) => None,
+            (_, Some(h)) => Some(h.summary()),
+            (_, None) => Some("no status".to_string()),
+        };
+        let shown = match status {
+            Some(status) => format!("{channel} {} → {status}", stream.base),
+            None => format!("{channel} {}", stream.base),
+        };
+        if let Some(entry) = self.transcript.get_mut(stream.entry) {
+            entry.shown = Some(shown);
+        }
+    }
+
+    /// The channel a message matching `pattern` should come on: the one of the request it
+    /// answers or reports progress for.
+    pub(crate) fn expected_channel(&self, pattern: &Value) -> Option<Channel> {
+        if !self.streams.over_http {
+            return None;
+        }
+        let request = match (pattern.get("id"), pattern.pointer("/params/progressToken")) {
+            (Some(id), _) if !is_wildcard(id) => self.ledger.sent(id),
+            (_, Some(token)) if !is_wildcard(token) => self
+                .ledger
+                .tokens
+                .get(&self.ledger.key(token))
+                .and_then(|key| self.ledger.sent.get(key)),
+            _ => None,
+        };
+        request.map(|r| r.channel)
+    }
+
+    /// Why a response to request `id` can no longer come: its stream was refused or ended
+    /// without it.
+    pub(crate) fn unanswerable(&self, id: &Value) -> Option<String> {
+        let request = self.ledger.sent(id)?;
+        if request.answers > 0 {
+            return None;
+        }
+        let stream = self.streams.by.get(&request.channel)?;
+        if stream.messages > 0 && stream.end.is_none() {
+            return None;
+        }
+        stream
+            .dead_end()
+            .map(|why| format!("its {} {why}", request.channel))
+    }
+
+    /// Why progress matching `pattern` cannot come: the server answers requests of this
+    /// session with `application/json`, so a running request has no stream for it (a server
+    /// may send no progress, PRG-08).
+    pub(crate) fn progress_unreachable(&self, pattern: &Value) -> Option<String> {
+        if pattern.get("method").and_then(Value::as_str) != Some("notifications/progress") {
+            return None;
+        }
+        let channel = self.expected_channel(pattern)?;
+        let waiting = self.streams.by.get(&channel)?.head.is_none();
+        let session = self.streams.session;
+        let json = self.streams.by.values().any(|s| {
+            s.session == session
+                && s.head.as_ref().is_some_and(|(_, h)| {
+                    h.code == 200 && h.content_type.as_deref() == Some("application/json")
+                })
+        });
+        (waiting && json).then(|| {
+            "the server answers requests with application/json, so a running request has no stream for its progress to reach the client on (sending no progress is allowed, PRG-08)".to_string()
+        })
+    }
+
+    /// How long a request may take to show it arrived. A server that has answered a request
+    /// of this session with an SSE stream shows the head of the next one at once, however
+    /// busy the machine: it gets `--reply-timeout` (stretched for a busy machine). One that
+    /// answers with JSON shows nothing before the answer, so nothing can be awaited beyond the
+    /// arrival window `max(100 ms, 4 × RTT)`; a server not yet seen answering a request gets
+    /// `--reply-timeout` too.
+    pub(crate) fn arrival_window(&self) -> Duration {
+        let session = self.streams.session;
+        let answered = |kind: &str| {
+            self.streams.by.values().any(|s| {
+                s.session == session
+                    && matches!(s.opened, Opened::Request(_))
+                    && s.head.as_ref().is_some_and(|(_, h)| {
+                        (200..300).contains(&h.code) && h.content_type.as_deref() == Some(kind)
+                    })
+            })
+        };
+        // In 2026-07-28 a server may hold back a call's head until its result (rmcp, the
+        // Python SDK and the TypeScript SDK 2.x do, for a call that sends no progress).
+        let held = self
+            .protocol()
+            .is_some_and(|v| v.era() == crate::era::Era::Stateless);
+        if held || (answered("application/json") && !answered("text/event-stream")) {
+            self.streams.arrival()
+        } else {
+            self.reply_allowance()
+        }
+    }
+
+    /// `--reply-timeout`, stretched for the machine's CPU pressure now.
+    pub(crate) fn reply_allowance(&self) -> Duration {
+        crate::load::stretched(self.options.reply_timeout, self.stretch)
+    }
+
+    /// Over HTTP, before a `! cancel`: waits until the target has shown it received the
+    /// request (a head, a message on its stream, or its answer), at most the arrival window
+    /// after it was sent ([`Engine::arrival_window`]), so the cancel is not read before the
+    /// request it names.
+    pub(crate) async fn await_arrival(&mut self, id: &Value) {
+        let Some(request) = self.ledger.sent(id) else {
+            return;
+        };
+        let channel = request.channel;
+        let Some(sent) = self.streams.by.get(&channel).map(|s| s.sent) else {
+            return;
+        };
+        let until = Deadline::from_std(sent + self.arrival_window());
+        loop {
+            let arrived = self.streams.by.get(&channel).is_none_or(Stream::arrived)
+                || self.ledger.sent(id).is_some_and(|r| r.answers > 0);
+            if arrived || !self.next(until).await {
+                return;
+            }
+        }
+    }
+
+    /// Over HTTP, before the barrier's probe: waits (at most `--reply-timeout`, stretched for a
+    /// busy machine) until every
+    /// notification POST so far has its status and every request has arrived or had its
+    /// arrival window, then until the grace after the last accepted cancel has passed, so that
+    /// every cancel sent before the barrier that was accepted counts as read. Cancels that
+    /// nothing proves are noted.
+    pub(crate) async fn settle(&mut self) {
+        let arrival = self.arrival_window();
+        let deadline = Deadline::now() + self.reply_allowance();
+        loop {
+            let now = Instant::now();
+            // The earliest moment something may stop being awaited.
+            let mut wake: Option<Instant> = None;
+            for s in self.streams.by.values() {
+                let until = match s.opened {
+                    Opened::Request(_) if !s.arrived() && now < s.sent + arrival => {
+                        s.sent + arrival
+                    }
+                    Opened::Notification { .. } | Opened::Response
+                        if s.head.is_none() && s.end.is_none() =>
+                    {
+                        deadline.into_std()
+                    }
+                    _ => continue,
+                };
+                wake = Some(wake.map_or(until, |w| w.min(until)));
+            }
+            let Some(wake) = wake else {
+                break;
+            };
+            let wake = Deadline::from_std(wake).min(deadline);
+            // `next` is false at `wake`, or at once when nothing more can come.
+            if !self.next(wake).await && (wake >= deadline || Deadline::now() < wake) {
+                break;
+            }
+        }
+        let mut accepted: Vec<super::super::ledger::CancelMark> = vec![];
+        let marks: Vec<(String, super::super::ledger::CancelMark)> = self
+            .ledger
+            .sent
+            .iter()
+            .filter_map(|(key, r)| r.cancel.map(|m| (key.clone(), m)))
+            .collect();
+        let mut closed = vec![];
+        for (key, mark) in marks {
+            if mark.read.is_some() && (mark.accepted.is_some() || mark.closed.is_some()) {
+                if mark.closed.is_some() && self.streams.unproven.insert(mark.at) {
+                    closed.push((key, mark.closed.map_or(Duration::ZERO, |c| c.grace)));
+                }
+                accepted.push(mark);
+                continue;
+            }
+            let channel = self
+                .transcript
+                .get(mark.at)
+                .map_or(Channel::Stdio, |e| e.channel);
+            let Some(stream) = self.streams.by.get(&channel) else {
+                continue;
+            };
+            if !stream.opened.wants_accepted() || !self.streams.unproven.insert(mark.at) {
+                continue;
+            }
+            let what = match &stream.head {
+                Some((_, head)) => format!("got HTTP {}", head.summary()),
+                None => format!("got no status within {:?}", self.reply_allowance()),
+            };
+            self.rule(
+                Severity::Note,
+                "HTTP-17",
+                format!(
+                    "the cancel of request {key} ({channel}) {what}: nothing proves the server read it, so a late response to it is not charged and only the witness can tell whether its work stopped"
+                ),
+            );
+        }
+        if !closed.is_empty() {
+            closed.sort();
+            let grace = closed.iter().map(|(_, g)| *g).max().unwrap_or_default();
+            let keys: Vec<String> = closed.into_iter().map(|(key, _)| key).collect();
+            let what = if keys.len() == 1 {
+                format!("the cancel of request {} closed its stream", keys[0])
+            } else {
+                format!(
+                    "the cancels of requests {} closed their streams",
+                    keys.join(", ")
+                )
+            };
+            self.rule(
+                Severity::Note,
+                "HTTP-11",
+                format!(
+                    "{what}: nothing on the wire shows when the server noticed, so the barrier waited a grace of {} ms, and only the witness can tell whether the work stopped",
+                    grace.as_millis()
+                ),
+            );
+        }
+        // Until every accepted cancel counts as read; that moment moves later while the
+        // target waits for a CPU (`Engine::read_by`), within the allowance.
+        while let Some(read) = accepted.iter().filter_map(|m| self.read_by(m)).max() {
+            let until = Deadline::from_std(self.io.started() + read).min(deadline);
+            if Deadline::now() >= until {
+                break;
+            }
+            self.pump_until(until).await;
+        }
+    }
+}
+
+fn is_wildcard(value: &Value) -> bool {
+    value
+        .as_str()
+        .is_some_and(|t| t.starts_with('{') && t.ends_with('}') && !t.starts_with("{$"))
+}

@@ -1,0 +1,213 @@
+//! The engine's inbound direction: each event the transport reports is taken in, recorded
+//! within the transcript's budget (see [`super::KEEP_BYTES`]) and judged.
+
+use super::io::{footprint, KEEP_BYTES, KEEP_ENTRIES};
+use super::{Engine, Side};
+use crate::outcome::{FindingKind, Severity};
+use crate::rules::envelope;
+use crate::transcript::Entry;
+use crate::transport::process::MAX_LINE;
+use crate::transport::{Channel, Event, Transport};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use tokio::time::Instant as Deadline;
+
+impl<T: Transport, S: Side> Engine<'_, T, S> {
+    /// The ledger scope of session `session`.
+    pub(crate) fn scope_of(&self, session: usize) -> Option<String> {
+        (session > 0)
+            .then(|| self.streams.names.get(session).cloned())
+            .flatten()
+    }
+
+    /// Takes in events until the deadline.
+    pub(crate) async fn pump_until(&mut self, deadline: Deadline) {
+        while self.next(deadline).await {}
+    }
+
+    /// Takes in one event; false once the deadline passed or the target can say nothing more.
+    /// A target that stopped reading says nothing more worth waiting for, and one whose process
+    /// exited gets only a short grace for what it wrote before.
+    pub(crate) async fn next(&mut self, deadline: Deadline) -> bool {
+        if self.stalled {
+            return false;
+        }
+        self.refresh_stretch();
+        let deadline = match (self.exited_at, S::EXIT_GRACE) {
+            (Some(at), Some(grace)) => deadline.min(Deadline::from_std(at + grace)),
+            _ => deadline,
+        };
+        let waiting = Instant::now();
+        let Some((at, event)) = self.io.next(deadline).await else {
+            let late = Deadline::now().saturating_duration_since(deadline);
+            self.lateness = self.lateness.max(late);
+            return false;
+        };
+        // How long the harness waited for the target to write this (its arrival stamp is when
+        // the transport read it): what was already written when the harness looked costs
+        // nothing, however long the harness takes to read it.
+        self.idle += at.saturating_duration_since(waiting);
+        self.last_event = Some(Instant::now());
+        let at = at.saturating_duration_since(self.io.started());
+        match event {
+            Event::Message { channel, bytes } => {
+                self.heard(at);
+                self.received += 1;
+                self.partial = false;
+                self.receive(at, channel, bytes).await;
+            }
+            Event::Partial(_) => {
+                self.heard(at);
+                self.partial = true;
+            }
+            Event::Overlong(channel) if channel != Channel::Stdio => {
+                self.heard(at);
+                self.record(
+                    at,
+                    channel,
+                    format!("[more than {MAX_LINE} bytes without a complete message, discarded]"),
+                    None,
+                );
+                self.finding(
+                    Severity::Fail,
+                    FindingKind::Limit,
+                    format!(
+                        "{channel} sent more than {} MiB without completing a message; the harness stopped reading it",
+                        MAX_LINE >> 20
+                    ),
+                );
+            }
+            Event::Overlong(channel) => {
+                self.heard(at);
+                self.record(
+                    at,
+                    channel,
+                    format!("[a line of more than {MAX_LINE} bytes, discarded]"),
+                    None,
+                );
+                self.rule(
+                    Severity::Fail,
+                    "STD-02",
+                    format!(
+                        "{} wrote a line longer than {MAX_LINE} bytes {}",
+                        S::WRITER.who,
+                        S::WRITER.stream
+                    ),
+                );
+            }
+            Event::OutputClosed => self.output_closed = true,
+            Event::Exited(_) => {
+                self.exited = true;
+                self.exited_at.get_or_insert_with(Instant::now);
+            }
+            event @ (Event::Status { .. } | Event::Body { .. } | Event::Closed { .. }) => {
+                self.heard(at);
+                self.stream_event(at, &event);
+                S::observe(self, at, event);
+            }
+            other => S::observe(self, at, other),
+        }
+        true
+    }
+
+    /// The target has written something: it has started, and the startup allowance is over.
+    pub(crate) fn heard(&mut self, at: Duration) {
+        self.heard.get_or_insert(at);
+    }
+
+    /// Records a message the target wrote; returns its transcript index.
+    pub(crate) fn record(
+        &mut self,
+        at: Duration,
+        channel: Channel,
+        text: String,
+        value: Option<Value>,
+    ) -> usize {
+        self.kept_bytes += footprint(&text, value.as_ref());
+        let mut entry = Entry::received(at, channel, text, value);
+        entry.session = self.streams.session_of(channel);
+        if let Some(stream) = self.streams.by.get_mut(&channel) {
+            stream.messages += 1;
+        }
+        self.transcript.push(entry);
+        self.transcript.len() - 1
+    }
+
+    /// Whether the transcript has used up what a case may keep.
+    pub(super) fn over_budget(&self) -> bool {
+        self.kept_bytes > KEEP_BYTES || self.transcript.len() > KEEP_ENTRIES
+    }
+
+    /// Counts a message judged and not kept; the first one adds the note that says so.
+    pub(super) fn not_kept(&mut self) {
+        if self.dropped == 0 {
+            self.finding(
+                Severity::Note,
+                FindingKind::Limit,
+                format!(
+                    "the transcript keeps {} messages or {} MiB per case; later messages that are not the first answer to one of the harness's requests (and the harness's replies to the target's requests) were judged and not kept, so a step that expects one of them may miss it",
+                    KEEP_ENTRIES,
+                    KEEP_BYTES >> 20
+                ),
+            );
+        }
+        self.dropped += 1;
+    }
+
+    /// Whether the received message at transcript index `index` (of session `session`) is the
+    /// first answer to one of the harness's requests: the ledger points at it.
+    fn answers_a_request(&self, index: usize, session: usize) -> bool {
+        let Some(id) = self.transcript[index]
+            .value
+            .as_ref()
+            .filter(|v| v.get("method").is_none())
+            .and_then(|v| v.get("id"))
+        else {
+            return false;
+        };
+        let key = self.ledger.key_in(self.scope_of(session).as_deref(), id);
+        self.ledger
+            .sent
+            .get(&key)
+            .is_some_and(|r| r.answer == Some(index))
+    }
+
+    /// The envelope every message must have, then the side's standing rules. Past the budget,
+    /// a message that is not the first answer to one of the harness's requests is judged and
+    /// dropped.
+    pub(crate) async fn receive(&mut self, at: Duration, channel: Channel, bytes: Vec<u8>) {
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if text.trim().is_empty() {
+            let p = envelope::blank(S::WRITER);
+            self.rule(p.severity, p.requirement, p.message);
+            return;
+        }
+        let value: Option<Value> = serde_json::from_slice(&bytes).ok();
+        let is_object = value.as_ref().is_some_and(Value::is_object);
+        let problems = envelope::check(S::WRITER, &text, value.as_ref());
+        let over = self.over_budget();
+        let index = self.record(at, channel, text, value);
+        for p in problems {
+            self.rule(p.severity, p.requirement, p.message);
+        }
+        let session = self.transcript[index].session;
+        if is_object {
+            // Ids are scoped to the session of the channel the message came on.
+            let scope = self.scope_of(session);
+            let own = std::mem::replace(&mut self.ledger.scope, scope);
+            S::judge(self, index).await;
+            self.ledger.scope = own;
+        }
+        // No step has looked at it yet; one that took it (a case line) would keep it. Only the
+        // last entry goes, so no index kept elsewhere moves.
+        let taken = self.transcript[index].consumed_by.is_some_and(|l| l > 0);
+        let last = index + 1 == self.transcript.len();
+        if over && last && !taken && !self.answers_a_request(index, session) {
+            let entry = self.transcript.remove(index);
+            self.kept_bytes = self
+                .kept_bytes
+                .saturating_sub(footprint(&entry.text, entry.value.as_ref()));
+            self.not_kept();
+        }
+    }
+}

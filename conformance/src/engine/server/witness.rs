@@ -1,0 +1,178 @@
+//! `! witness`: did the work stop? Asks the `cancellations` fixture until the answer is
+//! certain, as long as a proof and the target's own CPU waits allow.
+
+use super::super::proof;
+use super::super::{Engine, Stop};
+use super::ServerTarget;
+use crate::fixtures;
+use crate::load;
+use crate::outcome::Severity;
+use crate::pattern::{self, canonical};
+use crate::rules::envelope::short;
+use crate::transport::Transport;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use tokio::time::Instant as Deadline;
+
+/// Stopping work on a cancel is a SHOULD (CAN-05): at most a warning, whatever the case.
+pub(super) fn witness_severity<T: Transport>(e: &Engine<'_, T, ServerTarget>) -> Severity {
+    e.case_severity().min(Severity::Warn)
+}
+
+/// `! witness ID…`: asks the `cancellations` fixture which requests saw their cancellation. A
+/// handler may record its cancellation a moment after the cancel was read, so the question is
+/// repeated until every id is listed, or until nothing more can be hoped for: a handler records
+/// its cancel soon after the cancel was read or never, so once a question asked a grace after
+/// the proof that an id's cancel was read still does not list it, that is the answer (without
+/// such a proof, `--reply-timeout` decides). The grace grows by the time the target waited for
+/// a CPU since the proof; the reply timeout is stretched by the machine's CPU pressure.
+/// `! witness not ID…` (`listed` false) asks once: none of the ids may be listed, their work
+/// goes on.
+pub(super) async fn witness<T: Transport>(
+    e: &mut Engine<'_, T, ServerTarget>,
+    ids: &[Value],
+    listed: bool,
+) -> Result<(), Stop> {
+    if e.options
+        .fixtures
+        .as_ref()
+        .is_some_and(|f| !f.has("cancellations"))
+    {
+        let ids: Vec<String> = ids.iter().map(canonical).collect();
+        let message = if listed {
+            format!(
+                "no witness fixture: whether request {} stopped working is judged only on what \
+                 can be observed (no response after the barrier, progress stopped, the server \
+                 still answers)",
+                ids.join(", ")
+            )
+        } else {
+            format!(
+                "no witness fixture: whether request {} kept working cannot be observed",
+                ids.join(", ")
+            )
+        };
+        e.rule(Severity::Note, "CAN-05", message);
+        return Ok(());
+    }
+    let reply = load::stretched(e.options.reply_timeout, e.stretch);
+    let deadline = Instant::now() + reply;
+    let mut pause = Duration::from_millis(2);
+    loop {
+        e.counter += 1;
+        let id = format!("witness-{}", e.counter);
+        let asked = e.now();
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "cancellations", "arguments": {}}});
+        let answer = e.request_internal(call, "CAN-11").await?;
+        let Some(listed_ids) = fixtures::witness_list(&answer) else {
+            e.rule(
+                witness_severity(e),
+                "CAN-05",
+                format!("the `cancellations` fixture did not answer with a JSON array in a text item: {}", short(&answer)),
+            );
+            return Ok(());
+        };
+        if !listed {
+            let stopped: Vec<String> = ids
+                .iter()
+                .filter(|id| listed_ids.iter().any(|l| pattern::json_equal(l, id)))
+                .map(canonical)
+                .collect();
+            if !stopped.is_empty() {
+                e.rule(
+                    witness_severity(e),
+                    "HTTP-10",
+                    format!(
+                        "the server's witness lists request {}: its handler observed a cancellation the harness never sent (a closed stream is no cancel up to 2025-11-25, AMB-24)",
+                        stopped.join(", ")
+                    ),
+                );
+            }
+            return Ok(());
+        }
+        // A request answered before its cancel was read had nothing left to stop.
+        let missing: Vec<&Value> = ids
+            .iter()
+            .filter(|id| !listed_ids.iter().any(|l| pattern::json_equal(l, id)))
+            .filter(|id| e.ledger.sent(id).is_none_or(|r| r.answers == 0))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        // When a question asked now would settle each missing id: a grace after the proof that
+        // its cancel was read (`None`: nothing proves it was).
+        let marks: Option<Vec<_>> = missing
+            .iter()
+            .map(|id| e.ledger.sent(id).and_then(|r| r.cancel))
+            .collect();
+        // The latest of the proofs, and the grace after it (grown by the time lost to load).
+        let proof = marks.and_then(|marks| {
+            marks
+                .iter()
+                .map(|m| Some((e.read_by(m)?, e.grace_after(m.waited))))
+                .collect::<Option<Vec<_>>>()
+                .and_then(|p| p.into_iter().max_by_key(|(read, grace)| *read + *grace))
+        });
+        let grace = proof.map_or(e.calm_grace(), |(_, grace)| grace);
+        let settled_at = proof.map(|(read, grace)| read + grace);
+        let settled = settled_at.is_some_and(|at| asked >= at);
+        if settled || Instant::now() >= deadline {
+            // A stream closed before its request showed it had arrived may have been closed
+            // before the server started the work: then there was nothing to stop, and the
+            // witness cannot tell the two apart.
+            let (unseen, missing): (Vec<&Value>, Vec<&Value>) =
+                missing.into_iter().partition(|id| {
+                    e.ledger
+                        .sent(id)
+                        .and_then(|r| r.cancel)
+                        .and_then(|m| m.closed)
+                        .is_some_and(|closed| !closed.arrived)
+                });
+            if !unseen.is_empty() {
+                let unseen: Vec<String> = unseen.iter().map(|v| canonical(v)).collect();
+                e.rule(
+                    Severity::Note,
+                    "CAN-05",
+                    format!(
+                        "the server's witness does not list request {}, but nothing had shown the request arrived (no response head, nothing on its stream) when the harness closed its stream: the server may never have started the work, so the timing cannot tell whether it stopped",
+                        unseen.join(", ")
+                    ),
+                );
+            }
+            if missing.is_empty() {
+                return Ok(());
+            }
+            let why = if settled {
+                format!(
+                    "asked {} ms after the target had certainly read the cancel (a grace of {} ms{})",
+                    proof
+                        .map(|(read, _)| asked.saturating_sub(read).as_millis())
+                        .unwrap_or_default(),
+                    grace.as_millis(),
+                    proof::stretched_from(grace, e.calm_grace())
+                )
+            } else {
+                format!("asked for {reply:?}")
+            };
+            let missing: Vec<String> = missing.iter().map(|v| canonical(v)).collect();
+            e.rule(
+                witness_severity(e),
+                "CAN-05",
+                format!(
+                    "the server's witness does not list request {}: its handler never observed the cancellation, so the work did not stop ({why}; listed: {})",
+                    missing.join(", "),
+                    canonical(&Value::Array(listed_ids))
+                ),
+            );
+            return Ok(());
+        }
+        // Ask again, less and less often (a handler records its cancel soon or never), and
+        // at the latest when the answer would settle it.
+        pause = (pause * 2).min(Duration::from_millis(200));
+        let mut next = Deadline::now() + pause;
+        if let Some(at) = settled_at {
+            next = next.min(Deadline::from_std(e.io.started() + at));
+        }
+        e.pump_until(next).await;
+    }
+}

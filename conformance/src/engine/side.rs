@@ -1,0 +1,92 @@
+//! What differs between the two roles, as the engine's one seam for them: the engine calls a
+//! [`Side`] at fixed points and does everything else itself.
+
+use crate::case::Step;
+use crate::rules::envelope::Writer;
+use crate::transport::{Event, SendError, Transport};
+use serde_json::Value;
+use std::time::Duration;
+
+use super::{Engine, Stop};
+
+/// What differs between the two roles. The engine calls these at fixed points; everything
+/// else is common.
+#[allow(async_fn_in_trait)]
+pub trait Side: Sized {
+    /// Who writes the target's lines, for the envelope rules' wording.
+    const WRITER: &'static Writer;
+    /// The arrow of lines the harness sends, as case files and diffs show them.
+    const SENDS: char;
+    /// The arrow of lines the harness expects.
+    const EXPECTS: char;
+    /// How long after the target process exited its output is still read (`None`: until it
+    /// closes). A server's exit ends its session, even if a child it left holds its stdout.
+    const EXIT_GRACE: Option<Duration>;
+    /// Whether the harness may send probes (requests of its own) to prove a message was read.
+    const PROBES: bool;
+    /// Whether the harness, on this side, stamps the stateless era's `_meta` onto its requests
+    /// (it does as a client; as a server it sends no requests in that era).
+    const STAMPS: bool;
+
+    /// Plays the whole case: opens the session and plays the steps within the time limits.
+    async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop>;
+
+    /// After [`Side::play`], however it ended: what the role still has to judge. Returns the
+    /// reason when the case turned out not to apply.
+    async fn finish<T: Transport>(
+        e: &mut Engine<'_, T, Self>,
+        played: Result<(), Stop>,
+    ) -> Option<String>;
+
+    /// The standing rules for one message the target wrote (transcript index `index`, parsed
+    /// as a JSON object that passed the envelope check).
+    async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize);
+
+    /// Events other than messages that only this role knows what to make of.
+    fn observe<T: Transport>(e: &mut Engine<'_, T, Self>, at: Duration, event: Event);
+
+    /// Steps only this role carries out (`! silent`, `! witness`, `! close-stdin`, `! exit`).
+    async fn role_step<T: Transport>(e: &mut Engine<'_, T, Self>, step: &Step) -> Result<(), Stop>;
+
+    /// Adds the era's stamp to a message the harness is about to send, when the case wants it;
+    /// returns whether it did (the transcript then shows the case's own line beside it). As a
+    /// client the harness stamps requests with the stateless era's `_meta`.
+    fn stamp<T: Transport>(e: &Engine<'_, T, Self>, message: &mut Value) -> bool {
+        Self::STAMPS && e.case.stamp && e.protocol().is_some_and(|v| v.stamp(message))
+    }
+
+    /// Takes note of a message the harness sent (a case's line or its own answer).
+    fn sent<T: Transport>(_e: &mut Engine<'_, T, Self>, _message: &Value) {}
+
+    /// Prepares a message the harness is about to send (a target file's tool mapping).
+    /// Returns the fixture role the message calls, when it calls one.
+    fn prepare<T: Transport>(_e: &Engine<'_, T, Self>, _message: &mut Value) -> Option<String> {
+        None
+    }
+
+    /// What to do when a message could not be sent: report why the target is gone, and say
+    /// how the steps stop.
+    async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, error: SendError) -> Stop;
+
+    /// Reports that the target went away while the case still needed it.
+    fn gone<T: Transport>(e: &mut Engine<'_, T, Self>);
+
+    /// A wait for an expected message ran out: how the steps stop when that is because the
+    /// target is gone, or `None` to report the missing message.
+    fn ended<T: Transport>(e: &mut Engine<'_, T, Self>) -> Option<Stop>;
+
+    /// Whether the steps must stop now, whatever they wait for (a case that turned out not to
+    /// apply); checked before every step and while an expected message is awaited.
+    fn halted<T: Transport>(_e: &mut Engine<'_, T, Self>) -> Option<Stop> {
+        None
+    }
+
+    /// After the case and the drain, when nothing more will come: judgements that needed the
+    /// whole transcript.
+    fn drained<T: Transport>(_e: &mut Engine<'_, T, Self>) {}
+
+    /// What to add to a "no message matching" finding about the target's state.
+    fn absence<T: Transport>(_e: &Engine<'_, T, Self>) -> String {
+        String::new()
+    }
+}

@@ -1,0 +1,200 @@
+//! Playing the steps: the control flow of a case (repeats, sweeps, windows), the variables
+//! the steps fill in, and the `! arrives` windows that judge when a message came.
+
+use crate::case::{Span, Step, StepKind};
+use crate::outcome::{FindingKind, Severity};
+use crate::pattern::{self};
+use crate::transport::Transport;
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio::time::Instant as Deadline;
+
+use super::{Engine, Side, Stop};
+
+impl<T: Transport, S: Side> Engine<'_, T, S> {
+    /// Plays steps in order.
+    pub(crate) fn steps<'s>(
+        &'s mut self,
+        steps: &'s [Step],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Stop>> + 's>> {
+        Box::pin(async move {
+            for (i, step) in steps.iter().enumerate() {
+                self.line = step.line;
+                // A request whose status the next step judges is left to it by the standing
+                // rules.
+                self.streams.next_status = match steps.get(i + 1).map(|s| &s.kind) {
+                    Some(StepKind::Status(codes)) => Some(codes.clone()),
+                    _ => None,
+                };
+                if let Some(stop) = S::halted(self) {
+                    return Err(stop);
+                }
+                self.step(step).await?;
+            }
+            Ok(())
+        })
+    }
+
+    async fn step(&mut self, step: &Step) -> Result<(), Stop> {
+        match &step.kind {
+            StepKind::Send(text) => {
+                let text = self.fill(text)?;
+                self.write(text, false).await
+            }
+            StepKind::Expect(text) => self.expect(step.line, text).await,
+            StepKind::Barrier => self.barrier().await,
+            StepKind::Cancel { id, reason } => self.cancel(id, reason.as_deref()).await,
+            StepKind::After(span) => {
+                let until = self.last_send + self.span(span);
+                self.pump_until(Deadline::from_std(until)).await;
+                Ok(())
+            }
+            StepKind::Wait(span) => {
+                let until = Deadline::now() + self.span(span);
+                self.pump_until(until).await;
+                Ok(())
+            }
+            StepKind::Arrives(arrival) => {
+                self.arrival = Some(*arrival);
+                self.waited_before = self.waited();
+                Ok(())
+            }
+            StepKind::Repeat { .. } | StepKind::Sweep { .. } => {
+                let (inner, rounds) = step.kind.rounds().expect("a loop has rounds");
+                for bindings in &rounds {
+                    self.captures.extend(bindings.iter().cloned());
+                    self.steps(inner).await?;
+                }
+                for (name, _) in rounds.first().into_iter().flatten() {
+                    self.captures.remove(name);
+                }
+                Ok(())
+            }
+            StepKind::Status(codes) => self.status_step(codes).await,
+            StepKind::Header { name, value } => self.header_step(name, value),
+            StepKind::Listen => self.open_step(true).await,
+            StepKind::DeleteSession => self.open_step(false).await,
+            StepKind::Silent { .. }
+            | StepKind::Witness(_)
+            | StepKind::Unwitnessed(_)
+            | StepKind::Session(_)
+            | StepKind::CloseStdin
+            | StepKind::Exit(_)
+            | StepKind::Disconnect(_)
+            | StepKind::Cancelled(_)
+            | StepKind::ServerExit
+            | StepKind::ExpireSession => S::role_step(self, step).await,
+        }
+    }
+
+    pub(crate) fn span(&self, span: &Span) -> Duration {
+        span.resolve(&self.captures)
+    }
+
+    /// A reference to a variable that an earlier, already reported mismatch never captured
+    /// ends the case quietly; otherwise it is a bug in the case.
+    fn missing_capture(&mut self, name: String) -> Stop {
+        if !self.findings.iter().any(|f| f.severity > Severity::Note) {
+            self.finding(
+                Severity::Fail,
+                FindingKind::CaseBug,
+                format!("bug in case: `{{${name}}}` is used before anything was captured into it"),
+            );
+        }
+        Stop::Hung
+    }
+
+    /// A case line with its variables filled in.
+    pub(crate) fn fill(&mut self, text: &str) -> Result<String, Stop> {
+        pattern::substitute(text, &self.captures).map_err(|name| self.missing_capture(name))
+    }
+
+    /// A request id of a control line, with its variables filled in.
+    pub(crate) fn fill_id(&mut self, text: &str) -> Result<Value, Stop> {
+        let text = self.fill(text)?;
+        serde_json::from_str(&text).map_err(|_| {
+            self.finding(
+                Severity::Fail,
+                FindingKind::CaseBug,
+                format!("bug in case: `{text}` is not a request id"),
+            );
+            Stop::Hung
+        })
+    }
+
+    /// Notes when an expected message arrived, and judges it against a pending `! arrives`.
+    ///
+    /// Early is always judged: load only makes things later. Late is judged unless load
+    /// explains the overshoot: the target's own processes waited at least that long for a CPU
+    /// since the `! arrives` line (the kernel's scheduler statistics; a target whose own timer
+    /// is late waits for none), or the harness itself was held up about as long (its own
+    /// timers ran late by at least half the overshoot). Then the timing cannot tell the
+    /// target's delay from the machine's, and the finding is a note that says so.
+    pub(crate) fn arrived(&mut self, line: usize, at: Duration) {
+        if let (Some(arrival), Some(previous)) = (self.arrival.take(), self.last_arrival) {
+            let gap = at.saturating_sub(previous);
+            if let Some(complaint) = arrival.judge(gap) {
+                self.line = line;
+                let overshoot = gap.saturating_sub(arrival.to);
+                let starved = self
+                    .waited()
+                    .zip(self.waited_before)
+                    .map(|(now, before)| now.saturating_sub(before))
+                    .unwrap_or_default();
+                if !overshoot.is_zero() && starved >= overshoot {
+                    self.finding(
+                        Severity::Note,
+                        FindingKind::Unmet,
+                        format!(
+                            "{complaint}, but {}'s processes waited {} ms for a CPU meanwhile: the machine was busy and the timing cannot tell",
+                            S::WRITER.who,
+                            starved.as_millis()
+                        ),
+                    );
+                } else if !overshoot.is_zero() && self.lateness * 2 >= overshoot {
+                    self.finding(
+                        Severity::Note,
+                        FindingKind::Unmet,
+                        format!(
+                            "{complaint}, but the harness's own timers ran up to {} ms late meanwhile: the machine was busy and the timing cannot tell",
+                            self.lateness.as_millis()
+                        ),
+                    );
+                } else {
+                    self.finding(self.case_severity(), FindingKind::Unmet, complaint);
+                }
+            }
+        }
+        self.last_arrival = Some(at);
+    }
+
+    /// A wait for the next expected message lasts at least until the end of its `! arrives`
+    /// window (stretched on a busy machine): a message the case allows that late is not
+    /// missing.
+    pub(crate) fn arrival_deadline(&self, deadline: Deadline) -> Deadline {
+        match (self.arrival, self.last_arrival) {
+            (Some(arrival), Some(previous)) => {
+                let end = previous + crate::load::stretched(arrival.to, self.stretch);
+                deadline.max(Deadline::from_std(self.io.started() + end))
+            }
+            _ => deadline,
+        }
+    }
+
+    /// A message's value as the harness recorded it.
+    pub(crate) fn value(&self, index: usize) -> Value {
+        self.transcript[index].value.clone().unwrap_or(Value::Null)
+    }
+
+    /// Marks a received message as the harness's business (not a case's), so diffs and
+    /// expectations pass over it.
+    pub(crate) fn take_internal(&mut self, index: usize) {
+        self.transcript[index].internal = true;
+        self.transcript[index].consumed_by = Some(0);
+    }
+
+    /// The answer `ping` gets from the harness.
+    pub(crate) fn pong(id: &Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "result": {}})
+    }
+}
