@@ -1,0 +1,151 @@
+//! `conformance client`: running the client cases against an adapter, once per transport
+//! the run asks for.
+
+use super::{cpus, prepare, progress_line, wishes};
+use crate::args::ClientArgs;
+use crate::finish::{finish, Finished};
+use conformance::case::{Case, Role, TransportKind};
+use conformance::engine::client::{run_client_case, ClientTransport};
+use conformance::engine::{Options, Report};
+use conformance::outcome::Outcome;
+use conformance::transport::process::{display_argv, Launch};
+use conformance::versions::{Choice, Spoken};
+use conformance::{client_versions, harness, runner};
+use std::process::ExitCode;
+use std::time::Duration;
+
+pub(super) fn client(args: ClientArgs) -> ExitCode {
+    let transports: Vec<TransportKind> = if args.transport.is_empty() {
+        vec![TransportKind::Stdio, TransportKind::Http]
+    } else {
+        let mut kinds: Vec<TransportKind> = args
+            .transport
+            .iter()
+            .filter_map(|t| TransportKind::parse(t))
+            .collect();
+        kinds.dedup();
+        kinds
+    };
+    let args = args.run;
+    if args.argv.is_empty() {
+        eprintln!("error: give the client adapter's command after `--`, e.g. `conformance client -- node adapter.mjs` (README: Testing a client)");
+        return ExitCode::from(2);
+    }
+    if args.bless || harness::bless_requested().unwrap_or(true) {
+        eprintln!("error: client cases cannot be blessed yet; edit their `>` lines by hand, guided by --dump DIR");
+        return ExitCode::from(2);
+    }
+    let prepared = match prepare(&args, Role::Client) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    // One run of each case per transport it applies to; HTTP runs are told apart by `@http`.
+    let cases: Vec<Case> = prepared
+        .cases
+        .iter()
+        .flat_map(|case| {
+            transports
+                .iter()
+                .filter(|t| case.transports.contains(t))
+                .map(|t| per_transport(case, *t))
+        })
+        .collect();
+    if cases.is_empty() {
+        eprintln!("error: no client case applies to the transport chosen; run `conformance list` to see them");
+        return ExitCode::from(2);
+    }
+    let relay = match std::env::current_exe() {
+        Ok(exe) => vec![exe.display().to_string(), "relay".into()],
+        Err(e) => {
+            eprintln!("error: cannot find this executable, which the client must start as its server: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let launch = Launch {
+        argv: args.argv.clone(),
+        env: vec![],
+        cwd: None,
+    };
+    // Each case runs at the versions it covers that the choice names; the harness plays a
+    // server of that version (see README: Testing a client).
+    let choice = match args.protocol_version.as_deref().map(Choice::parse) {
+        None => Choice::Auto,
+        Some(Ok(choice)) => choice,
+        Some(Err(e)) => {
+            eprintln!("error: --protocol-version: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let options = Options {
+        protocol_version: String::new(),
+        case_timeout: args.timeout.unwrap_or(Duration::from_secs(30)),
+        reply_timeout: args.reply_timeout,
+        startup_timeout: args.startup_timeout,
+        fixtures: None,
+    };
+    let plan = runner::Plan {
+        jobs: args.jobs.unwrap_or_else(cpus),
+        repeat: args.repeat as usize,
+    };
+    let started = std::time::Instant::now();
+    let units = client_versions::plan(&cases, &choice);
+    let mixed = units.iter().any(|u| u.version != units[0].version);
+    let target = display_argv(&launch.argv);
+    let progress = progress_line(&cases, args.repeat, mixed);
+    let results = runner::execute_each(&units, plan, &progress, &|runtime, unit| {
+        let case = &cases[unit.case];
+        if let Some(reason) = &unit.skip {
+            return Ok(Report::skipped(reason.clone(), target.clone()));
+        }
+        let transport = match case.transports.first() {
+            Some(TransportKind::Http) => ClientTransport::Http,
+            _ => ClientTransport::Stdio {
+                relay: relay.clone(),
+            },
+        };
+        let options = Options {
+            protocol_version: unit.version.clone(),
+            ..options.clone()
+        };
+        runtime.block_on(run_client_case(case, &launch, &transport, &options))
+    });
+    let next = "read the diff and the transcript (--dump DIR keeps it, with the adapter's outcome lines); fix the client or its adapter, or rerun one case with its id as the filter";
+    let spoken = Spoken::default();
+    // An explicit version that no case could verify: every case was skipped (the client did
+    // not speak it, or no case covers it).
+    let nothing_verified = matches!(choice, Choice::Exact(_))
+        && results.iter().all(|runs| {
+            runs.iter()
+                .all(|r| r.as_ref().is_ok_and(|r| r.outcome == Outcome::Skip))
+        });
+    // The transports the cases ran over: one, or both (`stdio+http`).
+    let over: Vec<&str> = [TransportKind::Stdio, TransportKind::Http]
+        .into_iter()
+        .filter(|t| cases.iter().any(|c| c.transports.first() == Some(t)))
+        .map(TransportKind::as_str)
+        .collect();
+    let transport = over.join("+");
+    let run = Finished {
+        cases: &cases,
+        units: &units,
+        results: &results,
+        target: &target,
+        transport: &transport,
+        choice: &choice,
+        spoken: &spoken,
+        nothing_verified,
+        started,
+    };
+    finish(&run, &wishes(&args, &prepared, next))
+}
+
+/// A case's run over one transport: over HTTP its id gets `@http`, so reports, baselines and
+/// dumps tell the two runs apart.
+fn per_transport(case: &Case, transport: TransportKind) -> Case {
+    let mut case = case.clone();
+    if transport == TransportKind::Http {
+        case.id = format!("{}@http", case.id);
+    }
+    case.transports = vec![transport];
+    case
+}
