@@ -11,9 +11,11 @@
 //! Where one process's lateness is judged (a server that exits after its window), the machine's
 //! pressure is too blunt: a server whose own timer makes it late would be excused on a busy
 //! machine and blamed on a calm one. There the kernel's scheduler statistics say how long the
-//! target's own threads waited for a CPU ([`group_run_delay`]); only that much lateness is
+//! target's own threads waited for a CPU ([`GroupWaits`]); only that much lateness is
 //! excused.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// The most a wait is stretched.
@@ -48,15 +50,14 @@ pub fn stretched(wait: Duration, factor: f64) -> Duration {
     wait.mul_f64(factor.max(1.0))
 }
 
-/// How long every thread of every process in process group `pgid` has waited on a run queue
-/// for a CPU since it started (the second field of `/proc/PID/task/TID/schedstat`), summed;
-/// `None` where the kernel does not say. Threads that waited at the same time are all counted,
-/// which errs on the side of the target.
-pub fn group_run_delay(pgid: i32) -> Option<Duration> {
+/// How long each thread of each process in process group `pgid` has waited on a run queue for
+/// a CPU since it started (the second field of `/proc/PID/task/TID/schedstat`), by thread id;
+/// `None` where the kernel does not say.
+fn task_waits(pgid: i32) -> Option<HashMap<u32, u64>> {
     if pgid <= 0 {
         return None;
     }
-    let mut total = 0u64;
+    let mut waits = HashMap::new();
     let mut seen = false;
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
         let name = entry.file_name();
@@ -81,16 +82,63 @@ pub fn group_run_delay(pgid: i32) -> Option<Duration> {
             continue;
         };
         for task in tasks.flatten() {
+            let Some(tid) = task
+                .file_name()
+                .to_str()
+                .and_then(|t| t.parse::<u32>().ok())
+            else {
+                continue;
+            };
             let waited = std::fs::read_to_string(task.path().join("schedstat"))
                 .ok()
                 .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok());
             if let Some(ns) = waited {
-                total += ns;
+                waits.insert(tid, ns);
                 seen = true;
             }
         }
     }
-    seen.then(|| Duration::from_nanos(total))
+    seen.then_some(waits)
+}
+
+/// How long the threads of process group `pgid` have waited for a CPU, read again and again:
+/// every reading adds what each thread waited since the one before, so the figure only grows.
+/// A plain sum over the threads that exist would drop whenever a thread exits (its counters
+/// leave `/proc` with it): a server with a thread per request would lose the waits of every
+/// request it has answered, and a grace measured as a difference of two sums would come out
+/// short exactly when the machine is busiest. A thread first seen adds all it has waited
+/// (that errs on the side of the target); the waits of a thread between its last reading and
+/// its exit are not seen.
+pub struct GroupWaits {
+    pgid: i32,
+    /// Each thread's counter at the last reading, and the total so far.
+    state: Mutex<(HashMap<u32, u64>, u64)>,
+}
+
+impl GroupWaits {
+    /// A tracker of process group `pgid` (nothing is read yet).
+    pub fn new(pgid: i32) -> GroupWaits {
+        GroupWaits {
+            pgid,
+            state: Mutex::new((HashMap::new(), 0)),
+        }
+    }
+
+    /// The waits so far; `None` where the kernel does not say.
+    pub fn read(&self) -> Option<Duration> {
+        let now = task_waits(self.pgid)?;
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (last, total) = &mut *state;
+        for (tid, ns) in &now {
+            *total += match last.get(tid) {
+                // A thread id the kernel gave again to a new thread counts from zero.
+                Some(before) if ns >= before => ns - before,
+                _ => *ns,
+            };
+        }
+        *last = now;
+        Some(Duration::from_nanos(*total))
+    }
 }
 
 #[cfg(test)]
@@ -114,9 +162,43 @@ mod tests {
         // This test's own process group: its threads exist, so the kernel reports a figure.
         let pgid = own_pgid();
         if std::path::Path::new("/proc/self/schedstat").exists() {
-            assert!(group_run_delay(pgid).is_some());
+            assert!(GroupWaits::new(pgid).read().is_some());
         }
-        assert_eq!(group_run_delay(0), None);
+        assert_eq!(GroupWaits::new(0).read(), None);
+    }
+
+    #[test]
+    fn threads_that_exit_keep_their_waits() {
+        let pgid = own_pgid();
+        let waits = GroupWaits::new(pgid);
+        let Some(before) = waits.read() else { return };
+        // Twice as many spinning threads as CPUs must wait for one, and then they exit.
+        let spinners = 2 * std::thread::available_parallelism().map_or(2, |n| n.get());
+        let handles: Vec<_> = (0..spinners)
+            .map(|_| {
+                std::thread::spawn(|| {
+                    let until = std::time::Instant::now() + Duration::from_millis(60);
+                    // Read the counters while they exist, as the engine does during a wait.
+                    while std::time::Instant::now() < until {
+                        std::hint::spin_loop();
+                    }
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(40));
+        let during = waits.read().expect("the kernel said before");
+        for handle in handles {
+            handle.join().unwrap();
+        }
+        let after = waits.read().expect("the kernel said before");
+        assert!(
+            during > before,
+            "{spinners} spinning threads waited for a CPU"
+        );
+        assert!(
+            after >= during,
+            "exited threads took their waits with them: {during:?} then {after:?}"
+        );
     }
 
     fn own_pgid() -> i32 {

@@ -188,15 +188,15 @@ pub async fn probe<T: Transport>(
         let mut status: Option<String> = None;
         let mut said: Option<String> = None;
         let began = Deadline::now();
-        let group = io.process_group();
-        let spawned = group.and_then(crate::load::group_run_delay);
+        let waits = io.process_group().map(crate::load::GroupWaits::new);
+        let read_waits = || waits.as_ref().and_then(crate::load::GroupWaits::read);
+        let spawned = read_waits();
         // The ping's answer, and how long the target had waited for a CPU by then: after it,
         // the discover's answer gets a grace, and as long again as the target waits for a CPU
         // (a starved server answers late, not never).
         let mut proven: Option<(Deadline, Option<Duration>)> = None;
         let lost = |before: Option<Duration>| -> Duration {
-            group
-                .and_then(crate::load::group_run_delay)
+            read_waits()
                 .zip(before)
                 .map_or(Duration::ZERO, |(now, before)| now.saturating_sub(before))
         };
@@ -236,7 +236,7 @@ pub async fn probe<T: Transport>(
                     match value.get("id").and_then(Value::as_str) {
                         Some("versions") => return Ok(value),
                         Some("versions-proof") => {
-                            let waited = group.and_then(crate::load::group_run_delay);
+                            let waited = read_waits();
                             proven.get_or_insert((Deadline::now(), waited));
                         }
                         _ => {}

@@ -171,6 +171,8 @@ pub struct Engine<'a, T, S> {
     pub(crate) proven_waited: Option<Duration>,
     /// The last reading of how long they have waited, and when it was taken.
     waited_cache: std::cell::Cell<Option<(Instant, Option<Duration>)>>,
+    /// The CPU waits of the target's process group, kept across its threads' exits.
+    group_waits: std::cell::OnceCell<Option<crate::load::GroupWaits>>,
     /// The transcript index of the last probe sent, if any.
     pub(crate) probing: Option<usize>,
     /// When the last event from the target arrived.
@@ -245,6 +247,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             proven_at: None,
             proven_waited: None,
             waited_cache: std::cell::Cell::new(None),
+            group_waits: std::cell::OnceCell::new(),
             probing: None,
             last_event: None,
             idle: Duration::ZERO,

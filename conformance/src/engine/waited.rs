@@ -33,7 +33,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 return waited;
             }
         }
-        let waited = self.io.process_group().and_then(load::group_run_delay);
+        let waited = self
+            .group_waits
+            .get_or_init(|| self.io.process_group().map(load::GroupWaits::new))
+            .as_ref()
+            .and_then(load::GroupWaits::read);
         self.waited_cache.set(Some((Instant::now(), waited)));
         waited
     }
