@@ -633,7 +633,7 @@ struct Verdict {
     version: Option<&'static str>,
     /// `--reply-timeout`, when the trial is about a wait that should end before it.
     reply: Option<Duration>,
-    /// Words the expected finding's message must contain.
+    /// Words the expected finding's message must contain (`a|b`: either).
     says: Option<&'static str>,
 }
 
@@ -767,12 +767,14 @@ fn check(case: &Case, mode: &str, want: Verdict, loaded: bool) -> Result<(), Fai
         let found = report.findings.iter().any(|f| {
             f.requirement() == requirement
                 && f.severity == severity
-                && want.says.is_none_or(|words| f.message.contains(words))
+                && want
+                    .says
+                    .is_none_or(|words| words.split('|').any(|w| f.message.contains(w)))
         });
         if !found {
             let says = want
                 .says
-                .map(|words| format!(" saying `{words}`"))
+                .map(|words| format!(" saying `{}`", words.replace('|', "` or `")))
                 .unwrap_or_default();
             return Err(format!(
                 "expected a {severity:?} finding on {requirement}{says}\n{}",
@@ -927,8 +929,9 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         ("chatty",                      "ping-during-long-call",       verdict(Pass)),
         // Talking is no answer: a wait is extended only so long by a target that writes at its
         // own pace, and the whole opening has a deadline (startup allowance and case limit)
-        // however fast it writes.
-        ("chatty-never-initializes",    "cancel-unknown-id",           reaped(fast(says("kept writing other messages", with(Fail, "LIF-02", F))))),
+        // however fast it writes: whichever ends first (on a busy machine the talk allowance
+        // is stretched past the opening's deadline), the failure says what the target wrote.
+        ("chatty-never-initializes",    "cancel-unknown-id",           reaped(fast(says("kept writing other messages|messages meanwhile", with(Fail, "LIF-02", F))))),
         ("floods-never-initializes",    "cancel-unknown-id",           reaped(small(within(17, with(Fail, "LIF-02", F))))),
         ("floods-unknown-progress",     "cancel-unknown-id",           small(bounded(with(Fail, "PRG-06", F)))),
         // The harness's replies to a ping flood are sent and counted, not kept; responses for

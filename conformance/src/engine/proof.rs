@@ -260,11 +260,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             return Wait::On;
         }
         let idle_then = *past.get_or_insert(self.idle);
-        // Quiet is about the harness having caught up with the target's output, not about
-        // the target's timing: the calm grace.
+        // Quiet means the target had a CPU and wrote nothing for a grace: a target kept from
+        // running (a flood of its own requests on a busy machine) is not quiet, so the grace
+        // grows by its waits for a CPU, as after a proof.
         let quiet_from = self
             .last_event
-            .map_or(deadline, |at| Deadline::from_std(at) + self.calm_grace());
+            .map_or(deadline, |at| Deadline::from_std(at) + self.grace());
         if now >= quiet_from {
             return Wait::Quiet;
         }
@@ -282,7 +283,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     pub(crate) fn tick(&self, deadline: Deadline, every: Duration) -> Deadline {
         let quiet_from = self
             .last_event
-            .map_or(deadline, |at| Deadline::from_std(at) + self.calm_grace());
+            .map_or(deadline, |at| Deadline::from_std(at) + self.grace());
         deadline.max(quiet_from).min(Deadline::now() + every)
     }
 
