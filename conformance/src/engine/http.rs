@@ -146,6 +146,9 @@ pub struct Streams {
     pub seen: HashMap<String, Channel>,
     /// Sessions the case ended with a DELETE the server accepted.
     pub deleted: HashSet<usize>,
+    /// Sessions in which a request did not show it arrived within its arrival window: the
+    /// server holds back a response's head until it has something to send.
+    pub holds_heads: HashSet<usize>,
 }
 
 impl Streams {

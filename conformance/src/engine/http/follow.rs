@@ -239,9 +239,16 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// busy the machine: it gets `--reply-timeout` (stretched for a busy machine). One that
     /// answers with JSON shows nothing before the answer, so nothing can be awaited beyond the
     /// arrival window `max(100 ms, 4 × RTT)`; a server not yet seen answering a request gets
-    /// `--reply-timeout` too.
+    /// `--reply-timeout` too, until a request of the session has gone that long without
+    /// showing it arrived: such a server holds back a head until it has something to send
+    /// (the TypeScript SDK 2.x's stateless fallback does, for a call that sends nothing), so
+    /// waiting for heads only delays the case (22 cancels × `--reply-timeout` ran a correct
+    /// server past its time limit) and its later requests get the arrival window.
     pub(crate) fn arrival_window(&self) -> Duration {
         let session = self.streams.session;
+        if self.streams.holds_heads.contains(&session) {
+            return self.streams.arrival();
+        }
         let answered = |kind: &str| {
             self.streams.by.values().any(|s| {
                 s.session == session
@@ -284,7 +291,14 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         loop {
             let arrived = self.streams.by.get(&channel).is_none_or(Stream::arrived)
                 || self.ledger.sent(id).is_some_and(|r| r.answers > 0);
-            if arrived || !self.next(until).await {
+            if arrived {
+                return;
+            }
+            if !self.next(until).await {
+                if !self.streams.by.get(&channel).is_none_or(Stream::arrived) {
+                    let session = self.streams.session_of(channel);
+                    self.streams.holds_heads.insert(session);
+                }
                 return;
             }
         }
