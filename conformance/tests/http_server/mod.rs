@@ -339,6 +339,24 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Response<Body> {
             _ => std::future::pending().await,
         };
     }
+    if app.is("holds-heads") {
+        // Correct, if reticent: the head of an SSE response waits for its first message (a
+        // call that sends nothing shows nothing until its result, or ever, if cancelled).
+        let mut rx = rx;
+        let first = rx.recv().await;
+        let (held_tx, held_rx) = mpsc::channel(64);
+        if let Some(first) = first {
+            tokio::spawn(async move {
+                let _ = held_tx.send(first).await;
+                while let Some(frame) = rx.recv().await {
+                    if held_tx.send(frame).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        return sse(held_rx);
+    }
     sse(rx)
 }
 
