@@ -100,13 +100,18 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 // cancel travelled (ticks it owed piled up): the target's CPU waits since the
                 // cancel was sent.
                 // A ticker behind its own schedule (ticks due before the proof, not yet sent)
-                // may send what it owed before it looks at its cancel again.
-                let owed = self.ledger.sent.get(&request_key).is_some_and(|r| {
-                    r.tick.zip(self.read_by(&mark)).is_some_and(|(tick, read)| {
-                        let due = read.saturating_sub(r.sent).as_micros() / tick.as_micros().max(1);
-                        u128::from(r.progress_seen) <= due + 1
-                    })
-                });
+                // may send what it owed before it looks at its cancel again: at once, as a
+                // burst within a grace of the proof (longer by its CPU waits). Progress that
+                // goes on coming after that is not a backlog, however many ticks the schedule
+                // says were due (a tool that ignores the ticker's interval owes nothing).
+                let owed = after < self.grace_after(mark.waited)
+                    && self.ledger.sent.get(&request_key).is_some_and(|r| {
+                        r.tick.zip(self.read_by(&mark)).is_some_and(|(tick, read)| {
+                            let due =
+                                read.saturating_sub(r.sent).as_micros() / tick.as_micros().max(1);
+                            u128::from(r.progress_seen) <= due + 1
+                        })
+                    });
                 let explained = if first {
                     after < self.grace_after(mark.waited)
                 } else {
