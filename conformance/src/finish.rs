@@ -58,6 +58,12 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
         baseline: wishes.baseline,
     };
     say(format_args!(""));
+    // A case played at several versions keeps a transcript of each.
+    let mut plays = std::collections::HashMap::new();
+    for unit in run.units.iter() {
+        *plays.entry(unit.case).or_insert(0usize) += 1;
+    }
+    let per_version = plays.values().any(|n| *n > 1);
     for (unit, runs) in run.units.iter().zip(run.results) {
         let case = &run.cases[unit.case];
         let mut verdict = gate::verdict_of_runs(case, runs, &gate, wishes.next);
@@ -69,7 +75,8 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
             continue;
         };
         if let Some(dir) = wishes.dump {
-            if let Err(e) = dump::dump(dir, case, report) {
+            let version = per_version.then_some(unit.version.as_str());
+            if let Err(e) = dump::dump(dir, case, report, version) {
                 eprintln!(
                     "error: cannot write the dump of {} into {}: {e}",
                     case.id,

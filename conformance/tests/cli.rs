@@ -867,3 +867,34 @@ fn a_client_run_over_both_transports_says_so_and_runs_each_case_at_its_versions(
         .code(1)
         .stderr(predicate::str::contains("every case was skipped"));
 }
+
+#[test]
+fn dumps_keep_a_transcript_per_version() {
+    let temp = TempDir::new("dump-versions");
+    let dir = temp.path().join("dumps");
+    conformance()
+        .args([
+            "server",
+            "cancel-unknown-id",
+            "--protocol-version",
+            "all",
+            "--dump",
+        ])
+        .arg(&dir)
+        .assert()
+        .success();
+    for version in ["2024-11-05", "2025-11-25", "2026-07-28"] {
+        let path = dir.join(format!("server/cancel-unknown-id@{version}.mcpt"));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(text.contains("cancel-unknown-id"), "{text}");
+    }
+    // One version: the plain name, as before.
+    let one = temp.path().join("one");
+    conformance()
+        .args(["server", "cancel-unknown-id", "--dump"])
+        .arg(&one)
+        .assert()
+        .success();
+    assert!(one.join("server/cancel-unknown-id.mcpt").exists());
+}

@@ -31,9 +31,19 @@ pub fn dump_text(case: &Case, report: &Report) -> String {
     out
 }
 
-/// Writes `DIR/<case id>.mcpt` with the actual transcript.
-pub fn dump(dir: &Path, case: &Case, report: &Report) -> std::io::Result<()> {
-    let path = dir.join(format!("{}.mcpt", case.id));
+/// Writes `DIR/<case id>.mcpt` with the actual transcript, or `DIR/<case id>@<version>.mcpt`
+/// when `version` is given (a run that plays a case at several versions keeps each).
+pub fn dump(
+    dir: &Path,
+    case: &Case,
+    report: &Report,
+    version: Option<&str>,
+) -> std::io::Result<()> {
+    let name = match version {
+        Some(version) => format!("{}@{version}.mcpt", case.id),
+        None => format!("{}.mcpt", case.id),
+    };
+    let path = dir.join(name);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
