@@ -104,7 +104,8 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 // burst within a grace of the proof (longer by its CPU waits). Progress that
                 // goes on coming after that is not a backlog, however many ticks the schedule
                 // says were due (a tool that ignores the ticker's interval owes nothing).
-                let owed = after < self.grace_after(mark.waited)
+                let within_grace = after < self.grace_after(mark.waited);
+                let owed = within_grace
                     && self.ledger.sent.get(&request_key).is_some_and(|r| {
                         r.tick.zip(self.read_by(&mark)).is_some_and(|(tick, read)| {
                             let due =
@@ -113,7 +114,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                         })
                     });
                 let explained = if first {
-                    after < self.grace_after(mark.waited)
+                    within_grace
                 } else {
                     owed
                         || self

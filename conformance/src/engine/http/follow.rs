@@ -295,10 +295,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 return;
             }
             if !self.next(until).await {
-                if !self.streams.by.get(&channel).is_none_or(Stream::arrived) {
-                    let session = self.streams.session_of(channel);
-                    self.streams.holds_heads.insert(session);
-                }
+                // Nothing came since `arrived` was computed: the request went its whole wait.
+                let session = self.streams.session_of(channel);
+                self.streams.holds_heads.insert(session);
                 return;
             }
         }
