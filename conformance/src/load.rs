@@ -101,6 +101,27 @@ fn task_waits(pgid: i32) -> Option<HashMap<u32, u64>> {
     seen.then_some(waits)
 }
 
+/// The same figures for the threads of this process (the harness itself).
+fn own_task_waits() -> Option<HashMap<u32, u64>> {
+    let mut waits = HashMap::new();
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let Some(tid) = task
+            .file_name()
+            .to_str()
+            .and_then(|t| t.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let waited = std::fs::read_to_string(task.path().join("schedstat"))
+            .ok()
+            .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok());
+        if let Some(ns) = waited {
+            waits.insert(tid, ns);
+        }
+    }
+    (!waits.is_empty()).then_some(waits)
+}
+
 /// How long the threads of process group `pgid` have waited for a CPU, read again and again:
 /// every reading adds what each thread waited since the one before, so the figure only grows.
 /// A plain sum over the threads that exist would drop whenever a thread exits (its counters
@@ -110,6 +131,7 @@ fn task_waits(pgid: i32) -> Option<HashMap<u32, u64>> {
 /// (that errs on the side of the target); the waits of a thread between its last reading and
 /// its exit are not seen.
 pub struct GroupWaits {
+    /// The process group, or 0 for this process's own threads.
     pgid: i32,
     /// Each thread's counter at the last reading, and the total so far.
     state: Mutex<(HashMap<u32, u64>, u64)>,
@@ -124,9 +146,18 @@ impl GroupWaits {
         }
     }
 
+    /// A tracker of this process's own threads: how long the harness itself waited.
+    pub fn own() -> GroupWaits {
+        GroupWaits::new(0)
+    }
+
     /// The waits so far; `None` where the kernel does not say.
     pub fn read(&self) -> Option<Duration> {
-        let now = task_waits(self.pgid)?;
+        let now = if self.pgid == 0 {
+            own_task_waits()?
+        } else {
+            task_waits(self.pgid)?
+        };
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let (last, total) = &mut *state;
         for (tid, ns) in &now {
@@ -164,7 +195,10 @@ mod tests {
         if std::path::Path::new("/proc/self/schedstat").exists() {
             assert!(GroupWaits::new(pgid).read().is_some());
         }
-        assert_eq!(GroupWaits::new(0).read(), None);
+        assert_eq!(GroupWaits::new(-1).read(), None);
+        if std::path::Path::new("/proc/self/task").exists() {
+            assert!(GroupWaits::own().read().is_some());
+        }
     }
 
     #[test]

@@ -155,6 +155,15 @@ pub fn millis(d: Duration) -> String {
     format!("+{:.1}ms", d.as_secs_f64() * 1000.0)
 }
 
+/// A span as a person reads it in a sentence: `850 ms`, `15.0 s`.
+pub fn span(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
 /// Finds the first message of session `session` the target wrote that no step has taken yet
 /// and that matches `pattern`, marks it as taken by case line `line` (normalised toward the
 /// pattern for the diff), and returns its index and when it arrived.

@@ -269,7 +269,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// [`Engine::reply`] on a channel the caller chose (a message of an earlier session that
     /// the ledger no longer knows).
     pub(crate) async fn reply_via(&mut self, answer: Value, reply_to: Option<Channel>) {
-        if self.stalled {
+        if self.cut_off() {
             return;
         }
         let text = answer.to_string();

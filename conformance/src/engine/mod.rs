@@ -21,6 +21,7 @@ pub mod http;
 mod http_steps;
 mod io;
 pub mod ledger;
+pub(crate) mod limit;
 mod proof;
 mod receive;
 pub mod server;
@@ -163,6 +164,9 @@ pub struct Engine<'a, T, S> {
     pub(crate) heard: Option<Duration>,
     /// The target stopped reading what the harness writes (reported once).
     pub(crate) stalled: bool,
+    /// The target wrote a line to stdout that is not JSON: the case ends there (nothing it
+    /// says after can be trusted to be framed as it meant).
+    pub(crate) garbled: bool,
     /// Every message the harness sent before this transcript index is proven read.
     pub(crate) proven: usize,
     /// When that proof arrived (since the target started).
@@ -243,6 +247,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             exited_at: None,
             heard: None,
             stalled: false,
+            garbled: false,
             proven: 0,
             proven_at: None,
             proven_waited: None,
@@ -396,10 +401,21 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         self.stretch_most = self.stretch_most.max(self.stretch);
     }
 
-    /// The case's time limit: its own or `--timeout`, stretched for a busy machine.
+    /// The case's time limit: its own or `--timeout`. A busy machine lengthens it only by
+    /// the target's own waits for a CPU (see [`limit::Limit`]).
     pub(crate) fn case_limit(&self) -> Duration {
-        let limit = self.case.timeout.unwrap_or(self.options.case_timeout);
-        crate::load::stretched(limit, self.stretch)
+        self.case.timeout.unwrap_or(self.options.case_timeout)
+    }
+
+    /// A time limit of `base` that starts now, for this target.
+    pub(crate) fn limit(&self, base: Duration) -> limit::Limit {
+        limit::Limit::start(base, self.io.process_group())
+    }
+
+    /// Whether the harness has stopped talking with the target: it stopped reading, or wrote
+    /// what is not JSON on stdout.
+    pub(crate) fn cut_off(&self) -> bool {
+        self.stalled || self.garbled
     }
 
     /// Time since the target started.

@@ -164,7 +164,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             || self.probing.is_some_and(|p| p > subject)
             || waited < PROBE_AFTER
             || now < due_at
-            || self.stalled
+            || self.cut_off()
             || self.exited
         {
             return;
@@ -309,7 +309,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// A wait ran out: the stop to take when that is because the target is gone or stopped
     /// reading (already reported), else `None`.
     pub(crate) fn wait_ended(&mut self) -> Option<Stop> {
-        if self.stalled {
+        if self.cut_off() {
             return Some(Stop::Hung);
         }
         if self.exited || self.output_closed {

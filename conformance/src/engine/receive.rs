@@ -29,7 +29,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// A target that stopped reading says nothing more worth waiting for, and one whose process
     /// exited gets only a short grace for what it wrote before.
     pub(crate) async fn next(&mut self, deadline: Deadline) -> bool {
-        if self.stalled {
+        if self.cut_off() {
             return false;
         }
         self.refresh_stretch();
@@ -189,6 +189,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let index = self.record(at, channel, text, value);
         for p in problems {
             self.rule(p.severity, p.requirement, p.message);
+        }
+        if channel == Channel::Stdio && self.transcript[index].value.is_none() {
+            // Stdout carries only messages: past a line that is not one, nothing the target
+            // says can be read as it meant it. The case ends here, with that line quoted.
+            self.garbled = true;
+            return;
         }
         let session = self.transcript[index].session;
         if is_object {

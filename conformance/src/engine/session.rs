@@ -265,7 +265,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         loop {
             let allowed = crate::load::stretched(within, self.stretch);
             let until = began + allowed;
-            if done(self) || self.stalled || Deadline::now() >= until {
+            if done(self) || self.cut_off() || Deadline::now() >= until {
                 return allowed;
             }
             let tick = until.min(Deadline::now() + Duration::from_millis(250));
