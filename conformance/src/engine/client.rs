@@ -69,6 +69,8 @@ pub struct ClientTarget {
     pub(crate) http: HttpSide,
     /// What the harness knows of a client of the stateless era.
     pub(crate) era: StatelessSide,
+    /// The client's messages held until what they may have crossed over HTTP arrives.
+    pub(crate) crossing: crate::rules::client_crossing::Crossing,
 }
 
 /// How the harness meets a client target.
@@ -203,34 +205,38 @@ impl Side for ClientTarget {
     const STAMPS: bool = false;
 
     async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop> {
-        let limit = e.case_limit();
-        let played = tokio::time::timeout(limit, async {
-            connect(e).await?;
-            if e.side.era.plays {
-                // No handshake: the steps begin at once, and requests carry their version.
-                e.version = Some(STATELESS_VERSION.to_string());
-                e.captures
-                    .insert("version".into(), json!(STATELESS_VERSION));
-            } else if e.case.handshake {
-                handshake(e).await?;
-            } else {
-                let played = played_version(e);
-                e.captures.insert("version".into(), json!(played));
-            }
-            let steps = e.case.steps.clone();
-            e.steps(&steps).await
-        })
-        .await;
+        let base = e.case_limit();
+        let limit = e.limit(base);
+        let played = limit
+            .within(async {
+                connect(e).await?;
+                if e.side.era.plays {
+                    // No handshake: the steps begin at once, and requests carry their version.
+                    e.version = Some(STATELESS_VERSION.to_string());
+                    e.captures
+                        .insert("version".into(), json!(STATELESS_VERSION));
+                } else if e.case.handshake {
+                    handshake(e).await?;
+                } else {
+                    let played = played_version(e);
+                    e.captures.insert("version".into(), json!(played));
+                }
+                let steps = e.case.steps.clone();
+                e.steps(&steps).await
+            })
+            .await;
         match played {
             Ok(done) => done,
-            Err(_) => {
+            Err(ran) => {
                 e.rule(
                     Severity::Fail,
                     "TMO-02",
                     format!(
-                        "the case did not finish within its time limit of {}; the client hung (see \
-                         the transcript so far), or raise the limit with --timeout",
-                        crate::transcript::millis(limit).trim_start_matches('+')
+                        "the case did not finish within its time limit of {} (it ran {}, the time \
+                         the client waited for a CPU included); the client hung (see the \
+                         transcript so far), or raise the limit with --timeout",
+                        crate::transcript::span(base),
+                        crate::transcript::span(ran)
                     ),
                 );
                 Err(Stop::Hung)
@@ -258,6 +264,10 @@ impl Side for ClientTarget {
 
     async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize) {
         e.judge_client_message(index).await;
+    }
+
+    fn drained<T: Transport>(e: &mut Engine<'_, T, Self>) {
+        e.crossing_finish();
     }
 
     fn observe<T: Transport>(e: &mut Engine<'_, T, Self>, at: Duration, event: Event) {

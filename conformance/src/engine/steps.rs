@@ -29,6 +29,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 if let Some(stop) = S::halted(self) {
                     return Err(stop);
                 }
+                if self.cut_off() {
+                    return Err(Stop::Hung);
+                }
                 self.step(step).await?;
             }
             Ok(())
@@ -80,6 +83,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             | StepKind::Session(_)
             | StepKind::CloseStdin
             | StepKind::Exit(_)
+            | StepKind::Alive(_)
             | StepKind::Disconnect(_)
             | StepKind::Cancelled(_)
             | StepKind::ServerExit

@@ -42,11 +42,16 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                     let at = self.transcript[index].at;
                     self.client_cancel(value.get("params"), at)
                 }
-                "notifications/progress" => self.client_progress(value.get("params")),
+                "notifications/progress" => {
+                    let at = self.transcript[index].at;
+                    self.client_progress(value.get("params"), at)
+                }
                 "notifications/initialized" => {
                     if let Some(session) = self.side.sessions.current_mut() {
                         session.initialized = true;
                     }
+                    let at = self.transcript[index].at;
+                    self.initialized_arrived(at);
                     if self.case.handshake {
                         self.transcript[index].internal = true;
                     }
@@ -84,7 +89,8 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             if method == "initialize" {
                 self.legacy_initialize();
             }
-            self.handshake_order(method);
+            let at = self.transcript[index].at;
+            self.handshake_order(method, at);
         }
         if method == "initialize" {
             self.session_initialize(id);
@@ -116,8 +122,9 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             }
         }
         let channel = self.transcript[index].channel;
+        let at = self.transcript[index].at;
         self.ledger.received.insert(
-            key,
+            key.clone(),
             ReceivedRequest {
                 method: method.to_string(),
                 answered: None,
@@ -129,6 +136,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 stateless,
             },
         );
+        self.request_arrived(&key, at);
         // The harness's own handshake answers every `initialize` after the first too (a new
         // session); the case's steps answer what they script or are waiting for, unless they
         // stopped. A server of 2026-07-28 refuses `initialize` and versions it does not speak
@@ -207,7 +215,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
 
     /// LIF-04 and LIF-03: nothing but `ping` until `initialize` is answered, and
     /// `notifications/initialized` before any other request once it is.
-    fn handshake_order(&mut self, method: &str) {
+    fn handshake_order(&mut self, method: &str, at: std::time::Duration) {
         if BEFORE_INITIALIZE.contains(&method) {
             return;
         }
@@ -221,6 +229,10 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 "LIF-04",
                 format!("the client sent `{method}` before its `initialize` was answered; until then it should send nothing but `ping`"),
             );
+        } else if !initialized && self.may_cross() {
+            // Over HTTP the two POSTs may cross: judged once `initialized` comes, or at the end.
+            let held = self.held(at, Value::String(method.to_string()));
+            self.side.crossing.early.push(held);
         } else if !initialized {
             self.rule(
                 Severity::Warn,
@@ -305,7 +317,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// The standing rules for progress the client reports on a request of the harness's:
     /// a token the harness gave (PRG-06), increasing values (PRG-03), and a text `message`
     /// (PRG-05).
-    fn client_progress(&mut self, params: Option<&Value>) {
+    fn client_progress(&mut self, params: Option<&Value>, at: std::time::Duration) {
         let token = params.and_then(|p| p.get("progressToken"));
         let Some(request) = token
             .and_then(|t| self.ledger.tokens.get(&id_key(t)))
@@ -343,6 +355,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             );
             return;
         };
+        let previous_at = self.side.crossing.progress.insert(request.clone(), at);
         if let Some(sent) = self.ledger.sent.get_mut(&request) {
             // A client's progress is compared across all it sent.
             let channel = crate::transport::Channel::Stdio;
@@ -352,7 +365,14 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 .filter(|(_, on)| *on == channel)
                 .map(|(p, _)| p);
             if let Some(previous) = previous {
-                if value <= previous {
+                let crossed = previous_at.is_some_and(|then| self.progress_crossed(then, at));
+                if value <= previous && crossed {
+                    self.rule(
+                        Severity::Note,
+                        "PRG-03",
+                        format!("the client's progress for request {request} went from {previous} to {value}, within the time two of its POSTs may cross: the order of arrival cannot tell"),
+                    );
+                } else if value <= previous {
                     self.rule(
                         Severity::Fail,
                         "PRG-03",

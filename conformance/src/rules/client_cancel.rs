@@ -124,6 +124,25 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             }
             return;
         }
+        if self.may_cross() {
+            // Its request's POST may still be on its way: judged when it comes, or at the end.
+            let held = self.held(at, params.clone());
+            self.side.crossing.cancels.push((key, held));
+            return;
+        }
+        self.cancel_of_unknown(params);
+    }
+
+    /// A cancel naming no request the client sent (yet): one of the harness's (CAN-02), one
+    /// whose id differs in type from the client's request (CAN-01), or none at all.
+    pub(crate) fn cancel_of_unknown(&mut self, params: &Value) {
+        let Some(id) = params.get("requestId") else {
+            return;
+        };
+        let key = id_key(id);
+        if self.ledger.received.contains_key(&key) {
+            return;
+        }
         if self.ledger.sent.contains_key(&key) {
             self.rule(
                 Severity::Fail,

@@ -29,6 +29,10 @@ pub struct HttpSide {
     pub disconnected: Vec<(Value, Duration)>,
     /// GET requests: when (since the target started), and their `Last-Event-ID`.
     pub gets: Vec<(Duration, Option<String>)>,
+    /// The request that got the 404 for a forgotten session, as it arrived: requests of that
+    /// session arriving within the crossing grace after it were sent before the client could
+    /// have read it.
+    pub(crate) first_not_found: Option<crate::rules::client_crossing::Held>,
 }
 
 /// Where a client stands after the harness answered 404 for a session it forgot.
@@ -96,7 +100,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             return;
         }
         match seen.verb.as_str() {
-            "POST" => self.http_post(&seen, &what),
+            "POST" => self.http_post(&seen, &what, at),
             "GET" => {
                 self.side.http.gets.push((at, seen.last_event_id.clone()));
                 if !accepts(seen.accept.as_deref(), "text/event-stream") {
@@ -112,7 +116,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 self.session_headers(&seen, &what);
             }
             "DELETE" => {
-                self.after_not_found(&seen, &what);
+                self.after_not_found(&seen, &what, at);
                 let current = self.side.sessions.current().and_then(|s| s.http_id.clone());
                 if seen.status == 200 && seen.session.is_some() && seen.session == current {
                     if let Some(session) = self.side.sessions.current_mut() {
@@ -125,7 +129,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         }
     }
 
-    fn http_post(&mut self, seen: &ClientRequest, what: &str) {
+    fn http_post(&mut self, seen: &ClientRequest, what: &str, at: Duration) {
         let both = accepts(seen.accept.as_deref(), "application/json")
             && accepts(seen.accept.as_deref(), "text/event-stream");
         if !both {
@@ -164,10 +168,11 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             ));
             return;
         }
-        self.after_not_found(seen, what);
+        self.after_not_found(seen, what, at);
         if seen.status == 404 {
             if self.side.http.not_found == NotFound::Clear {
                 self.side.http.not_found = NotFound::Awaiting;
+                self.side.http.first_not_found = Some(self.held(at, Value::Null));
             }
             return;
         }
@@ -177,8 +182,20 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         self.session_headers(seen, what);
     }
 
-    /// After a 404, the next request must be a fresh `initialize` (HTTP-16).
-    fn after_not_found(&mut self, seen: &ClientRequest, what: &str) {
+    /// After a 404, the next request must be a fresh `initialize` (HTTP-16). A request of the
+    /// forgotten session that arrives within the crossing grace of the first 404 was on its way
+    /// before the client could have read it (over HTTP two POSTs may cross).
+    fn after_not_found(&mut self, seen: &ClientRequest, what: &str, at: Duration) {
+        let crossed = seen.status == 404
+            && self
+                .side
+                .http
+                .first_not_found
+                .as_ref()
+                .is_some_and(|first| self.crossed(first, at));
+        if crossed {
+            return;
+        }
         if self.side.http.not_found == NotFound::Awaiting && seen.assigned.is_none() {
             self.side.http.not_found = NotFound::Reported;
             self.rule(

@@ -12,6 +12,8 @@ use crate::outcome::{FindingKind, Severity};
 use crate::pattern::canonical;
 use crate::transport::{Channel, Event, Head, StreamEnd, Transport};
 use serde_json::Value;
+use std::time::Duration;
+use tokio::time::Instant as Deadline;
 
 impl<T: Transport> Engine<'_, T, ServerTarget> {
     /// Judges what the transport said about a channel: its status, or its end.
@@ -297,6 +299,50 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                     if is_response { "response" } else { "progress notification" }
                 ),
             ),
+        }
+    }
+
+    /// Request streams that carried their response as SSE and stayed open after it: the server
+    /// SHOULD close such a stream once the response is sent (HTTP-09). Each gets a grace after
+    /// its response to end (the HTTP `T_grace`, longer by the target's waits for a CPU).
+    pub(crate) async fn streams_left_open(&mut self) {
+        if !self.streams.over_http {
+            return;
+        }
+        let grace = self.grace_after(self.waited());
+        let open_after_response = |e: &Self| -> Vec<(String, Channel, Duration)> {
+            let mut open: Vec<(String, Channel, Duration)> = e
+                .ledger
+                .sent
+                .iter()
+                .filter(|(_, r)| r.answers > 0 && r.cancel.is_none())
+                .filter_map(|(key, r)| {
+                    let stream = e.streams.by.get(&r.channel)?;
+                    let sse = stream.head.as_ref().is_some_and(|(_, h)| {
+                        h.content_type.as_deref() == Some("text/event-stream")
+                    });
+                    let answer = e.transcript.get(r.answer?)?;
+                    (sse && stream.end.is_none() && answer.channel == r.channel)
+                        .then(|| (key.clone(), r.channel, answer.at))
+                })
+                .collect();
+            open.sort_by_key(|(_, _, at)| *at);
+            open
+        };
+        let Some(last) = open_after_response(self).iter().map(|(_, _, at)| *at).max() else {
+            return;
+        };
+        let until = Deadline::from_std(self.io.started() + last + grace);
+        while !open_after_response(self).is_empty() && self.next(until).await {}
+        for (key, channel, _) in open_after_response(self) {
+            self.rule(
+                Severity::Warn,
+                "HTTP-09",
+                format!(
+                    "{channel} (request {key}) stayed open for more than {} after it carried its response; the server should close a request's stream once its response is sent",
+                    crate::transcript::span(grace)
+                ),
+            );
         }
     }
 

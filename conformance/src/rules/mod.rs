@@ -11,6 +11,7 @@
 
 mod client;
 mod client_cancel;
+pub(crate) mod client_crossing;
 pub mod client_http;
 mod client_stateless;
 pub mod envelope;

@@ -461,6 +461,10 @@ async fn send_response(app: &App, session: &Session, tx: &Tx, reply: &Value) {
         reply.clone()
     };
     let _ = tx.send(frame(reply)).await;
+    if app.is("keeps-stream-after-response") {
+        // The response is sent, and its stream is kept open until the connection goes.
+        lock(&session.held).push(tx.clone());
+    }
     if app.is("duplicate-on-two-streams") {
         let get = lock(&session.get).clone();
         if let Some(get) = get {

@@ -145,41 +145,49 @@ impl Side for ServerTarget {
     async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop> {
         // The opening may take the startup allowance and the case's own time limit, however
         // the target behaves (it may talk without ever answering).
-        let opening = crate::load::stretched(e.options.startup_timeout, e.stretch) + e.case_limit();
-        let Ok(opened) = tokio::time::timeout(opening, open(e)).await else {
-            let (rule, what) = if e.protocol().map(|v| v.era()) == Some(Era::Stateless) {
-                ("LIF-11", "`server/discover`")
-            } else {
-                ("LIF-02", "the `initialize` handshake")
-            };
-            e.line = 0;
-            e.rule(
-                Severity::Fail,
-                rule,
-                format!(
-                    "{what} did not complete within {opening:?} (the startup allowance and the case's time limit); {}",
-                    e.what_was_heard()
-                ),
-            );
-            return Err(Stop::Hung);
+        let opening = e.limit(e.options.startup_timeout + e.case_limit());
+        let opened = match opening.within(open(e)).await {
+            Ok(opened) => opened,
+            Err(ran) => {
+                let (rule, what) = if e.protocol().map(|v| v.era()) == Some(Era::Stateless) {
+                    ("LIF-11", "`server/discover`")
+                } else {
+                    ("LIF-02", "the `initialize` handshake")
+                };
+                e.line = 0;
+                e.rule(
+                    Severity::Fail,
+                    rule,
+                    format!(
+                        "{what} did not complete within {} (the startup allowance and the case's time limit, and the time the target waited for a CPU); {}",
+                        crate::transcript::span(ran),
+                        e.what_was_heard()
+                    ),
+                );
+                return Err(Stop::Hung);
+            }
         };
         opened?;
         // The case's own clock starts once the target has started; a case that performs the
         // handshake itself also gets the start's allowance.
-        let mut limit = e.case_limit();
+        let mut base = e.case_limit();
         if !e.case.handshake {
-            limit += crate::load::stretched(e.options.startup_timeout, e.stretch);
+            base += e.options.startup_timeout;
         }
-        match tokio::time::timeout(limit, body(e)).await {
+        let limit = e.limit(base);
+        match limit.within(body(e)).await {
             Ok(done) => done,
-            Err(_) => {
+            Err(ran) => {
                 e.rule(
                     Severity::Fail,
                     "CAN-11",
                     format!(
-                        "the case did not finish within its time limit of {limit:?}; the target hung \
-                         (see the transcript so far), or raise the limit with --timeout (or the \
-                         case's @timeout)"
+                        "the case did not finish within its time limit of {} (it ran {}, \
+                         the time the target waited for a CPU included); the target hung (see the \
+                         transcript so far), or raise the limit with --timeout (or the case's \
+                         @timeout)",
+                        crate::transcript::span(base),
+                        crate::transcript::span(ran)
                     ),
                 );
                 Err(Stop::Hung)
@@ -245,6 +253,10 @@ impl Side for ServerTarget {
                 witness(e, &ids, false).await
             }
             StepKind::Session(name) => session(e, name).await,
+            StepKind::Alive(id) => {
+                let id = e.fill_id(id)?;
+                alive(e, step.line, &id).await
+            }
             StepKind::Disconnect(id) => e.disconnect_step(id).await,
             StepKind::CloseStdin => {
                 e.io.close_input();
@@ -298,6 +310,29 @@ impl Side for ServerTarget {
     }
 }
 
+/// `! alive ID`: the era's request that every server offers (`ping`, or `server/discover` in
+/// 2026-07-28), sent as a case line with id ID, must get a result: the server still serves.
+async fn alive<T: Transport>(
+    e: &mut Engine<'_, T, ServerTarget>,
+    line: usize,
+    id: &Value,
+) -> Result<(), Stop> {
+    let Some(version) = e.protocol() else {
+        return Err(Stop::Skip(
+            "`! alive` needs a protocol version the harness knows".into(),
+        ));
+    };
+    let mut request = version.probe("");
+    request["id"] = id.clone();
+    let mut pattern = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": "{object}"});
+    if !version.has_ping() {
+        // What `server/discover` answers must say which versions the server supports.
+        pattern["result"] = serde_json::json!({"supportedVersions": "{array}"});
+    }
+    e.write(request.to_string(), false).await?;
+    e.expect(line, &pattern.to_string()).await
+}
+
 /// How long the harness goes on watching after the last barrier when a cancelled request was
 /// not watched by `! silent`: long enough to see a ticking handler go on.
 const WATCH_AFTER_CANCEL: Duration = Duration::from_millis(100);
@@ -310,7 +345,7 @@ async fn body<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), S
     e.steps(&steps).await?;
     // A session the case ended has nobody left to answer the last barrier.
     let ended = e.streams.deleted.contains(&e.streams.session);
-    if e.io.input_open() && !e.exited && !ended {
+    if e.io.input_open() && !e.exited && !ended && !e.cut_off() {
         e.barrier().await?;
         let unwatched = e
             .ledger
@@ -322,6 +357,7 @@ async fn body<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), S
         }
         e.unexpected_responses();
         e.cancelled_streams();
+        e.streams_left_open().await;
     }
     Ok(())
 }
