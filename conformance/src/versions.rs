@@ -9,6 +9,7 @@
 
 use crate::case::Case;
 use crate::era::{ProtocolVersion, HANDSHAKE_VERSIONS, STATELESS_VERSION};
+use crate::transport::process::TargetLog;
 use crate::transport::{Channel, Event, Transport};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -56,6 +57,75 @@ pub struct Spoken {
     pub versions: Vec<String>,
     /// What each probe saw, for reports and skip reasons.
     pub evidence: Vec<String>,
+    /// Why the target cannot be tested at all, when no probe got any answer from it (it exited,
+    /// stayed silent, wrote what is not JSON, or nothing listened at its URL): the cases are
+    /// not played against it.
+    pub untestable: Option<Untestable>,
+    /// Who the target says it is (`serverInfo` of its first answer), when it said.
+    pub identity: Option<Identity>,
+    /// The target's tools, from the first probe that could list them; or why none could.
+    pub tools: Option<Result<Vec<crate::discovery::Tool>, String>>,
+}
+
+/// An implementation's name and version, as it gives them (`serverInfo`, `clientInfo`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// Its `name`.
+    pub name: String,
+    /// Its `version`.
+    pub version: String,
+}
+
+impl Identity {
+    /// Reads `{"name": …, "version": …}` (both strings; a missing version is empty).
+    pub fn of(info: &Value) -> Option<Identity> {
+        Some(Identity {
+            name: info.get("name")?.as_str()?.to_string(),
+            version: info
+                .get("version")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+        })
+    }
+
+    /// The `serverInfo` an answer to `initialize` or `server/discover` carries, in its result
+    /// or (2026-07-28) in the result's `_meta`.
+    pub fn of_answer(answer: &Value) -> Option<Identity> {
+        let result = answer.get("result")?;
+        result
+            .get("serverInfo")
+            .or_else(|| result.get("_meta")?.get(crate::era::META_SERVER_INFO))
+            .and_then(Identity::of)
+    }
+}
+/// A target that answered none of the probes: what happened, and what it logged.
+#[derive(Debug, Clone)]
+pub struct Untestable {
+    /// What each probe saw, one sentence each.
+    pub why: Vec<String>,
+    /// The last lines of the target's stderr (and the harness's notes about it) in the probe
+    /// that saw most of it.
+    pub stderr: Vec<String>,
+    /// How many stderr lines there were in all in that probe.
+    pub stderr_total: usize,
+}
+
+/// What one probe found.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// The versions it shows the target speaks.
+    pub versions: Vec<String>,
+    /// What it saw, one sentence.
+    pub evidence: String,
+    /// Whether the target answered at all (with a result or an error).
+    pub answered: bool,
+    /// Who it said it is.
+    pub identity: Option<Identity>,
+    /// Its tools, when it answered the opening: listed, or why they could not be.
+    pub tools: Option<Result<Vec<crate::discovery::Tool>, String>>,
+    /// What the target logged meanwhile.
+    pub log: TargetLog,
 }
 
 /// One run of one case at one version (or a reason it does not run).
@@ -78,6 +148,9 @@ pub fn plan(cases: &[Case], choice: &Choice, spoken: &Spoken) -> Vec<Unit> {
         let fallback = Spoken {
             versions: vec![HANDSHAKE_VERSIONS[HANDSHAKE_VERSIONS.len() - 1].to_string()],
             evidence: spoken.evidence.clone(),
+            untestable: None,
+            identity: None,
+            tools: None,
         };
         return plan(cases, choice, &fallback);
     }
@@ -128,11 +201,11 @@ pub fn plan(cases: &[Case], choice: &Choice, spoken: &Spoken) -> Vec<Unit> {
     units
 }
 
-/// The versions worth probing for a choice. A version of the handshake era asked for by name
-/// needs no probe: every case's `initialize` asks for it and says what the target agreed to.
+/// The versions worth probing for a choice. A version asked for by name is probed too: what
+/// the target agreed to does not change the plan of a handshake version (every case's
+/// `initialize` asks for it), but a target that answers no probe is not tested at all.
 pub fn to_probe(choice: &Choice) -> Vec<&'static str> {
     match choice {
-        Choice::Exact(v) if HANDSHAKE_VERSIONS.contains(&v.as_str()) => vec![],
         Choice::Exact(v) => crate::era::KNOWN_VERSIONS
             .iter()
             .copied()
@@ -148,21 +221,45 @@ pub fn to_probe(choice: &Choice) -> Vec<&'static str> {
     }
 }
 
+/// Probe sentences (`initialize at V: what happened`) with the ones that saw the same thing
+/// said once: `initialize at V and server/discover at W: what happened`.
+fn merged<'a>(evidence: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut groups: Vec<(Vec<&str>, &str)> = vec![];
+    for sentence in evidence {
+        let (asked, saw) = sentence.split_once(": ").unwrap_or(("", sentence));
+        match groups.iter_mut().find(|(_, s)| *s == saw) {
+            Some((asks, _)) => asks.push(asked),
+            None => groups.push((vec![asked], saw)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(asks, saw)| match asks.join(" and ").as_str() {
+            "" => saw.to_string(),
+            asked => format!("{asked}: {saw}"),
+        })
+        .collect()
+}
+
+/// How long each page of `tools/list` may take once the opening was answered.
+const LIST_WAIT: Duration = Duration::from_secs(5);
+
+/// How many of an untestable target's stderr lines are shown.
+const STDERR_TAIL: usize = 12;
+
 /// How long the answer to `server/discover` may still take once the `ping` after it was
 /// answered, beyond the time the target waits for a CPU meanwhile.
 const PROOF_GRACE: Duration = Duration::from_millis(250);
 
 /// What one probe at `version` found on a fresh connection to the target: the versions it
-/// shows the target speaks, and what it saw.
-pub async fn probe<T: Transport>(
-    mut io: T,
-    version: &str,
-    wait: Duration,
-) -> (Vec<String>, String) {
+/// shows the target speaks, and what it saw. A line on stdout that is not JSON ends the probe
+/// at once: stdout carries only MCP messages (STD-03), so no case could get further.
+pub async fn probe<T: Transport>(mut io: T, version: &str, wait: Duration) -> Probe {
     let started = Instant::now();
-    // A start is slow on a busy machine, as in the cases: the allowance is stretched by the
-    // CPU pressure, and lasts as long again as the target waits for a CPU.
-    let wait = crate::load::stretched(wait, crate::load::stretch());
+    // A start is slow on a busy machine, as in the cases: the allowance lasts as much longer
+    // as the target waits for a CPU meanwhile (at most twice as long), and no longer for a
+    // target that is merely silent.
+    let allowance = crate::engine::limit::Limit::start(wait, io.process_group());
     let stateless = ProtocolVersion::parse(version).is_some_and(|v| !v.has_handshake());
     let request = if stateless {
         ProtocolVersion::V2026_07_28.probe("versions")
@@ -179,7 +276,13 @@ pub async fn probe<T: Transport>(
     let proof = json!({"jsonrpc": "2.0", "id": "versions-proof", "method": "ping"});
     let found = async {
         let Ok(channel) = io.send(request.to_string().as_bytes(), None).await else {
-            return Err("it did not read the probe".to_string());
+            // A target that cannot be written to has most likely exited: say how.
+            let until = Deadline::now() + Duration::from_millis(500);
+            while !io.finished() && io.next(until).await.is_some() {}
+            return Err(match io.exit_status() {
+                Some(status) => format!("it exited ({status}) before answering"),
+                None => "it did not read the probe (its input was closed)".to_string(),
+            });
         };
         if stateless && io.ordered() {
             let _ = io.send(proof.to_string().as_bytes(), None).await;
@@ -187,10 +290,8 @@ pub async fn probe<T: Transport>(
         // Over HTTP, what the probe's own response said, for when no answer comes on it.
         let mut status: Option<String> = None;
         let mut said: Option<String> = None;
-        let began = Deadline::now();
         let waits = io.process_group().map(crate::load::GroupWaits::new);
         let read_waits = || waits.as_ref().and_then(crate::load::GroupWaits::read);
-        let spawned = read_waits();
         // The ping's answer, and how long the target had waited for a CPU by then: after it,
         // the discover's answer gets a grace, and as long again as the target waits for a CPU
         // (a starved server answers late, not never).
@@ -203,7 +304,7 @@ pub async fn probe<T: Transport>(
         // Recomputed at every look: both move later while the target waits for a CPU (at
         // most twice the allowance: a target that spins without answering ends too).
         let until = |proven: Option<(Deadline, Option<Duration>)>| {
-            let deadline = began + wait + lost(spawned).min(wait);
+            let deadline = allowance.deadline();
             match proven {
                 Some((at, before)) => deadline.min(at + PROOF_GRACE + lost(before)),
                 None => deadline,
@@ -211,7 +312,12 @@ pub async fn probe<T: Transport>(
         };
         loop {
             match io.next(until(proven)).await {
-                None if io.finished() => return Err("it exited".to_string()),
+                None if io.finished() => {
+                    return Err(match io.exit_status() {
+                        Some(status) => format!("it exited ({status}) before answering"),
+                        None => "its output ended before it answered".to_string(),
+                    })
+                }
                 None if Deadline::now() < until(proven) => continue,
                 None => {
                     return Err(match proven {
@@ -220,11 +326,21 @@ pub async fn probe<T: Transport>(
                             (PROOF_GRACE + lost(before)).as_millis(),
                             lost(before).as_millis()
                         ),
-                        None => format!("no answer within {wait:?}"),
+                        None => format!(
+                            "no answer within {} (the startup allowance, longer by the time the target waited for a CPU)",
+                            crate::transcript::span(allowance.elapsed())
+                        ),
                     })
                 }
                 Some((_, Event::Message { bytes, channel: on })) => {
                     let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
+                        if on == Channel::Stdio && !bytes.trim_ascii().is_empty() {
+                            let line = String::from_utf8_lossy(&bytes);
+                            let shown: String = line.chars().take(200).collect();
+                            return Err(format!(
+                                "it wrote a line to stdout that is not JSON (STD-03: stdout carries only MCP messages; logs go to stderr): `{shown}`"
+                            ));
+                        }
                         continue;
                     };
                     if on == channel && channel != Channel::Stdio {
@@ -266,8 +382,42 @@ pub async fn probe<T: Transport>(
         }
     }
     .await;
-    let _ = io.shutdown(Duration::ZERO).await;
-    let took = started.elapsed().as_millis();
+    // A server that answered lists its tools, so that cases use only the fixtures it has.
+    let answered_with_result = found.as_ref().is_ok_and(|a| a.get("result").is_some());
+    let tools = if answered_with_result {
+        let version = ProtocolVersion::parse(version);
+        let stamp = |request: &mut Value| {
+            if let Some(v) = version {
+                v.stamp(request);
+            }
+        };
+        let wait = crate::load::stretched(LIST_WAIT, crate::load::stretch().min(2.0));
+        Some(crate::discovery::list_tools(&mut io, !stateless, stamp, wait).await)
+    } else {
+        None
+    };
+    let log = io.shutdown(Duration::ZERO).await;
+    let answered = found.is_ok();
+    let identity = found.as_ref().ok().and_then(Identity::of_answer);
+    let (versions, evidence) = conclude(found, version, stateless, started.elapsed());
+    Probe {
+        versions,
+        evidence,
+        answered,
+        identity,
+        tools,
+        log,
+    }
+}
+
+/// What a probe's answer (or the lack of one) says: the versions, and one sentence.
+fn conclude(
+    found: Result<Value, String>,
+    version: &str,
+    stateless: bool,
+    took: Duration,
+) -> (Vec<String>, String) {
+    let took = took.as_millis();
     match (found, stateless) {
         (Err(why), _) => {
             let method = if stateless {
@@ -327,16 +477,31 @@ pub async fn probe<T: Transport>(
     }
 }
 
-/// Puts together what the probes found.
-pub fn gather(found: Vec<(Vec<String>, String)>) -> Spoken {
+/// Puts together what the probes found. When none got an answer, the target is untestable.
+pub fn gather(found: Vec<Probe>) -> Spoken {
     let mut spoken = Spoken::default();
-    for (versions, evidence) in found {
-        for v in versions {
+    if !found.is_empty() && found.iter().all(|p| !p.answered) {
+        let loudest = found.iter().max_by_key(|p| p.log.total);
+        spoken.untestable = Some(Untestable {
+            why: merged(found.iter().map(|p| p.evidence.as_str())),
+            stderr: loudest.map(|p| p.log.tail(STDERR_TAIL)).unwrap_or_default(),
+            stderr_total: loudest.map_or(0, |p| p.log.total),
+        });
+    }
+    for probe in found {
+        if spoken.identity.is_none() {
+            spoken.identity = probe.identity;
+        }
+        match (&spoken.tools, probe.tools) {
+            (Some(Ok(_)), _) | (_, None) => {}
+            (_, listed) => spoken.tools = listed,
+        }
+        for v in probe.versions {
             if !spoken.versions.contains(&v) {
                 spoken.versions.push(v);
             }
         }
-        spoken.evidence.push(evidence);
+        spoken.evidence.push(probe.evidence);
     }
     spoken
         .versions
@@ -369,6 +534,9 @@ mod tests {
         let spoken = Spoken {
             versions: vec!["2025-06-18".into(), "2025-11-25".into()],
             evidence: vec!["initialize agreed".into()],
+            untestable: None,
+            identity: None,
+            tools: None,
         };
         let auto = plan(&cases, &Choice::Auto, &spoken);
         assert_eq!(auto[0].version, "2025-11-25");

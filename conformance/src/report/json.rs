@@ -48,3 +48,22 @@ pub fn render(
         },
     })
 }
+
+/// The JSON report of a run that could not test its target at all: no cases, the reason.
+pub fn render_untestable(
+    target: &str,
+    transport: &str,
+    protocol_version: &str,
+    why: &[String],
+) -> Value {
+    json!({
+        "harness": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")},
+        "target": target,
+        "transport": transport,
+        "protocolVersion": protocol_version,
+        "targetVersions": [],
+        "error": {"kind": "untestable", "message": why.join("; ")},
+        "cases": [],
+        "summary": {"pass": 0, "fail": 0, "warn": 0, "info": 0, "skip": 0},
+    })
+}

@@ -6,9 +6,10 @@ use crate::outcome::Outcome;
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use std::time::Duration;
 
-/// The JUnit document of a run.
-pub fn render(target: &str, verdicts: &[Verdict], strict: bool) -> String {
-    let mut suite = TestSuite::new(format!("conformance ({target})"));
+/// The JUnit document of a run against the target named `name` (a stable name, no path: CI
+/// keeps a test's history by it).
+pub fn render(name: &str, verdicts: &[Verdict], strict: bool) -> String {
+    let mut suite = TestSuite::new(format!("conformance ({name})"));
     for v in verdicts {
         let failing = failing(v.outcome, strict);
         let mut status = if v.baseline == Some(BaselineState::Stale) {
@@ -55,6 +56,25 @@ pub fn render(target: &str, verdicts: &[Verdict], strict: bool) -> String {
         }
         suite.add_test_case(case);
     }
+    let mut report = Report::new("conformance");
+    report.add_test_suite(suite);
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- cannot render JUnit: {e} -->"))
+}
+
+/// The JUnit document of a run that could not test its target at all: one test, in error,
+/// with the reason and the target's stderr.
+pub fn render_untestable(name: &str, why: &str, stderr: &str) -> String {
+    let mut suite = TestSuite::new(format!("conformance ({name})"));
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    status
+        .set_message(why.to_string())
+        .set_type("untestable")
+        .set_description(stderr.to_string());
+    let mut case = TestCase::new("opening", status);
+    case.set_classname("target");
+    suite.add_test_case(case);
     let mut report = Report::new("conformance");
     report.add_test_suite(suite);
     report
