@@ -26,12 +26,39 @@ pub struct Mapping {
     pub progress: bool,
 }
 
+/// Where a mapping of roles onto tools came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Source {
+    /// A target file.
+    #[default]
+    TargetFile,
+    /// The server's own `tools/list`, by name and schema (no target file).
+    Discovered,
+}
+
 /// How a target's tools stand in for the fixture profile.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Fixtures {
     /// Role → its tool, or `None` when the target has nothing that plays it. A role not in
     /// the map is absent.
     pub roles: BTreeMap<String, Option<Mapping>>,
+    /// Where the mapping came from.
+    pub source: Source,
+}
+
+/// What a role's calls must do, as a skip reason says it.
+pub fn role_needs(role: &str) -> &'static str {
+    match role {
+        "work" => "a call that runs until cancelled, with progress",
+        "ticker" => "a call that sends progress every `interval_ms` until cancelled",
+        "sleep" => "a call that answers after `ms` milliseconds",
+        "echo" => "a call that answers with the `text` it was given",
+        "ping" => "a call that answers `Server: still available`",
+        "cancellations" => {
+            "the witness: a call that lists the requests whose handlers saw their cancellation"
+        }
+        _ => "a tool of the fixture profile",
+    }
 }
 
 impl Fixtures {
@@ -54,7 +81,16 @@ impl Fixtures {
         };
         match self.mapping(role) {
             None if role == "cancellations" => None,
-            None => Some(format!("the target file gives no tool for fixture {role}")),
+            None => Some(match self.source {
+                Source::TargetFile => format!(
+                    "needs a tool that plays `{role}` ({}); the target file maps none",
+                    role_needs(role)
+                ),
+                Source::Discovered => format!(
+                    "needs a tool that plays `{role}` ({}); map one with a target file (`conformance init` drafts it)",
+                    role_needs(role)
+                ),
+            }),
             Some(m) if progress && !m.progress => Some(format!(
                 "the target file says `{}` (fixture {role}) sends no progress, which is allowed (PRG-08)",
                 m.tool

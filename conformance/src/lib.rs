@@ -24,6 +24,7 @@
 pub mod baseline;
 pub mod case;
 pub mod client_versions;
+pub mod discovery;
 pub mod engine;
 pub mod era;
 pub mod fixtures;

@@ -170,7 +170,10 @@ fn parse_fixtures(map: &Map<String, Value>) -> Result<Fixtures, String> {
         };
         roles.insert(role.clone(), mapping);
     }
-    Ok(Fixtures { roles })
+    Ok(Fixtures {
+        roles,
+        source: crate::fixtures::Source::TargetFile,
+    })
 }
 
 #[cfg(test)]
@@ -213,7 +216,7 @@ mod tests {
         assert!(fixtures
             .lacks("ticker")
             .unwrap()
-            .contains("no tool for fixture ticker"));
+            .contains("needs a tool that plays `ticker`"));
         assert_eq!(fixtures.lacks("cancellations"), None);
         assert!(parse(
             &json!({"command": ["x"], "fixtures": {"work": {"tool": "w", "progress": "no"}}})

@@ -153,6 +153,10 @@ pub enum StepKind {
     Expect(String),
     /// `! barrier`: a ping whose answer proves the target has read everything sent before it.
     Barrier,
+    /// `! alive ID`: the server still serves, shown with what every server has: a request
+    /// with id ID that the era always offers (`ping` up to 2025-11-25, `server/discover` in
+    /// 2026-07-28) gets a result. A case line like any other, so the diff shows it.
+    Alive(String),
     /// `! cancel ID [reason]`: cancel the harness's request ID the way the protocol version
     /// and the transport call for (`notifications/cancelled`, or closing the request's
     /// stream on 2026-07-28 HTTP).

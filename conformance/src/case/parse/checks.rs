@@ -58,6 +58,7 @@ pub(super) fn check_transport_steps(
                 ("exit", server, Some(TransportKind::Stdio))
             }
             StepKind::Silent { .. } => ("silent", server, None),
+            StepKind::Alive(_) => ("alive", server, None),
             StepKind::Witness(_) => ("witness", server, None),
             StepKind::Unwitnessed(_) => ("witness not", server, None),
             _ => ("", None, None),

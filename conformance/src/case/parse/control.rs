@@ -66,6 +66,12 @@ impl Parser<'_> {
         };
         let kind = match words.as_slice() {
             ["barrier"] => StepKind::Barrier,
+            ["alive", ..] => {
+                // The id may be a string with spaces: the rest of the line is the id.
+                let id = text.trim_start().strip_prefix("alive").unwrap_or("").trim();
+                self.check_id(line, id)?;
+                StepKind::Alive(id.to_string())
+            }
             ["after", rest @ ..] if rest.len() == 1 => {
                 StepKind::After(span(rest.first(), "after")?)
             }

@@ -1,0 +1,242 @@
+//! What a server offers, asked once per run: its tools (`tools/list`, every page), and which
+//! of them play the fixture profile's roles.
+//!
+//! A tool plays a role only when its name is the role's and its input schema fits the
+//! profile's arguments (server-everything's `echo` takes `message`, not `text`: it is not the
+//! fixture's `echo`). Discovery lists tools and never calls one: a tool it does not know could
+//! write, commit or delete. Mapping other tools onto roles is `conformance init`'s business,
+//! and a target file's.
+
+use crate::fixtures::{Fixtures, Mapping, Source, ROLES};
+use crate::transport::{Event, Transport};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio::time::Instant as Deadline;
+
+/// The most pages of `tools/list` read.
+const MAX_PAGES: usize = 20;
+
+/// One tool as `tools/list` describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    /// Its name.
+    pub name: String,
+    /// Its input schema (`{}` when it gives none).
+    pub input_schema: Value,
+    /// It says it changes nothing (`annotations.readOnlyHint: true`).
+    pub read_only: bool,
+    /// Its description, if any.
+    pub description: Option<String>,
+}
+
+impl Tool {
+    /// Reads one entry of `tools/list`'s `tools`.
+    pub fn of(entry: &Value) -> Option<Tool> {
+        Some(Tool {
+            name: entry.get("name")?.as_str()?.to_string(),
+            input_schema: entry.get("inputSchema").cloned().unwrap_or(json!({})),
+            read_only: entry.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true)),
+            description: entry
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        })
+    }
+
+    /// The type its schema gives argument `name`, if it has that argument.
+    pub fn argument_type(&self, name: &str) -> Option<&str> {
+        let property = self.input_schema.get("properties")?.get(name)?;
+        Some(property.get("type").and_then(Value::as_str).unwrap_or(""))
+    }
+
+    /// The arguments its schema requires.
+    pub fn required(&self) -> Vec<&str> {
+        self.input_schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The arguments a role's calls carry, with the JSON Schema types that fit each.
+pub fn role_arguments(role: &str) -> &'static [(&'static str, &'static [&'static str])] {
+    const NUMBER: &[&str] = &["integer", "number"];
+    match role {
+        "echo" => &[("text", &["string"])],
+        "sleep" => &[("ms", NUMBER)],
+        "ticker" => &[("interval_ms", NUMBER)],
+        _ => &[],
+    }
+}
+
+/// Whether `tool`'s input schema fits the calls the cases make of `role`: every argument the
+/// role passes is one it takes, with a type that fits, and it requires no other.
+pub fn fits(tool: &Tool, role: &str) -> bool {
+    let arguments = role_arguments(role);
+    let takes_each = arguments.iter().all(|(name, types)| {
+        tool.argument_type(name)
+            .is_some_and(|t| t.is_empty() || types.contains(&t))
+    });
+    let requires_only_those = tool
+        .required()
+        .iter()
+        .all(|r| arguments.iter().any(|(name, _)| name == r));
+    takes_each && requires_only_those
+}
+
+/// The fixture profile as far as a server's own tools play it, by name and schema.
+pub fn fixtures_of(tools: &[Tool]) -> Fixtures {
+    let mut fixtures = Fixtures {
+        source: Source::Discovered,
+        ..Fixtures::default()
+    };
+    for role in ROLES {
+        let playing = tools.iter().find(|t| t.name == role && fits(t, role));
+        fixtures.roles.insert(
+            role.to_string(),
+            playing.map(|t| Mapping {
+                tool: t.name.clone(),
+                arguments: None,
+                progress: true,
+            }),
+        );
+    }
+    fixtures
+}
+
+/// After an opening the server answered: `notifications/initialized` (handshake era), then
+/// every page of `tools/list`, each answer within `wait`. `stamp` adds the stateless era's
+/// `_meta` to a request.
+pub async fn list_tools<T: Transport>(
+    io: &mut T,
+    handshake: bool,
+    stamp: impl Fn(&mut Value),
+    wait: Duration,
+) -> Result<Vec<Tool>, String> {
+    if handshake {
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        io.send(initialized.to_string().as_bytes(), None)
+            .await
+            .map_err(|e| format!("it stopped reading: {e:?}"))?;
+    }
+    let mut tools = vec![];
+    let mut cursor: Option<Value> = None;
+    for page in 0..MAX_PAGES {
+        let id = format!("tools-{page}");
+        let mut request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}});
+        if let Some(cursor) = &cursor {
+            request["params"]["cursor"] = cursor.clone();
+        }
+        stamp(&mut request);
+        let answer = ask(io, &request, &id, wait).await?;
+        if let Some(error) = answer.get("error") {
+            return Err(format!(
+                "tools/list was refused: {}",
+                crate::rules::envelope::short(error)
+            ));
+        }
+        let listed = answer
+            .pointer("/result/tools")
+            .and_then(Value::as_array)
+            .ok_or_else(|| {
+                format!(
+                    "tools/list was answered without a `tools` array: {}",
+                    crate::rules::envelope::short(&answer)
+                )
+            })?;
+        tools.extend(listed.iter().filter_map(Tool::of));
+        cursor = answer
+            .pointer("/result/nextCursor")
+            .filter(|c| !c.is_null())
+            .cloned();
+        if cursor.is_none() {
+            break;
+        }
+    }
+    Ok(tools)
+}
+
+/// Sends `request` and waits, within `wait`, for the answer with id `id`.
+async fn ask<T: Transport>(
+    io: &mut T,
+    request: &Value,
+    id: &str,
+    wait: Duration,
+) -> Result<Value, String> {
+    io.send(request.to_string().as_bytes(), None)
+        .await
+        .map_err(|e| format!("it stopped reading: {e:?}"))?;
+    let deadline = Deadline::now() + wait;
+    loop {
+        match io.next(deadline).await {
+            None if io.finished() => return Err("it exited".into()),
+            None if Deadline::now() < deadline => continue,
+            None => return Err(format!("no answer to tools/list within {wait:?}")),
+            Some((_, Event::Message { bytes, .. })) => {
+                let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
+                    continue;
+                };
+                if value.get("method").is_none() && value.get("id") == Some(&json!(id)) {
+                    return Ok(value);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(entry: Value) -> Tool {
+        Tool::of(&entry).expect("a tool")
+    }
+
+    #[test]
+    fn a_tool_plays_a_role_only_with_its_name_and_a_fitting_schema() {
+        let echo = tool(json!({"name": "echo", "inputSchema": {"type": "object",
+            "properties": {"text": {"type": "string"}}, "required": ["text"]}}));
+        let everything_echo = tool(json!({"name": "echo", "inputSchema": {"type": "object",
+            "properties": {"message": {"type": "string"}}, "required": ["message"]}}));
+        let sleep = tool(json!({"name": "sleep", "inputSchema": {"type": "object",
+            "properties": {"ms": {"type": "integer"}}}}));
+        let strict_sleep = tool(json!({"name": "sleep", "inputSchema": {"type": "object",
+            "properties": {"ms": {"type": "integer"}, "why": {"type": "string"}},
+            "required": ["ms", "why"]}}));
+        let text_sleep = tool(json!({"name": "sleep", "inputSchema": {"type": "object",
+            "properties": {"ms": {"type": "string"}}}}));
+        let work = tool(json!({"name": "work"}));
+        assert!(fits(&echo, "echo"));
+        assert!(
+            !fits(&everything_echo, "echo"),
+            "takes `message`, not `text`"
+        );
+        assert!(fits(&sleep, "sleep"));
+        assert!(
+            !fits(&strict_sleep, "sleep"),
+            "requires what the cases never pass"
+        );
+        assert!(!fits(&text_sleep, "sleep"), "`ms` must be a number");
+        assert!(
+            fits(&work, "work"),
+            "no schema: takes nothing, requires nothing"
+        );
+        let fixtures = fixtures_of(&[everything_echo, sleep, work]);
+        assert!(!fixtures.has("echo"));
+        assert!(fixtures.has("sleep") && fixtures.has("work"));
+        assert!(!fixtures.has("ticker") && !fixtures.has("cancellations"));
+    }
+
+    #[test]
+    fn read_only_comes_from_the_annotation_only() {
+        assert!(tool(json!({"name": "a", "annotations": {"readOnlyHint": true}})).read_only);
+        assert!(!tool(json!({"name": "b", "annotations": {"readOnlyHint": "yes"}})).read_only);
+        assert!(!tool(json!({"name": "c"})).read_only);
+        assert!(
+            Tool::of(&json!({"inputSchema": {}})).is_none(),
+            "a tool has a name"
+        );
+    }
+}
