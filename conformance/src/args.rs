@@ -83,14 +83,14 @@ pub struct RunArgs {
     pub junit: Option<PathBuf>,
     /// Time limit for one case, a hang becomes a failure with the transcript so far
     /// [default: 10s for servers, 30s for client adapters].
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub timeout: Option<Duration>,
     /// How long to wait for an expected message or an answer.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration, allow_hyphen_values = true)]
     pub reply_timeout: Duration,
     /// How long a server may take to answer `initialize` (interpreters and package runners
     /// start slowly, more so with cases in parallel).
-    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = duration, allow_hyphen_values = true)]
     pub startup_timeout: Duration,
     /// Warnings (broken SHOULDs) fail the run.
     #[arg(long)]
@@ -105,12 +105,16 @@ pub struct RunArgs {
     /// How many cases run at once [default: four times the CPUs, at least 8, for servers the
     /// harness starts; one for a running HTTP server; the CPUs for client
     /// adapters].
-    #[arg(long, value_name = "N")]
-    pub jobs: Option<usize>,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub jobs: Option<u32>,
     /// Run every case N times: a case whose outcome differs between runs is reported as
     /// flaky, and its worst outcome counts.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
+    /// List every case, skipped ones too, each with its reason (by default skips are counted
+    /// by reason at the end).
+    #[arg(short, long)]
+    pub verbose: bool,
     /// The target's command, run without a shell.
     #[arg(last = true, value_name = "ARGV")]
     pub argv: Vec<String>,
@@ -144,6 +148,11 @@ pub struct ClientArgs {
 }
 
 pub fn duration(text: &str) -> Result<Duration, String> {
+    if text.trim_start().starts_with('-') {
+        return Err(format!(
+            "`{text}` is negative; a duration is zero or more, e.g. 500ms or 5s"
+        ));
+    }
     parse_duration(text)
         .ok_or_else(|| format!("`{text}` is not a duration; write e.g. 500ms or 5s"))
 }

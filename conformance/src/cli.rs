@@ -9,9 +9,7 @@ use crate::finish::Wishes;
 use client::client;
 use conformance::baseline::Baseline;
 use conformance::case::{Case, CaseError, Role};
-use conformance::report::gate::CaseResult;
 use conformance::transport::reap;
-use conformance::versions::Unit;
 use conformance::{harness, suite};
 use server::server;
 use std::path::PathBuf;
@@ -60,6 +58,19 @@ pub fn main(args: Args) -> ExitCode {
 }
 
 fn load(dir: Option<&PathBuf>, filter: &str) -> Result<Vec<Case>, ExitCode> {
+    if let Some(dir) = dir {
+        if !dir.is_dir() {
+            eprintln!("error: --cases {}: no such folder", dir.display());
+            return Err(ExitCode::from(2));
+        }
+        if suite::case_files(dir).is_empty() {
+            eprintln!(
+                "error: --cases {}: no `*.mcpt` case files in this folder or below it; point --cases at a cases folder (the repository's `cases/`)",
+                dir.display()
+            );
+            return Err(ExitCode::from(2));
+        }
+    }
     let loaded = match dir {
         Some(dir) => suite::from_dir(dir),
         None => suite::embedded(),
@@ -156,34 +167,6 @@ fn wishes<'a>(args: &'a RunArgs, prepared: &'a Prepared, next: &'a str) -> Wishe
     }
 }
 
-/// Prints each run's outcome as it finishes (with its version when a run mixes versions).
-fn progress_line(
-    cases: &[Case],
-    repeat: u32,
-    mixed: bool,
-) -> impl Fn(&Unit, usize, &CaseResult) + Sync + '_ {
-    move |unit, run, result| {
-        let case = &cases[unit.case];
-        let (word, ms) = match result {
-            Ok(r) => (r.outcome.as_str(), r.duration.as_millis()),
-            Err(_) => ("error", 0),
-        };
-        let mut run = if repeat > 1 {
-            format!(" run {}/{repeat}", run + 1)
-        } else {
-            String::new()
-        };
-        if mixed {
-            run.push_str(&format!(" at {}", unit.version));
-        }
-        say(format_args!(
-            "{word:<5} [{:<6}] {} ({ms} ms){run}",
-            case.level.as_str(),
-            case.id
-        ));
-    }
-}
-
 /// Cases at once against servers the harness starts: most of a case is waiting (for a start,
 /// a window, a proof), so four per CPU keep the CPUs busy without more than a handful of
 /// targets starting at once.
@@ -195,4 +178,31 @@ fn cpus() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
+}
+
+/// A command's name without its path: the program's file name or, for an interpreter or a
+/// package runner, the file name of the script or package it runs.
+fn program_name(argv: &[String]) -> String {
+    const RUNNERS: [&str; 14] = [
+        "node", "nodejs", "deno", "bun", "npx", "python", "python3", "uv", "uvx", "sh", "bash",
+        "env", "pipx", "cargo",
+    ];
+    let base = |a: &str| {
+        std::path::Path::new(a)
+            .file_name()
+            .map_or_else(|| a.to_string(), |f| f.to_string_lossy().into_owned())
+    };
+    let Some(program) = argv.first() else {
+        return "target".into();
+    };
+    let program = base(program);
+    if !RUNNERS.contains(&program.as_str()) {
+        return program;
+    }
+    // A shell's `-c` script is named by its first word.
+    argv[1..]
+        .iter()
+        .map(|a| a.split_whitespace().next().unwrap_or(a))
+        .find(|a| !a.starts_with('-') && !a.contains('=') && !RUNNERS.contains(&base(a).as_str()))
+        .map_or(program, base)
 }

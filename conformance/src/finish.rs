@@ -35,6 +35,8 @@ pub struct Finished<'a> {
     pub results: &'a [Vec<CaseResult>],
     /// The target as shown to people.
     pub target: &'a str,
+    /// The target's stable name (no path): reports keep a test's history by it.
+    pub name: &'a str,
     /// The transport the cases ran over (`stdio`, `http`, or `stdio+http` for a client run
     /// over both).
     pub transport: &'a str,
@@ -178,7 +180,7 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
         }
     }
     if let Some(path) = wishes.junit {
-        if let Err(e) = std::fs::write(path, junit::render(run.target, &verdicts, wishes.strict)) {
+        if let Err(e) = std::fs::write(path, junit::render(run.name, &verdicts, wishes.strict)) {
             eprintln!(
                 "error: cannot write the JUnit report {}: {e}",
                 path.display()
@@ -204,13 +206,25 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
         Choice::Exact(v) => v.clone(),
         other => format!("{}: {}", other.as_str(), used.join(", ")),
     };
+    let groups = skip_groups(run);
+    let skipped: usize = groups.iter().map(|(n, _)| n).sum();
+    if skipped > 0 {
+        say(format_args!(
+            "skipped {skipped} case{} (`-v` lists each with its reason):",
+            if skipped == 1 { "" } else { "s" }
+        ));
+        for (count, why) in &groups {
+            say(format_args!("  {count:>3} {why}"));
+        }
+    }
     say(format_args!(
-        "conformance: {} case{} against {} (protocol {protocol}, over {}) in {:.2}s{}",
+        "conformance: {} case{} against {} (protocol {protocol}, over {}) in {:.2}s: {} ran, {skipped} skipped{}",
         run.units.len(),
         if run.units.len() == 1 { "" } else { "s" },
         run.target,
         run.transport.replace('+', " and "),
         run.started.elapsed().as_secs_f64(),
+        run.units.len() - skipped,
         if blessed > 0 {
             format!(", {blessed} blessed")
         } else {
@@ -244,4 +258,121 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
     } else {
         code
     })
+}
+
+/// A target that answered none of the harness's opening requests: what each saw, said once,
+/// with the target's stderr; the reports get the same reason. Exits 2: nothing was tested.
+pub fn untestable(
+    target: &str,
+    name: &str,
+    transport: &str,
+    choice: &Choice,
+    why: &conformance::versions::Untestable,
+    wishes: &Wishes,
+) -> ExitCode {
+    let mut text = format!(
+        "error: cannot test {target}: it answered none of the harness's opening requests, so no case was played"
+    );
+    for line in &why.why {
+        text.push_str(&format!("\n  {line}"));
+    }
+    let stderr = if why.stderr.is_empty() {
+        format!("stderr of {target}: empty")
+    } else {
+        let mut shown = format!(
+            "stderr of {target} (last {} of {} lines):",
+            why.stderr.len(),
+            why.stderr_total
+        );
+        for line in &why.stderr {
+            shown.push_str(&format!("\n  {line}"));
+        }
+        shown
+    };
+    eprintln!("{text}\n{stderr}\nnext: {}", advice(&why.why, transport));
+    let mut code = 2;
+    if let Some(path) = wishes.json {
+        let doc = json::render_untestable(target, transport, choice.as_str(), &why.why);
+        if let Err(e) = std::fs::write(path, format!("{doc:#}\n")) {
+            eprintln!(
+                "error: cannot write the JSON report {}: {e}",
+                path.display()
+            );
+            code = 2;
+        }
+    }
+    if let Some(path) = wishes.junit {
+        let doc = junit::render_untestable(name, &why.why.join("; "), &stderr);
+        if let Err(e) = std::fs::write(path, doc) {
+            eprintln!(
+                "error: cannot write the JUnit report {}: {e}",
+                path.display()
+            );
+        }
+    }
+    ExitCode::from(code)
+}
+
+/// What to try next, from what the probes saw.
+fn advice(why: &[String], transport: &str) -> &'static str {
+    let said = |what: &str| why.iter().any(|w| w.contains(what));
+    if said("not JSON") {
+        "make the server write only MCP messages to stdout (logs and banners go to stderr)"
+    } else if said("Connection refused") || said("accept connections") {
+        "check that the server listens at the URL (with a command after `--`, that it takes its port from `{port}`)"
+    } else if said("exited") || said("output ended") {
+        "run the command by hand: it should start and wait for JSON-RPC messages on stdin (read its stderr above)"
+    } else if transport == "http" {
+        "check that the URL is the server's MCP endpoint (often /mcp) and that it speaks Streamable HTTP"
+    } else {
+        "check that the command starts an MCP server on stdio; a slow start may need a longer --startup-timeout"
+    }
+}
+
+/// The skipped cases counted by what they need, most first: one line per reason.
+fn skip_groups(run: &Finished) -> Vec<(usize, String)> {
+    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+    for (unit, runs) in run.units.iter().zip(run.results) {
+        let reason = match (&unit.skip, gate::worst(runs)) {
+            (Some(reason), _) => reason.clone(),
+            (None, Ok(report)) if report.outcome == Outcome::Skip => {
+                report.skip_reason.clone().unwrap_or_default()
+            }
+            _ => continue,
+        };
+        *counts.entry(skip_group(&reason)).or_default() += 1;
+    }
+    let mut groups: Vec<(usize, String)> = counts.into_iter().map(|(why, n)| (n, why)).collect();
+    groups.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    groups
+}
+
+/// What a skip reason comes down to, said the same way for every case it holds for.
+fn skip_group(reason: &str) -> String {
+    if let Some(role) = reason
+        .strip_prefix("needs a tool that plays `")
+        .and_then(|r| r.split('`').next())
+    {
+        let how = if reason.contains("the target file maps none") {
+            "the target file maps none"
+        } else {
+            "map one with a target file (`conformance init` drafts it)"
+        };
+        return format!(
+            "need a tool playing `{role}` ({}): {how}",
+            conformance::fixtures::role_needs(role)
+        );
+    }
+    if reason.starts_with("the case applies to http only") {
+        return "need Streamable HTTP: give the server's endpoint with --url".into();
+    }
+    if reason.starts_with("the case applies to stdio only") {
+        return "need stdio: give the server's command after `--` without --url".into();
+    }
+    if reason.starts_with("the case applies to") && reason.contains("the target speaks") {
+        return "cover only protocol versions the target does not speak (see the JSON report)"
+            .into();
+    }
+    // Anything else is said as it is, up to its first clause.
+    reason.split("; ").next().unwrap_or(reason).to_string()
 }

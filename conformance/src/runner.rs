@@ -19,7 +19,7 @@ pub fn execute(
     connect: &Connect,
     options: &Options,
     plan: Plan,
-    done: &(dyn Fn(&Unit, usize, &CaseResult) + Sync),
+    done: &(dyn Fn(usize, usize, &CaseResult) + Sync),
 ) -> Vec<Vec<CaseResult>> {
     // The cases that spend longest waiting start first, so the run does not end waiting on
     // one that started last (the results come back in the units' order all the same).
@@ -37,7 +37,7 @@ pub fn execute(
     let results = execute_each(
         &ordered,
         plan,
-        &|u, run, r| done(u, run, r),
+        &|i, run, r| done(order[i], run, r),
         &|runtime, unit| {
             let case = &cases[unit.case];
             if let Some(reason) = &unit.skip {
@@ -97,12 +97,12 @@ pub struct Plan {
 
 /// Runs each of `cases` (anything that names a run: a case, a case at a version)
 /// `plan.repeat` times on `plan.jobs` worker threads, playing each run with `play`. `done` is
-/// called as each run finishes (with the run's number from 0), in finishing order; the results
-/// come back per item, in the order of `cases`, runs in order.
+/// called as each run finishes, with the item's index and the run's number from 0, in
+/// finishing order; the results come back per item, in the order of `cases`, runs in order.
 pub fn execute_each<C: Sync>(
     cases: &[C],
     plan: Plan,
-    done: &(dyn Fn(&C, usize, &CaseResult) + Sync),
+    done: &(dyn Fn(usize, usize, &CaseResult) + Sync),
     play: &(dyn Fn(&tokio::runtime::Runtime, &C) -> CaseResult + Sync),
 ) -> Vec<Vec<CaseResult>> {
     let repeat = plan.repeat.max(1);
@@ -133,7 +133,7 @@ pub fn execute_each<C: Sync>(
                     let Some(i) = next else { break };
                     let case = &cases[i % cases.len()];
                     let result = play(&runtime, case);
-                    done(case, i / cases.len(), &result);
+                    done(i % cases.len(), i / cases.len(), &result);
                     let _ = tx.send((i, result));
                 }
             });

@@ -29,9 +29,7 @@ pub fn embedded() -> Result<Vec<Case>, Vec<CaseError>> {
 
 /// Parses every `*.mcpt` file below `dir`. Ids are paths below `dir` without the extension.
 pub fn from_dir(dir: &Path) -> Result<Vec<Case>, Vec<CaseError>> {
-    let mut files = vec![];
-    walk(dir, &mut files);
-    files.sort();
+    let files = case_files(dir);
     if files.is_empty() {
         return Err(vec![CaseError {
             path: dir.display().to_string(),
@@ -45,6 +43,14 @@ pub fn from_dir(dir: &Path) -> Result<Vec<Case>, Vec<CaseError>> {
         let text = std::fs::read_to_string(&path).map_err(|e| e.to_string());
         (id, path.display().to_string(), text)
     }))
+}
+
+/// The `*.mcpt` files below `dir`, sorted.
+pub fn case_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = vec![];
+    walk(dir, &mut files);
+    files.sort();
+    files
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {

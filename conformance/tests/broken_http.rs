@@ -178,7 +178,7 @@ fn check(case: &Case, mode: &str, want: Verdict) -> Result<(), Failed> {
 }
 
 /// Every case that runs over HTTP.
-const HTTP_CASES: [&str; 27] = [
+const HTTP_CASES: [&str; 28] = [
     "cancel-after-progress",
     "cancel-by-deadline",
     "cancel-id-type-mismatch",
@@ -187,6 +187,7 @@ const HTTP_CASES: [&str; 27] = [
     "cancel-unknown-id",
     "concurrent-cancel-isolation",
     "late-cancel-after-completion",
+    "late-cancel-sweep",
     "no-progress-without-token",
     "no-response-after-cancel",
     "notifications-never-answered",
@@ -242,6 +243,9 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         ("answers-after-cancel",     "http-cancelled-stream",       with(Warn, "CAN-05", W)),
         ("answers-after-cancel",     "http-cancel-accepted",        with(Warn, "CAN-05", W)),
         ("leaves-stream-open",       "http-cancelled-stream",       with(Pass, "HTTP-17", N)),
+        // A stream that carried its response and stays open: a SHOULD broken (HTTP-09).
+        ("keeps-stream-after-response", "unknown-method",           with(Warn, "HTTP-09", W)),
+        ("keeps-stream-after-response", "ping-during-long-call",    with(Warn, "HTTP-09", W)),
         // A server that sends a head only with its first message is waited for once: 22
         // cancels, each waiting the reply timeout for a head, would run past the case limit.
         ("holds-heads",              "server-alive-after-cancel",   verdict(Pass)),
@@ -295,11 +299,12 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
 }
 
 /// The cases of 2026-07-28 over HTTP that the broken server's `correct` mode must pass.
-const STATELESS_CASES: [&str; 17] = [
+const STATELESS_CASES: [&str; 18] = [
     "cancel-after-progress",
     "cancel-by-deadline",
     "concurrent-cancel-isolation",
     "late-cancel-after-completion",
+    "late-cancel-sweep",
     "no-response-after-cancel",
     "progress-monotonic",
     "unknown-method",

@@ -74,10 +74,12 @@ fn reference_trial(case: Case, loaded: bool, transport: TransportKind) -> Trial 
             TransportKind::Stdio => run(&case, &launch)?,
             TransportKind::Http => run_over(&case, &launch, &ClientTransport::Http)?,
         };
+        // The binary this test ran, wherever the target folder is (CARGO_TARGET_DIR).
         let next = format!(
-            "run it by hand: cargo run -p conformance -- client --cases cases --transport {} --dump /tmp/dump {} -- target/debug/reference-client",
+            "run it by hand: cargo run -p conformance -- client --cases cases --transport {} --dump /tmp/dump {} -- {}",
             transport.as_str(),
-            case.id
+            case.id,
+            env!("CARGO_BIN_EXE_reference-client")
         );
         Ok(harness::expect_clean(&case, &report, false, &next)?)
     })

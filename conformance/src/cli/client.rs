@@ -1,9 +1,10 @@
 //! `conformance client`: running the client cases against an adapter, once per transport
 //! the run asks for.
 
-use super::{cpus, prepare, progress_line, wishes};
+use super::{cpus, prepare, wishes};
 use crate::args::ClientArgs;
 use crate::finish::{finish, Finished};
+use crate::live::Live;
 use conformance::case::{Case, Role, TransportKind};
 use conformance::engine::client::{run_client_case, ClientTransport};
 use conformance::engine::{Options, Report};
@@ -84,14 +85,14 @@ pub(super) fn client(args: ClientArgs) -> ExitCode {
         fixtures: None,
     };
     let plan = runner::Plan {
-        jobs: args.jobs.unwrap_or_else(cpus),
+        jobs: args.jobs.map_or_else(cpus, |n| n as usize),
         repeat: args.repeat as usize,
     };
     let started = std::time::Instant::now();
     let units = client_versions::plan(&cases, &choice);
-    let mixed = units.iter().any(|u| u.version != units[0].version);
     let target = display_argv(&launch.argv);
-    let progress = progress_line(&cases, args.repeat, mixed);
+    let live = Live::new(&cases, &units, args.repeat as usize, args.verbose);
+    let progress = |unit: usize, run: usize, result: &_| live.done(unit, run, result);
     let results = runner::execute_each(&units, plan, &progress, &|runtime, unit| {
         let case = &cases[unit.case];
         if let Some(reason) = &unit.skip {
@@ -109,6 +110,7 @@ pub(super) fn client(args: ClientArgs) -> ExitCode {
         };
         runtime.block_on(run_client_case(case, &launch, &transport, &options))
     });
+    live.finish();
     let next = "read the diff and the transcript (--dump DIR keeps it, with the adapter's outcome lines); fix the client or its adapter, or rerun one case with its id as the filter";
     let spoken = Spoken::default();
     // An explicit version that no case could verify: every case was skipped (the client did
@@ -130,6 +132,7 @@ pub(super) fn client(args: ClientArgs) -> ExitCode {
         units: &units,
         results: &results,
         target: &target,
+        name: &super::program_name(&launch.argv),
         transport: &transport,
         choice: &choice,
         spoken: &spoken,

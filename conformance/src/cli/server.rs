@@ -1,9 +1,10 @@
 //! `conformance server`: finding the target (a target file, a URL, an argv or the bundled
 //! reference server), asking which versions it speaks, and running the cases against it.
 
-use super::{default_jobs, prepare, progress_line, wishes};
+use super::{default_jobs, prepare, wishes};
 use crate::args::ServerArgs;
-use crate::finish::{finish, Finished};
+use crate::finish::{finish, untestable, Finished};
+use crate::live::Live;
 use conformance::case::Role;
 use conformance::engine::server::Connect;
 use conformance::engine::Options;
@@ -56,28 +57,60 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
     let started = std::time::Instant::now();
     let spoken = match spoken_by(&connect, &choice, &options) {
         Ok(spoken) => spoken,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => versions::Spoken {
+            untestable: Some(versions::Untestable {
+                why: vec![e],
+                stderr: vec![],
+                stderr_total: 0,
+            }),
+            ..versions::Spoken::default()
+        },
     };
+    let name = stable_name(&args, &connect, &spoken);
+    if let Some(why) = &spoken.untestable {
+        let next = "";
+        return untestable(
+            &connect.display(),
+            &name,
+            connect.transport().as_str(),
+            &choice,
+            why,
+            &wishes(&args.run, &prepared, next),
+        );
+    }
+    // Without a target file, the server's own tools play the roles they fit, by name and
+    // schema; a case needing another role is skipped with what it needs.
+    let mut options = options;
+    if options.fixtures.is_none() {
+        let tools = match &spoken.tools {
+            Some(Ok(tools)) => tools.as_slice(),
+            _ => &[],
+        };
+        options.fixtures = Some(conformance::discovery::fixtures_of(tools));
+    }
     let units = versions::plan(&prepared.cases, &choice, &spoken);
     let plan = runner::Plan {
         jobs: args
             .run
             .jobs
-            .unwrap_or_else(|| if shared { 1 } else { default_jobs() }),
+            .map_or_else(|| if shared { 1 } else { default_jobs() }, |n| n as usize),
         repeat: args.run.repeat as usize,
     };
-    let mixed = units.iter().any(|u| u.version != units[0].version);
+    let live = Live::new(
+        &prepared.cases,
+        &units,
+        args.run.repeat as usize,
+        args.run.verbose,
+    );
     let results = runner::execute(
         &prepared.cases,
         &units,
         &connect,
         &options,
         plan,
-        &progress_line(&prepared.cases, args.run.repeat, mixed),
+        &|unit, run, result| live.done(unit, run, result),
     );
+    live.finish();
     let next = if args.run.baseline.is_some() || args.run.write_baseline.is_some() {
         "read the diff and the transcript (--dump DIR keeps it); fix the target, or list the case in the baseline if the failure is known"
     } else {
@@ -101,6 +134,7 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
         units: &units,
         results: &results,
         target: &target,
+        name: &name,
         transport: connect.transport().as_str(),
         choice: &choice,
         spoken: &spoken,
@@ -204,4 +238,30 @@ fn bundled_reference() -> Result<(Connect, Option<Fixtures>, Option<String>), St
 #[cfg(not(feature = "bundled-reference"))]
 fn bundled_reference() -> Result<(Connect, Option<Fixtures>, Option<String>), String> {
     Err("no server given, and this build has no bundled reference server (feature `bundled-reference`); give the server's command after `--` or a target file with --target".into())
+}
+
+/// The target's name for reports that keep history by it: the target file's name, else the
+/// name the server gives itself, else the program (or the script an interpreter runs), else
+/// the URL as given.
+fn stable_name(args: &ServerArgs, connect: &Connect, spoken: &versions::Spoken) -> String {
+    if let Some(stem) = args.target.as_ref().and_then(|p| p.file_stem()) {
+        return stem.to_string_lossy().into_owned();
+    }
+    if let Some(identity) = &spoken.identity {
+        return identity.name.clone();
+    }
+    match connect {
+        Connect::Stdio(launch) => super::program_name(&launch.argv),
+        Connect::Http(target) => match &target.launch {
+            Some(launch) => super::program_name(&launch.argv),
+            // The server's address, as given (its scheme and path are no name).
+            None => target
+                .url
+                .split("://")
+                .last()
+                .and_then(|rest| rest.split('/').next())
+                .unwrap_or(&target.url)
+                .to_string(),
+        },
+    }
 }
