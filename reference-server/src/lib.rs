@@ -8,6 +8,7 @@
 
 mod cli;
 mod http;
+mod ids;
 mod meta;
 mod outbox;
 mod registry;
