@@ -165,13 +165,13 @@ impl Registry {
             settled: false,
         };
         let result = f(&mut locked);
-        let settled = locked.settled;
+        let tasks_settled = locked.settled;
         let observed = inner.witness.recorded != recorded;
         drop(inner);
         if observed {
             self.observed.notify_waiters();
         }
-        if settled {
+        if tasks_settled {
             self.settled.notify_waiters();
         }
         result

@@ -32,11 +32,27 @@ pub(crate) enum LongTool {
     Sleep(u64),
     Ticker(u64),
     Cancellations,
-    /// After `ms`, "done", or an `isError` result carrying `error`.
+    /// After `ms`, "done", or an `isError` result carrying `error`; with
+    /// `ignore_cancel`, its work does not stop when cancelled.
     Job {
         ms: u64,
         error: Option<String>,
+        ignore_cancel: bool,
     },
+}
+
+impl LongTool {
+    /// Whether the work stops when its token fires (all but a `job` told to
+    /// ignore cancellation, which plays work that cannot be stopped).
+    pub(crate) fn stops_on_cancel(&self) -> bool {
+        !matches!(
+            self,
+            Self::Job {
+                ignore_cancel: true,
+                ..
+            }
+        )
+    }
 }
 
 /// Whether a tool may run as a task (2025-11-25's `execution.taskSupport`;
@@ -109,12 +125,13 @@ pub(crate) fn list(version: ProtocolVersion) -> Value {
 fn job() -> Value {
     json!({
         "name": "job",
-        "description": "Runs only as a task. Finishes after ms milliseconds unless cancelled: with \"done\", or, given error, with an isError result carrying that text.",
+        "description": "Runs only as a task. Finishes after ms milliseconds unless cancelled: with \"done\", or, given error, with an isError result carrying that text. With ignore_cancel, its work cannot be stopped and finishes anyway.",
         "inputSchema": {
             "type": "object",
             "properties": {
                 "ms": {"type": "integer", "minimum": 0},
                 "error": {"type": "string"},
+                "ignore_cancel": {"type": "boolean"},
             },
             "required": ["ms"],
         },
@@ -208,7 +225,22 @@ pub(crate) fn prepare(
                 Some(Value::String(text)) => Some(text.clone()),
                 Some(_) => return Err(bad_argument(name, "error", "a string when present")),
             };
-            Ok(Call::Long(LongTool::Job { ms, error }))
+            let ignore_cancel = match args.get("ignore_cancel") {
+                None => false,
+                Some(Value::Bool(ignore)) => *ignore,
+                Some(_) => {
+                    return Err(bad_argument(
+                        name,
+                        "ignore_cancel",
+                        "a boolean when present",
+                    ))
+                }
+            };
+            Ok(Call::Long(LongTool::Job {
+                ms,
+                error,
+                ignore_cancel,
+            }))
         }
         other => Err(ToolError::Unknown(format!(
             "unknown tool {other:?}; call tools/list for the available tools"
@@ -293,7 +325,7 @@ pub(crate) async fn run(tool: LongTool, cx: Context<'_>) -> Value {
             let ids = cx.registry.witness().await;
             text_result(Value::Array(ids).to_string())
         }
-        LongTool::Job { ms, error } => {
+        LongTool::Job { ms, error, .. } => {
             sleep_ms(ms).await;
             match error {
                 None => text_result("done"),

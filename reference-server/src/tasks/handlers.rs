@@ -139,7 +139,9 @@ fn bad_cursor() -> RpcError {
 
 /// 2025-11-25: the task, now `cancelled`, or `-32602` for an unknown or
 /// terminal one. The extension: an empty acknowledgement, whatever state the
-/// task is in; `-32602` for an unknown one.
+/// task is in; `-32602` for an unknown one. There, cancellation is
+/// cooperative: work that cannot be stopped goes on and the task ends as its
+/// work does, while 2025-11-25 moves the task to `cancelled` regardless.
 fn cancel(
     registry: &Registry,
     params: &Value,
@@ -147,6 +149,11 @@ fn cancel(
 ) -> Result<Value, RpcError> {
     let id = task_id("tasks/cancel", params)?;
     registry.locked(|l| {
+        l.tasks.sweep(l.witness);
+        let cooperative = version.has_tasks_extension();
+        if cooperative && l.tasks.get(id).is_some_and(|t| !t.stops_on_cancel()) {
+            return Ok(json!({}));
+        }
         let outcome = l.tasks.cancel(id, l.witness).map(|task| wire::task(task, version));
         if outcome.is_ok() {
             l.settled();

@@ -57,8 +57,15 @@ pub(crate) fn start(registry: &Arc<Registry>, id: &RequestId, new: NewTask, rout
         route: route.clone(),
         owner: None,
     });
+    let stops_on_cancel = match &work {
+        Work::Run(tool) => tool.stops_on_cancel(),
+        Work::Done(_) => true,
+    };
     let created = registry.locked(|l| {
-        let (task, token) = l.tasks.create(ttl_ms, progress, l.witness).ok()?;
+        let (task, token) = l
+            .tasks
+            .create(ttl_ms, progress, stops_on_cancel, l.witness)
+            .ok()?;
         route.answer(response(id, wire::created(task, version)));
         let task_id = task.id.clone();
         if let Work::Done(result) = &work {
@@ -91,7 +98,7 @@ pub(crate) fn start(registry: &Arc<Registry>, id: &RequestId, new: NewTask, rout
         };
         let ended = tokio::select! {
             biased;
-            () = token.cancelled() => Ended::Stopped,
+            () = token.cancelled(), if stops_on_cancel => Ended::Stopped,
             () = tokio::time::sleep_until(expires) => Ended::Expired,
             result = tools::run(tool, cx) => Ended::Finished(result),
         };

@@ -56,6 +56,8 @@ pub(crate) struct Task {
     /// `tasks/cancel` fired the token and the work has not yet recorded in
     /// the witness that it observed it.
     observation_due: bool,
+    /// Whether the work stops when the token fires (`LongTool::stops_on_cancel`).
+    stops_on_cancel: bool,
     /// Where the work's progress goes, if anywhere.
     progress: Option<ProgressRoute>,
 }
@@ -70,6 +72,11 @@ pub(crate) struct ProgressRoute {
 impl Task {
     pub(crate) fn is_working(&self) -> bool {
         matches!(self.state, State::Working)
+    }
+
+    /// Whether the work stops when the task is cancelled.
+    pub(crate) fn stops_on_cancel(&self) -> bool {
+        self.stops_on_cancel
     }
 
     pub(crate) fn progress(&self) -> Option<&ProgressRoute> {
@@ -115,6 +122,7 @@ impl Table {
         &mut self,
         ttl_ms: u64,
         progress: Option<ProgressRoute>,
+        stops_on_cancel: bool,
         witness: &mut Witness,
     ) -> Result<(&Task, CancellationToken), Full> {
         self.sweep(witness);
@@ -138,6 +146,7 @@ impl Table {
             expires: Instant::now() + Duration::from_millis(ttl_ms),
             token: token.clone(),
             observation_due: false,
+            stops_on_cancel,
             progress,
         };
         let serial = self.next;
@@ -175,8 +184,12 @@ impl Table {
         task.state = State::Cancelled;
         task.touch();
         task.token.cancel();
-        task.observation_due = true;
-        witness.expect();
+        // Work that cannot be stopped will never observe it: nothing to
+        // wait for, nothing to list.
+        if task.stops_on_cancel {
+            task.observation_due = true;
+            witness.expect();
+        }
         Ok(task)
     }
 
@@ -192,9 +205,10 @@ impl Table {
                 task.touch();
                 true
             }
-            // The cancel came first: the task stays cancelled (TSK-04), and
-            // a work that ends after its cancel counts as observing it, as
-            // a request's handler does (`Registry::finish`).
+            // The cancel came first: the task stays cancelled (TSK-04). Work
+            // that stops on cancel and ends after it counts as observing it,
+            // as a request's handler does (`Registry::finish`); work that
+            // cannot be stopped was never expected to.
             State::Cancelled | State::Done(_) => {
                 Self::observed(task, witness);
                 false
@@ -249,8 +263,9 @@ impl Table {
         }
     }
 
-    /// A removed task's work stops. A cancel it had yet to observe is
-    /// recorded now: its token has fired, so it stops whatever happens.
+    /// A removed task's work stops (work that cannot be stopped ends with
+    /// its `ttl`). A cancel it had yet to observe is recorded now: its token
+    /// has fired, so it stops whatever happens.
     fn remove_serial(&mut self, serial: u64, witness: &mut Witness) {
         if let Some(mut task) = self.tasks.remove(&serial) {
             self.serials.remove(&task.id);
