@@ -7,7 +7,8 @@
 mod common_http;
 
 use common_http::{
-    messages, stamped, stamped_with, stateless_headers, tasks_capabilities, Events, HttpServer,
+    content_type, messages, stamped, stamped_with, stateless_headers, tasks_capabilities, Events,
+    HttpServer,
 };
 use reqwest::header::HeaderValue;
 use reqwest::StatusCode;
@@ -131,6 +132,48 @@ async fn a_cancelled_wait_ends_its_stream_and_the_task_works_on() {
         .await;
     assert_eq!(status[0]["result"]["status"], "working", "{status:?}");
     assert_eq!(client.cancellations(json!("w")).await, json!(["wait"]));
+}
+
+#[tokio::test]
+async fn a_task_poll_gets_one_json_body_in_both_eras() {
+    let server = HttpServer::start(&[]);
+    let mut client = server.client();
+    client.initialize("2025-11-25").await;
+    let params = json!({"name": "work", "arguments": {}, "task": {}});
+    let created = client.request(json!(1), "tools/call", params).await;
+    let task = created[0]["result"]["task"]["taskId"]
+        .as_str()
+        .expect("taskId")
+        .to_owned();
+    // tasks.mdx: servers SHOULD NOT upgrade tasks/get to an SSE stream.
+    let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": task}});
+    let response = client.post(&get).await;
+    assert_eq!(content_type(&response), "application/json");
+    assert_eq!(messages(response).await[0]["result"]["status"], "working");
+    // A client that accepts only a stream still gets one.
+    let mut headers = client.headers();
+    headers.insert("accept", HeaderValue::from_static("text/event-stream"));
+    let response = client.post_with(&get, headers).await;
+    assert_eq!(content_type(&response), "text/event-stream");
+    let stateless = stamped_with(
+        json!(3),
+        "tools/call",
+        json!({"name": "work", "arguments": {}}),
+        tasks_capabilities(),
+    );
+    let created = messages(client.post_stateless(&stateless).await).await;
+    let task = created[0]["result"]["taskId"]
+        .as_str()
+        .expect("taskId")
+        .to_owned();
+    let get = stamped_with(
+        json!(4),
+        "tasks/get",
+        json!({"taskId": task}),
+        tasks_capabilities(),
+    );
+    let response = client.post_stateless(&get).await;
+    assert_eq!(content_type(&response), "application/json");
 }
 
 // 2026-07-28, stateless

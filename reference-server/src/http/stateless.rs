@@ -15,7 +15,7 @@
 //!
 //! [`Session`]: crate::session::Session
 
-use super::post::{answer_refusal, check_accept, PROTOCOL_VERSION};
+use super::post::{answer_refusal, check_accept, delivery_for, PROTOCOL_VERSION};
 use super::{reply, stream, Shared};
 use crate::meta;
 use crate::registry::Key;
@@ -108,7 +108,7 @@ async fn request(
             format!("Header mismatch: {mismatch}"),
         );
     }
-    let delivery = shared.delivery;
+    let delivery = delivery_for(shared.delivery, &method, headers);
     if let Err(response) = check_accept(headers, delivery, &id) {
         return response;
     }
