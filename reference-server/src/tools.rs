@@ -19,6 +19,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+/// `job`'s `error` text is kept as its task's result until the task's
+/// `ttl` runs out, so it is bounded (with the number of tasks, `tasks/`).
+pub(crate) const JOB_ERROR_MAX_CHARS: usize = 1024;
+
 /// A validated `tools/call`.
 pub(crate) enum Call {
     /// Answered by the reader at once; nothing can cancel it in between.
@@ -130,7 +134,7 @@ fn job() -> Value {
             "type": "object",
             "properties": {
                 "ms": {"type": "integer", "minimum": 0},
-                "error": {"type": "string"},
+                "error": {"type": "string", "maxLength": 1024},
                 "ignore_cancel": {"type": "boolean"},
             },
             "required": ["ms"],
@@ -222,8 +226,16 @@ pub(crate) fn prepare(
                 .ok_or_else(|| bad_argument(name, "ms", "an integer >= 0"))?;
             let error = match args.get("error") {
                 None => None,
-                Some(Value::String(text)) => Some(text.clone()),
-                Some(_) => return Err(bad_argument(name, "error", "a string when present")),
+                Some(Value::String(text)) if text.chars().count() <= JOB_ERROR_MAX_CHARS => {
+                    Some(text.clone())
+                }
+                Some(_) => {
+                    return Err(bad_argument(
+                        name,
+                        "error",
+                        "a string of at most 1024 characters when present",
+                    ))
+                }
             };
             let ignore_cancel = match args.get("ignore_cancel") {
                 None => false,

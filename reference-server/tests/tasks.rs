@@ -207,14 +207,25 @@ fn an_is_error_result_makes_the_task_failed_and_tasks_result_returns_it() {
     assert_eq!(failed["result"]["status"], "failed", "{failed}");
     assert!(failed["result"]["statusMessage"].is_string(), "{failed}");
     // Arguments that do not match the schema: the task ends with the error.
-    let bad = create(&mut server, json!(4), "sleep", json!({"ms": -1}), json!({}));
-    let result = ask(
-        &mut server,
-        json!(5),
-        "tasks/result",
-        json!({"taskId": task_id(&bad)}),
-    );
-    assert_eq!(result["result"]["isError"], true, "{result}");
+    let too_long = "x".repeat(1025);
+    let bad_calls = [
+        ("sleep", json!({"ms": -1})),
+        ("job", json!({"ms": 0, "error": too_long})),
+    ];
+    for (i, (tool, args)) in bad_calls.into_iter().enumerate() {
+        let bad = task_id(&create(
+            &mut server,
+            json!(format!("b{i}")),
+            tool,
+            args,
+            json!({}),
+        ));
+        let params = json!({"taskId": bad});
+        let result = ask(&mut server, json!(format!("r{i}")), "tasks/result", params);
+        assert_eq!(result["result"]["isError"], true, "{result}");
+        let status = get(&mut server, json!(format!("g{i}")), &bad);
+        assert_eq!(status["result"]["status"], "failed", "{status}");
+    }
 }
 
 #[test]
