@@ -67,12 +67,11 @@ pub(crate) fn start(registry: &Arc<Registry>, id: &RequestId, new: NewTask, rout
             .create(ttl_ms, progress, stops_on_cancel, l.witness)
             .ok()?;
         route.answer(response(id, wire::created(task, version)));
-        let task_id = task.id.clone();
+        let (task_id, expires) = (task.id.clone(), task.expires());
         if let Work::Done(result) = &work {
             l.tasks.finish(&task_id, result.clone(), l.witness);
             l.settled();
         }
-        let expires = l.tasks.expiry(&task_id)?;
         Some((task_id, token, expires))
     });
     let Some((task_id, token, expires)) = created else {

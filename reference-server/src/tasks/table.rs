@@ -74,6 +74,11 @@ impl Task {
         matches!(self.state, State::Working)
     }
 
+    /// When the task's `ttl` runs out.
+    pub(crate) fn expires(&self) -> Instant {
+        self.expires
+    }
+
     /// Whether the work stops when the task is cancelled.
     pub(crate) fn stops_on_cancel(&self) -> bool {
         self.stops_on_cancel
@@ -154,11 +159,6 @@ impl Table {
         self.serials.insert(task.id.clone(), serial);
         let task = self.tasks.entry(serial).or_insert(task);
         Ok((task, token))
-    }
-
-    /// When the task's `ttl` runs out.
-    pub(crate) fn expiry(&self, id: &str) -> Option<Instant> {
-        self.get(id).map(|task| task.expires)
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<&Task> {

@@ -73,16 +73,15 @@ pub(crate) fn created(task: &Task, version: ProtocolVersion) -> Value {
 
 /// The task itself: the result of `tasks/get` and of 2025-11-25's
 /// `tasks/cancel`, and an item of `tasks/list`. In the extension it is the
-/// `DetailedTask` of `tasks/get`, with the tool result inlined.
+/// `DetailedTask` of `tasks/get`, with the tool result inlined as the
+/// `tools/call` would have returned it (the caller completes the outer
+/// result, as for every answer of the era).
 pub(crate) fn task(task: &Task, version: ProtocolVersion) -> Value {
     let mut fields = fields(task, version);
-    if version.has_core_tasks() {
-        return Value::Object(fields);
-    }
-    if let State::Done(result) = &task.state {
+    if let (State::Done(result), true) = (&task.state, version.has_tasks_extension()) {
         fields.insert("result".into(), meta::complete(version, result.clone()));
     }
-    meta::complete(version, Value::Object(fields))
+    Value::Object(fields)
 }
 
 /// The answer of `tasks/result` once the task is no longer working (`None`
