@@ -37,46 +37,42 @@ pub(crate) fn serve(
         task,
     } = call_params(params).map_err(|message| RpcError::new(INVALID_PARAMS, message))?;
     let mode = tasks::mode(&name, task.as_ref(), version, declared)?;
-    let tool = match tools::prepare(&name, &args, version) {
-        Ok(Call::Long(tool)) => tool,
+    let work = match tools::prepare(&name, &args, version) {
+        Ok(Call::Long(tool)) => Work::Run(tool),
         Ok(Call::Instant(result)) => {
             route.answer(response(id, meta::complete(version, result)));
             return Ok(());
         }
         Err(ToolError::BadArguments(message)) if version.input_errors_are_tool_results() => {
             let result = tools::error_result(message);
-            match mode {
-                // 2025-11-25: the client asked for a task, so it gets
-                // one, which ends with the error result (`failed`).
-                Mode::Task { ttl_ms } if version.has_core_tasks() => {
-                    let work = Work::Done(result);
-                    let new = NewTask {
-                        work,
-                        ttl_ms,
-                        progress_token,
-                        version,
-                    };
-                    tasks::start(registry, id, new, route);
-                }
-                _ => route.answer(response(id, meta::complete(version, result))),
+            // 2025-11-25: a client that asked for a task gets one, which
+            // ends with the error result (`failed`); otherwise it is the answer.
+            let asked_for_task = matches!(mode, Mode::Task { .. }) && version.has_core_tasks();
+            if !asked_for_task {
+                route.answer(response(id, meta::complete(version, result)));
+                return Ok(());
             }
-            return Ok(());
+            Work::Done(result)
         }
         Err(ToolError::BadArguments(message) | ToolError::Unknown(message)) => {
             return Err(RpcError::new(INVALID_PARAMS, message).into())
         }
     };
-    if let Mode::Task { ttl_ms } = mode {
-        let work = Work::Run(tool);
-        let new = NewTask {
-            work,
-            ttl_ms,
-            progress_token,
-            version,
-        };
-        tasks::start(registry, id, new, route);
-        return Ok(());
-    }
+    let tool = match (mode, work) {
+        (Mode::Task { ttl_ms }, work) => {
+            let new = NewTask {
+                work,
+                ttl_ms,
+                progress_token,
+                version,
+            };
+            tasks::start(registry, id, new, route);
+            return Ok(());
+        }
+        (Mode::Plain, Work::Run(tool)) => tool,
+        // A known result without a task was answered above.
+        (Mode::Plain, Work::Done(_)) => return Ok(()),
+    };
     let token = match registry.register(key.clone(), route.clone()) {
         Ok(token) => token,
         Err(Refused::Busy) => {

@@ -22,6 +22,14 @@ fn error_of(message: &Value) -> i64 {
 
 // 2025-11-25, in sessions
 
+/// Starts `work` as a task in the client's session; its task id.
+async fn work_task(client: &common_http::Client) -> String {
+    let params = json!({"name": "work", "arguments": {}, "task": {}});
+    let created = client.request(json!(1), "tools/call", params).await;
+    let task = &created[0]["result"]["task"]["taskId"];
+    task.as_str().expect("a taskId").to_owned()
+}
+
 #[tokio::test]
 async fn a_sessions_task_reports_progress_on_its_waiting_result_stream_until_cancelled() {
     let server = HttpServer::start(&[]);
@@ -81,12 +89,7 @@ async fn tasks_belong_to_the_session_that_created_them() {
     let server = HttpServer::start(&[]);
     let mut alice = server.client();
     alice.initialize("2025-11-25").await;
-    let params = json!({"name": "work", "arguments": {}, "task": {}});
-    let created = alice.request(json!(1), "tools/call", params).await;
-    let task = created[0]["result"]["task"]["taskId"]
-        .as_str()
-        .expect("taskId")
-        .to_owned();
+    let task = work_task(&alice).await;
     let mut bob = server.client();
     bob.initialize("2025-11-25").await;
     let foreign = bob
@@ -110,12 +113,7 @@ async fn a_cancelled_wait_ends_its_stream_and_the_task_works_on() {
     let server = HttpServer::start(&[]);
     let mut client = server.client();
     client.initialize("2025-11-25").await;
-    let params = json!({"name": "work", "arguments": {}, "task": {}});
-    let created = client.request(json!(1), "tools/call", params).await;
-    let task = created[0]["result"]["task"]["taskId"]
-        .as_str()
-        .expect("taskId")
-        .to_owned();
+    let task = work_task(&client).await;
     let body = json!({"jsonrpc": "2.0", "id": "wait", "method": "tasks/result", "params": {"taskId": task}});
     let waiting = client.post(&body).await;
     assert_eq!(
@@ -139,12 +137,7 @@ async fn a_task_poll_gets_one_json_body_in_both_eras() {
     let server = HttpServer::start(&[]);
     let mut client = server.client();
     client.initialize("2025-11-25").await;
-    let params = json!({"name": "work", "arguments": {}, "task": {}});
-    let created = client.request(json!(1), "tools/call", params).await;
-    let task = created[0]["result"]["task"]["taskId"]
-        .as_str()
-        .expect("taskId")
-        .to_owned();
+    let task = work_task(&client).await;
     // tasks.mdx: servers SHOULD NOT upgrade tasks/get to an SSE stream.
     let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": task}});
     let response = client.post(&get).await;
