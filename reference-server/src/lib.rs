@@ -6,13 +6,16 @@
 //! stdio or HTTP as [`ServeOptions`] say; [`main_entry`] is the whole
 //! program, so another binary can embed the server as a subcommand.
 
+mod call;
 mod cli;
 mod http;
+mod ids;
 mod meta;
 mod outbox;
 mod registry;
 mod session;
 mod stdio;
+mod tasks;
 mod tools;
 pub mod version;
 

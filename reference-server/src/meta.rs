@@ -19,6 +19,9 @@ pub(crate) const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersi
 pub(crate) const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// `_meta` key of the server's identity in a result.
 pub(crate) const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// The tasks extension, as a key of `clientCapabilities.extensions` and of
+/// the server's `capabilities.extensions` (SEP-2663).
+pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// The stateless era's probe method (LIF-11).
 pub(crate) const DISCOVER: &str = "server/discover";
@@ -35,6 +38,10 @@ pub(crate) fn is_stateless_request(method: &str, params: Option<&Value>) -> bool
 pub(crate) struct Stamp {
     /// The version the request names, as sent.
     pub version: String,
+    /// Whether the request's client capabilities declare the tasks extension
+    /// (`extensions["io.modelcontextprotocol/tasks"]`, an object). Declared
+    /// per request: an earlier request's declaration counts for nothing.
+    pub tasks_extension: bool,
 }
 
 /// Reads the required fields: `-32602` (HTTP 400) when one is missing or
@@ -55,11 +62,16 @@ pub(crate) fn stamp(method: &str, params: Option<&Value>) -> Result<Stamp, RpcEr
     let Some(Value::String(version)) = version else {
         return Err(missing(PROTOCOL_VERSION));
     };
-    let Some(Value::Object(_)) = capabilities else {
+    let Some(Value::Object(capabilities)) = capabilities else {
         return Err(missing(CLIENT_CAPABILITIES));
     };
+    let tasks_extension = capabilities
+        .get("extensions")
+        .and_then(|e| e.get(TASKS_EXTENSION))
+        .is_some_and(Value::is_object);
     Ok(Stamp {
         version: version.clone(),
+        tasks_extension,
     })
 }
 
@@ -108,10 +120,16 @@ pub(crate) fn server_info() -> Value {
 
 /// Completes a result for `version`: `resultType`, the server's identity
 /// in `_meta`, as the version asks (RPC-14, LIF-10).
-pub(crate) fn complete(version: ProtocolVersion, mut result: Value) -> Value {
+pub(crate) fn complete(version: ProtocolVersion, result: Value) -> Value {
+    typed(version, result, "complete")
+}
+
+/// [`complete`] with another `resultType`: `"task"` for a `CreateTaskResult`
+/// of the tasks extension.
+pub(crate) fn typed(version: ProtocolVersion, mut result: Value, result_type: &str) -> Value {
     if let Value::Object(fields) = &mut result {
         if version.results_carry_result_type() {
-            fields.insert("resultType".into(), "complete".into());
+            fields.insert("resultType".into(), result_type.into());
         }
         if version.results_carry_server_info() {
             let meta = fields
@@ -183,6 +201,21 @@ mod tests {
                 .unwrap_or_else(|| panic!("{params:?} accepted"));
             assert_eq!(error.code, INVALID_PARAMS, "{params:?}");
         }
+    }
+
+    #[test]
+    fn the_tasks_extension_is_declared_as_an_object_per_request() {
+        let declared = |capabilities: Value| {
+            let params = json!({"_meta": {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: capabilities}});
+            stamp("tools/call", Some(&params))
+                .expect("stamp")
+                .tasks_extension
+        };
+        assert!(declared(json!({"extensions": {TASKS_EXTENSION: {}}})));
+        assert!(!declared(json!({})));
+        assert!(!declared(json!({"extensions": {}})));
+        assert!(!declared(json!({"extensions": {TASKS_EXTENSION: true}})));
+        assert!(!declared(json!({"tasks": {}})));
     }
 
     #[test]

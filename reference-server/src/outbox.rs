@@ -123,6 +123,12 @@ impl Route {
         }
     }
 
+    /// Whether the queue outlives the request (stdio's shared stdout), so
+    /// notifications about its work may still go there after its response.
+    pub(crate) fn is_shared(&self) -> bool {
+        !self.own_stream
+    }
+
     /// Queues a notification about the request (or, on stdio, an error
     /// for a line that was not a request at all).
     pub(crate) fn notify(&self, line: String) {

@@ -11,9 +11,15 @@
 //! Pushing to a route never blocks (see `outbox.rs`), so the lock is only
 //! ever held for a check and a push: a writer stuck on a full pipe or a
 //! silent HTTP client cannot keep a cancel waiting.
+//!
+//! Tasks live under the same lock (their table is in `tasks/`, reached
+//! through [`Registry::locked`]): a task's progress, its `tasks/cancel` and
+//! the end of its work are decided here too, so once a `tasks/cancel` has
+//! been answered nothing more is queued for that task's progress token.
 
 use crate::outbox::Route;
-use reference_wire::{response, RequestId};
+use crate::tasks::Table;
+use reference_wire::{error_response, response, RequestId, RpcError};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
@@ -50,17 +56,69 @@ pub(crate) struct Registry {
     inner: Mutex<Inner>,
     /// Signalled whenever a cancelled handler has finished observing.
     observed: Notify,
+    /// Signalled whenever a task became terminal or went away.
+    settled: Notify,
     verbose: bool,
 }
 
 #[derive(Default)]
 struct Inner {
     in_flight: HashMap<Key, Entry>,
+    witness: Witness,
+    tasks: Table,
+}
+
+/// What the `cancellations` fixture reports: which handlers (and task
+/// bodies) observed their cancellation.
+#[derive(Default)]
+pub(crate) struct Witness {
     /// Cancelled handlers that have not yet observed their cancellation.
     unobserved: usize,
     /// Ids whose handlers observed their cancellation, oldest first; only
     /// the last [`WITNESS_CAPACITY`] are kept.
-    witness: VecDeque<Value>,
+    ids: VecDeque<Value>,
+    /// How many observations were ever recorded (so the lock's holder knows
+    /// to wake [`Registry::witness`]).
+    recorded: u64,
+}
+
+impl Witness {
+    /// A cancel fired a token whose handler has yet to observe it.
+    pub(crate) fn expect(&mut self) {
+        self.unobserved += 1;
+    }
+
+    /// A handler observed its cancellation; `id` names it in the list.
+    pub(crate) fn record(&mut self, id: Value) {
+        self.ids.push_back(id);
+        if self.ids.len() > WITNESS_CAPACITY {
+            self.ids.pop_front();
+        }
+        self.unobserved = self.unobserved.saturating_sub(1);
+        self.recorded += 1;
+    }
+}
+
+/// The state under the lock that task code may use (see `tasks/`).
+pub(crate) struct Locked<'a> {
+    pub tasks: &'a mut Table,
+    pub witness: &'a mut Witness,
+    in_flight: &'a HashMap<Key, Entry>,
+    /// Set when a task became terminal or went away: wakes the `tasks/result`
+    /// requests waiting for one once the lock is released.
+    settled: bool,
+}
+
+impl Locked<'_> {
+    /// Whether a request is still in flight: neither answered nor cancelled.
+    pub(crate) fn is_in_flight(&self, key: &Key) -> bool {
+        self.in_flight.contains_key(key)
+    }
+
+    /// Wakes the waiting `tasks/result` requests once the lock is released.
+    pub(crate) fn settled(&mut self) {
+        self.settled = true;
+    }
 }
 
 struct Entry {
@@ -73,6 +131,7 @@ impl Registry {
         Self {
             inner: Mutex::default(),
             observed: Notify::new(),
+            settled: Notify::new(),
             verbose,
         }
     }
@@ -86,6 +145,47 @@ impl Registry {
 
     pub(crate) fn is_in_flight(&self, key: &Key) -> bool {
         self.lock().in_flight.contains_key(key)
+    }
+
+    /// Runs `f` under the lock, with the task table, the witness and a view
+    /// of the in-flight requests. What `f` records wakes the waiters it
+    /// concerns after the lock is released.
+    pub(crate) fn locked<R>(&self, f: impl FnOnce(&mut Locked<'_>) -> R) -> R {
+        let mut inner = self.lock();
+        let recorded = inner.witness.recorded;
+        let Inner {
+            in_flight,
+            witness,
+            tasks,
+        } = &mut *inner;
+        let mut locked = Locked {
+            tasks,
+            witness,
+            in_flight,
+            settled: false,
+        };
+        let result = f(&mut locked);
+        let tasks_settled = locked.settled;
+        let observed = inner.witness.recorded != recorded;
+        drop(inner);
+        if observed {
+            self.observed.notify_waiters();
+        }
+        if tasks_settled {
+            self.settled.notify_waiters();
+        }
+        result
+    }
+
+    /// Signalled whenever a task became terminal or went away; re-check
+    /// under [`Registry::locked`] after enabling it.
+    pub(crate) fn task_settled(&self) -> &Notify {
+        &self.settled
+    }
+
+    /// Whether to log cancellations and ignored messages.
+    pub(crate) fn verbose(&self) -> bool {
+        self.verbose
     }
 
     /// Registers a new in-flight request whose output goes to `route`.
@@ -115,7 +215,7 @@ impl Registry {
             Some(entry) => {
                 entry.token.cancel();
                 entry.route.close();
-                inner.unobserved += 1;
+                inner.witness.expect();
                 if self.verbose {
                     eprintln!(
                         "reference-server: cancelled request {} (reason: {})",
@@ -132,11 +232,16 @@ impl Registry {
         }
     }
 
-    /// Fires every in-flight token (shutdown, or the end of an HTTP session).
+    /// Fires every in-flight token and drops every task (shutdown, or the
+    /// end of an HTTP session).
     pub(crate) fn cancel_all(&self, reason: &str) {
         let mut inner = self.lock();
+        let Inner { tasks, witness, .. } = &mut *inner;
+        tasks.clear(witness);
         let drained: Vec<_> = inner.in_flight.drain().collect();
-        inner.unobserved += drained.len();
+        for _ in &drained {
+            inner.witness.expect();
+        }
         for (key, entry) in drained {
             entry.token.cancel();
             entry.route.close();
@@ -147,6 +252,9 @@ impl Registry {
                 );
             }
         }
+        drop(inner);
+        self.observed.notify_waiters();
+        self.settled.notify_waiters();
     }
 
     /// Queues a progress notification only while the request is not cancelled.
@@ -167,17 +275,27 @@ impl Registry {
         token: &CancellationToken,
         result: Value,
     ) {
+        self.finish_with(key, id, token, Ok(result));
+    }
+
+    /// [`Registry::finish`] for a handler whose answer may be an error.
+    pub(crate) fn finish_with(
+        &self,
+        key: &Key,
+        id: &RequestId,
+        token: &CancellationToken,
+        outcome: Result<Value, RpcError>,
+    ) {
         let mut inner = self.lock();
         if token.is_cancelled() {
-            inner.witness.push_back(id.to_value());
-            if inner.witness.len() > WITNESS_CAPACITY {
-                inner.witness.pop_front();
-            }
-            inner.unobserved = inner.unobserved.saturating_sub(1);
+            inner.witness.record(id.to_value());
             drop(inner);
             self.observed.notify_waiters();
         } else if let Some(entry) = inner.in_flight.remove(key) {
-            entry.route.answer(response(id, result));
+            entry.route.answer(match outcome {
+                Ok(result) => response(id, result),
+                Err(error) => error_response(Some(id), &error),
+            });
         }
     }
 
@@ -189,8 +307,8 @@ impl Registry {
             notified.as_mut().enable();
             {
                 let inner = self.lock();
-                if inner.unobserved == 0 {
-                    return inner.witness.iter().cloned().collect();
+                if inner.witness.unobserved == 0 {
+                    return inner.witness.ids.iter().cloned().collect();
                 }
             }
             notified.await;

@@ -8,21 +8,24 @@
 //!
 //! Lifecycle, `ping`, `tools/list`, instant tools and `notifications/cancelled`
 //! are all handled inline here, so their effects are ordered exactly as the
-//! messages arrived. Long tools are spawned as tasks, each with the token the
-//! registry gave it. Every output for a request goes to the [`Route`] the
-//! transport gave with it: on stdio all routes share stdout, on HTTP each
-//! request has its own response stream.
+//! messages arrived. Long tools are spawned as tokio tasks, each with the
+//! token the registry gave it. A call that becomes an MCP task, and the
+//! `tasks/*` methods, go to `tasks/`. Every output for a request goes to the
+//! [`Route`] the transport gave with it: on stdio all routes share stdout, on
+//! HTTP each request has its own response stream.
 
+use crate::call;
 use crate::meta::{self, CLIENT_CAPABILITIES, PROTOCOL_VERSION};
 use crate::outbox::Route;
-use crate::registry::{Key, Refused, Registry, MAX_IN_FLIGHT};
-use crate::tools::{self, Call, Context, ToolError};
+use crate::registry::{Key, Registry};
+use crate::tasks;
+use crate::tools;
 use crate::version::{ProtocolVersion, Transport};
 use reference_wire::{
     error_response, response, Message, RequestId, RpcError, INVALID_PARAMS, INVALID_REQUEST,
     METHOD_NOT_FOUND,
 };
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// One request as the transport hands it over.
@@ -142,6 +145,9 @@ impl Session {
 
     /// A handshake-era request, under the version `initialize` negotiated.
     fn handshake(&mut self, request: Request, route: &Route) -> Result<(), Refusal> {
+        if let Some(version) = self.version.filter(|v| tasks::serves(&request.method, *v)) {
+            return tasks::handle(&self.registry, request, version, false, route);
+        }
         let Request {
             key,
             id,
@@ -166,10 +172,17 @@ impl Session {
                      {CLIENT_CAPABILITIES:?} in params._meta (2026-07-28)"
                 ),
             )),
-            ("tools/list", Some(_)) => Ok(tools::list()),
+            ("tools/list", Some(version)) => Ok(tools::list(version)),
             ("tools/call", Some(version)) => {
-                return self.call_tool(key, &id, params, version, route);
+                return call::serve(&self.registry, key, &id, params, version, false, route);
             }
+            (other, Some(version)) if version.has_core_tasks() => Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!(
+                    "method not found: {other:?}; this server implements initialize, ping, tools/list, tools/call, \
+                     tasks/get, tasks/result, tasks/list and tasks/cancel"
+                ),
+            )),
             (other, Some(_)) => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!(
@@ -194,23 +207,43 @@ impl Session {
         let bad_request = Refusal::with_status(Status::BadRequest);
         let stamp = meta::stamp(&method, params.as_ref()).map_err(&bad_request)?;
         let version = meta::version(&stamp).map_err(&bad_request)?;
+        if tasks::serves(&method, version) {
+            let request = Request {
+                key,
+                id,
+                method,
+                params,
+            };
+            return tasks::handle(
+                &self.registry,
+                request,
+                version,
+                stamp.tasks_extension,
+                route,
+            );
+        }
         let result = match method.as_str() {
             meta::DISCOVER => {
                 let supported: Vec<&str> = ProtocolVersion::newest_first()
                     .map(ProtocolVersion::as_str)
                     .collect();
-                let discovered = json!({"supportedVersions": supported, "capabilities": {"tools": {}}});
+                let capabilities = json!({"tools": {}, "extensions": tasks::extensions()});
+                let discovered = json!({"supportedVersions": supported, "capabilities": capabilities});
                 meta::cacheable(version, discovered)
             }
-            "tools/list" => meta::cacheable(version, tools::list()),
-            "tools/call" => return self.call_tool(key, &id, params, version, route),
+            "tools/list" => meta::cacheable(version, tools::list(version)),
+            "tools/call" => {
+                let declared = stamp.tasks_extension;
+                return call::serve(&self.registry, key, &id, params, version, declared, route);
+            }
             other => {
                 return Err(Refusal {
                     error: RpcError::new(
                         METHOD_NOT_FOUND,
                         format!(
-                            "method not found: {other:?}; in {} this server implements {}, tools/list and \
-                             tools/call (ping and initialize belong to the handshake era)",
+                            "method not found: {other:?}; in {} this server implements {}, tools/list, \
+                             tools/call, tasks/get, tasks/update and tasks/cancel (ping and initialize belong \
+                             to the handshake era)",
                             version.as_str(),
                             meta::DISCOVER
                         ),
@@ -244,74 +277,15 @@ impl Session {
         };
         let version = ProtocolVersion::negotiate(requested, self.transport);
         self.version = Some(version);
+        let mut capabilities = json!({"tools": {}});
+        if version.has_core_tasks() {
+            capabilities["tasks"] = tasks::capability();
+        }
         Ok(json!({
             "protocolVersion": version.as_str(),
-            "capabilities": {"tools": {}},
+            "capabilities": capabilities,
             "serverInfo": meta::server_info(),
         }))
-    }
-
-    fn call_tool(
-        &mut self,
-        key: Key,
-        id: &RequestId,
-        params: Option<Value>,
-        version: ProtocolVersion,
-        route: &Route,
-    ) -> Result<(), Refusal> {
-        let CallParams {
-            name,
-            args,
-            progress_token,
-        } = call_params(params).map_err(|message| RpcError::new(INVALID_PARAMS, message))?;
-        let tool = match tools::prepare(&name, &args) {
-            Ok(Call::Long(tool)) => tool,
-            Ok(Call::Instant(result)) => {
-                route.answer(response(id, meta::complete(version, result)));
-                return Ok(());
-            }
-            Err(ToolError::BadArguments(message)) if version.input_errors_are_tool_results() => {
-                let result = tools::error_result(message);
-                route.answer(response(id, meta::complete(version, result)));
-                return Ok(());
-            }
-            Err(ToolError::BadArguments(message) | ToolError::Unknown(message)) => {
-                return Err(RpcError::new(INVALID_PARAMS, message).into())
-            }
-        };
-        let token = match self.registry.register(key.clone(), route.clone()) {
-            Ok(token) => token,
-            Err(Refused::Busy) => {
-                let busy = format!(
-                    "server busy: {MAX_IN_FLIGHT} requests are in flight; cancel some or wait for them to finish"
-                );
-                route.answer(response(
-                    id,
-                    meta::complete(version, tools::error_result(busy)),
-                ));
-                return Ok(());
-            }
-            // Unreachable: `request` checked the id on this same task.
-            Err(Refused::Duplicate) => return Ok(()),
-        };
-        let registry = Arc::clone(&self.registry);
-        let (id, route) = (id.clone(), route.clone());
-        tokio::spawn(async move {
-            let cx = Context {
-                registry: &registry,
-                token: &token,
-                route: &route,
-                progress_token,
-                version,
-            };
-            let result = tokio::select! {
-                biased;
-                () = token.cancelled() => Value::Null,
-                result = tools::run(tool, cx) => meta::complete(version, result),
-            };
-            registry.finish(&key, &id, &token, result);
-        });
-        Ok(())
     }
 
     /// Handles one notification; notifications are never answered.
@@ -339,42 +313,4 @@ impl Session {
             }
         }
     }
-}
-
-/// The parts of a `tools/call` request.
-struct CallParams {
-    name: String,
-    args: Map<String, Value>,
-    progress_token: Option<Value>,
-}
-
-/// Splits `tools/call` params into name, arguments and progress token.
-fn call_params(params: Option<Value>) -> Result<CallParams, String> {
-    let Some(Value::Object(mut params)) = params else {
-        return Err("invalid params: tools/call needs a params object with a \"name\"".into());
-    };
-    let Some(Value::String(name)) = params.remove("name") else {
-        return Err("invalid params: tools/call needs params.name as a string".into());
-    };
-    let args = match params.remove("arguments") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(args)) => args,
-        Some(_) => {
-            return Err("invalid params: params.arguments must be an object when present".into())
-        }
-    };
-    let progress_token = match params.get("_meta").and_then(|m| m.get("progressToken")) {
-        None => None,
-        Some(token) if RequestId::from_value(token).is_some() => Some(token.clone()),
-        Some(_) => {
-            return Err(
-                "invalid params: params._meta.progressToken must be a string or an integer".into(),
-            )
-        }
-    };
-    Ok(CallParams {
-        name,
-        args,
-        progress_token,
-    })
 }

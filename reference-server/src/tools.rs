@@ -4,10 +4,13 @@
 //! announces it started and then waits to be cancelled, `ticker` streams
 //! progress, `sleep` finishes on its own unless cancelled, `echo` and `ping`
 //! answer at once, and `cancellations` reports which handlers saw their
-//! cancel. Argument checking is hand-written against the advertised schemas.
+//! cancel. In the versions with tasks, `work`, `sleep` and `ticker` may run
+//! as tasks and `job` only runs as one (`tasks/`); the others never do.
+//! Argument checking is hand-written against the advertised schemas.
 
 use crate::outbox::Route;
 use crate::registry::Registry;
+use crate::tasks;
 use crate::version::ProtocolVersion;
 use reference_wire::notification;
 use serde_json::{json, Map, Value};
@@ -15,6 +18,10 @@ use std::future::pending;
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+/// `job`'s `error` text is kept as its task's result until the task's
+/// `ttl` runs out, so it is bounded (with the number of tasks, `tasks/`).
+pub(crate) const JOB_ERROR_MAX_CHARS: usize = 1024;
 
 /// A validated `tools/call`.
 pub(crate) enum Call {
@@ -29,6 +36,60 @@ pub(crate) enum LongTool {
     Sleep(u64),
     Ticker(u64),
     Cancellations,
+    /// After `ms`, "done", or an `isError` result carrying `error`; with
+    /// `ignore_cancel`, its work does not stop when cancelled.
+    Job {
+        ms: u64,
+        error: Option<String>,
+        ignore_cancel: bool,
+    },
+}
+
+impl LongTool {
+    /// Whether the work stops when its token fires (all but a `job` told to
+    /// ignore cancellation, which plays work that cannot be stopped).
+    pub(crate) fn stops_on_cancel(&self) -> bool {
+        !matches!(
+            self,
+            Self::Job {
+                ignore_cancel: true,
+                ..
+            }
+        )
+    }
+}
+
+/// Whether a tool may run as a task (2025-11-25's `execution.taskSupport`;
+/// the same split decides in 2026-07-28).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TaskSupport {
+    Forbidden,
+    Optional,
+    Required,
+}
+
+impl TaskSupport {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Forbidden => "forbidden",
+            Self::Optional => "optional",
+            Self::Required => "required",
+        }
+    }
+}
+
+/// How a tool of `version` may run as a task; `None` for a tool `version`
+/// does not have (any tool, in a version without tasks).
+pub(crate) fn task_support(name: &str, version: ProtocolVersion) -> Option<TaskSupport> {
+    if !version.has_tasks() {
+        return None;
+    }
+    match name {
+        "work" | "sleep" | "ticker" => Some(TaskSupport::Optional),
+        "job" => Some(TaskSupport::Required),
+        "ping" | "echo" | "cancellations" => Some(TaskSupport::Forbidden),
+        _ => None,
+    }
 }
 
 /// Why a call cannot run.
@@ -39,8 +100,50 @@ pub(crate) enum ToolError {
     BadArguments(String),
 }
 
-/// The `tools/list` result.
-pub(crate) fn list() -> Value {
+/// The `tools/list` result of `version`: the fixture profile, plus `job`
+/// where there are tasks, and each tool's `execution.taskSupport` where the
+/// version defines it (2025-11-25).
+pub(crate) fn list(version: ProtocolVersion) -> Value {
+    let mut list = profile();
+    let Some(Value::Array(tools)) = list.get_mut("tools") else {
+        return list;
+    };
+    if version.has_tasks() {
+        tools.push(job());
+    }
+    if version.has_core_tasks() {
+        for tool in tools.iter_mut() {
+            let support = tool["name"]
+                .as_str()
+                .and_then(|name| task_support(name, version));
+            match support {
+                Some(TaskSupport::Forbidden) | None => {}
+                Some(support) => tool["execution"] = json!({"taskSupport": support.as_str()}),
+            }
+        }
+    }
+    list
+}
+
+/// The tool that only runs as a task.
+fn job() -> Value {
+    json!({
+        "name": "job",
+        "description": "Runs only as a task. Finishes after ms milliseconds unless cancelled: with \"done\", or, given error, with an isError result carrying that text. With ignore_cancel, its work cannot be stopped and finishes anyway.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "ms": {"type": "integer", "minimum": 0},
+                "error": {"type": "string", "maxLength": 1024},
+                "ignore_cancel": {"type": "boolean"},
+            },
+            "required": ["ms"],
+        },
+    })
+}
+
+/// The fixture profile every version lists.
+fn profile() -> Value {
     let no_args = json!({"type": "object", "properties": {}});
     json!({"tools": [
         {
@@ -98,8 +201,12 @@ pub(crate) fn error_result(text: impl Into<String>) -> Value {
     json!({"content": [{"type": "text", "text": text.into()}], "isError": true})
 }
 
-/// Validates a call against the fixture profile.
-pub(crate) fn prepare(name: &str, args: &Map<String, Value>) -> Result<Call, ToolError> {
+/// Validates a call against the tools of `version`.
+pub(crate) fn prepare(
+    name: &str,
+    args: &Map<String, Value>,
+    version: ProtocolVersion,
+) -> Result<Call, ToolError> {
     match name {
         "work" => Ok(Call::Long(LongTool::Work)),
         "ping" => Ok(Call::Instant(text_result("Server: still available"))),
@@ -114,6 +221,39 @@ pub(crate) fn prepare(name: &str, args: &Map<String, Value>) -> Result<Call, Too
             .map(|ms| Call::Long(LongTool::Ticker(ms)))
             .ok_or_else(|| bad_argument(name, "interval_ms", "an integer >= 1")),
         "cancellations" => Ok(Call::Long(LongTool::Cancellations)),
+        "job" if version.has_tasks() => {
+            let ms = integer(args, "ms", 0)
+                .ok_or_else(|| bad_argument(name, "ms", "an integer >= 0"))?;
+            let error = match args.get("error") {
+                None => None,
+                Some(Value::String(text)) if text.chars().count() <= JOB_ERROR_MAX_CHARS => {
+                    Some(text.clone())
+                }
+                Some(_) => {
+                    return Err(bad_argument(
+                        name,
+                        "error",
+                        "a string of at most 1024 characters when present",
+                    ))
+                }
+            };
+            let ignore_cancel = match args.get("ignore_cancel") {
+                None => false,
+                Some(Value::Bool(ignore)) => *ignore,
+                Some(_) => {
+                    return Err(bad_argument(
+                        name,
+                        "ignore_cancel",
+                        "a boolean when present",
+                    ))
+                }
+            };
+            Ok(Call::Long(LongTool::Job {
+                ms,
+                error,
+                ignore_cancel,
+            }))
+        }
         other => Err(ToolError::Unknown(format!(
             "unknown tool {other:?}; call tools/list for the available tools"
         ))),
@@ -133,10 +273,20 @@ fn bad_argument(tool: &str, key: &str, expected: &str) -> ToolError {
 /// What a long-running handler may use while it runs.
 pub(crate) struct Context<'a> {
     pub registry: &'a Registry,
-    pub token: &'a CancellationToken,
-    pub route: &'a Route,
+    pub reporter: Reporter<'a>,
     pub progress_token: Option<Value>,
     pub version: ProtocolVersion,
+}
+
+/// Where a handler's progress goes.
+pub(crate) enum Reporter<'a> {
+    /// A request's own route, while its token has not fired.
+    Request {
+        token: &'a CancellationToken,
+        route: &'a Route,
+    },
+    /// Wherever the task with this id sends its progress while it works.
+    Task(&'a str),
 }
 
 impl Context<'_> {
@@ -150,9 +300,14 @@ impl Context<'_> {
         if let Some(message) = message.filter(|_| self.version.progress_has_message()) {
             params["message"] = message.into();
         }
-        self.route.room().await;
-        let line = notification("notifications/progress", Some(params));
-        self.registry.progress(self.token, self.route, line);
+        match self.reporter {
+            Reporter::Request { token, route } => {
+                route.room().await;
+                let line = notification("notifications/progress", Some(params));
+                self.registry.progress(token, route, line);
+            }
+            Reporter::Task(id) => tasks::progress(self.registry, id, params).await,
+        }
     }
 }
 
@@ -181,6 +336,13 @@ pub(crate) async fn run(tool: LongTool, cx: Context<'_>) -> Value {
         LongTool::Cancellations => {
             let ids = cx.registry.witness().await;
             text_result(Value::Array(ids).to_string())
+        }
+        LongTool::Job { ms, error, .. } => {
+            sleep_ms(ms).await;
+            match error {
+                None => text_result("done"),
+                Some(text) => error_result(text),
+            }
         }
     }
 }

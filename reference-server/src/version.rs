@@ -120,6 +120,29 @@ impl ProtocolVersion {
         self.is_stateless()
     }
 
+    // Tasks.
+
+    /// Whether tasks are part of the core protocol: the experimental tasks of
+    /// 2025-11-25, with the `tasks` capability, `params.task` on `tools/call`,
+    /// tools' `execution.taskSupport`, and `tasks/get`, `tasks/result`,
+    /// `tasks/list` and `tasks/cancel` (TSK-01 … TSK-06).
+    pub fn has_core_tasks(self) -> bool {
+        self >= Self::V2025_11_25 && self.has_handshake()
+    }
+
+    /// Whether tasks come as the `io.modelcontextprotocol/tasks` extension,
+    /// which a client declares on each request (2026-07-28; SEP-2663, TSK-05):
+    /// `tasks/get`, `tasks/update` and `tasks/cancel`, no `tasks/result` and
+    /// no `tasks/list`, and `params.task` is ignored.
+    pub fn has_tasks_extension(self) -> bool {
+        self.is_stateless()
+    }
+
+    /// Whether the version has tasks in either form.
+    pub fn has_tasks(self) -> bool {
+        self.has_core_tasks() || self.has_tasks_extension()
+    }
+
     // Streamable HTTP.
 
     /// Whether the version defines Streamable HTTP (2025-03-26 on; 2024-11-05
@@ -219,5 +242,20 @@ mod tests {
             ProtocolVersion::newest_first().next(),
             Some(ProtocolVersion::V2026_07_28)
         );
+    }
+
+    #[test]
+    fn tasks_are_core_in_2025_11_25_and_an_extension_after() {
+        let core: Vec<_> = ProtocolVersion::ALL
+            .into_iter()
+            .filter(|v| v.has_core_tasks())
+            .collect();
+        assert_eq!(core, [ProtocolVersion::V2025_11_25]);
+        let extension: Vec<_> = ProtocolVersion::ALL
+            .into_iter()
+            .filter(|v| v.has_tasks_extension())
+            .collect();
+        assert_eq!(extension, [ProtocolVersion::V2026_07_28]);
+        assert!(!ProtocolVersion::V2025_06_18.has_tasks());
     }
 }

@@ -13,7 +13,13 @@ fn every_supported_version_is_echoed_and_unknown_gets_the_newest() {
         let mut server = Server::spawn();
         let init = server.request(json!(1), "initialize", init_params(version));
         assert_eq!(init["result"]["protocolVersion"], version);
-        assert_eq!(init["result"]["capabilities"], json!({"tools": {}}));
+        // Tasks came with 2025-11-25 (TSK-01); earlier versions are unchanged.
+        let capabilities = if version == "2025-11-25" {
+            json!({"tools": {}, "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}})
+        } else {
+            json!({"tools": {}})
+        };
+        assert_eq!(init["result"]["capabilities"], capabilities);
         assert_eq!(init["result"]["serverInfo"]["name"], "reference-server");
     }
     let mut server = Server::spawn();
@@ -48,16 +54,18 @@ fn only_initialize_and_ping_work_before_initialize() {
 
 #[test]
 fn tools_list_names_the_fixture_profile_with_schemas() {
-    let mut server = Server::initialized("2025-11-25");
-    let list = server.request(json!(1), "tools/list", json!({}));
-    let tools = list["result"]["tools"].as_array().expect("tools");
-    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    assert_eq!(
-        names,
-        ["work", "ping", "echo", "sleep", "ticker", "cancellations"]
-    );
-    for tool in tools {
-        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+    // `job`, which only runs as a task, exists where tasks do (TASKS.md).
+    for (version, job) in [("2025-06-18", None), ("2025-11-25", Some("job"))] {
+        let mut server = Server::initialized(version);
+        let list = server.request(json!(1), "tools/list", json!({}));
+        let tools = list["result"]["tools"].as_array().expect("tools");
+        let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+        let mut expected = vec!["work", "ping", "echo", "sleep", "ticker", "cancellations"];
+        expected.extend(job);
+        assert_eq!(names, expected, "{version}");
+        for tool in tools {
+            assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        }
     }
 }
 

@@ -69,14 +69,18 @@ fn stdio_discover_needs_no_handshake_and_lists_every_version() {
     assert_complete(&discovered);
     let result = &discovered["result"];
     assert_eq!(result["supportedVersions"], json!(ALL_VERSIONS));
-    assert_eq!(result["capabilities"], json!({"tools": {}}));
+    assert_eq!(
+        result["capabilities"],
+        json!({"tools": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+    );
     assert_eq!(
         (result["ttlMs"].clone(), result["cacheScope"].clone()),
         (json!(0), json!("public"))
     );
     let list = stdio_request(&mut server, json!(2), "tools/list", json!({}));
     assert_complete(&list);
-    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(6));
+    // The fixture profile and `job`, which only runs as a task (TASKS.md).
+    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(7));
     assert_eq!(list["result"]["ttlMs"], 0);
     let echo = stdio_request(
         &mut server,

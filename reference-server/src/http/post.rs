@@ -295,7 +295,7 @@ async fn answer(
     request: Request,
     new_session: Option<String>,
 ) -> Response {
-    let delivery = shared.delivery;
+    let delivery = delivery_for(shared.delivery, &request.method, headers);
     let id = request.id.clone();
     if let Err(response) = check_accept(headers, delivery, &id) {
         if new_session.is_some() {
@@ -345,6 +345,19 @@ pub(super) async fn answer_refusal(
     }
 }
 
+/// How to answer a request: as the server was told, except that a task
+/// poll (`tasks/get`) gets one JSON body whenever the client accepts one:
+/// a client that polls wants no stream (tasks.mdx, "servers SHOULD NOT
+/// upgrade to an SSE stream in response to a tasks/get request").
+pub(super) fn delivery_for(default: Delivery, method: &str, headers: &HeaderMap) -> Delivery {
+    let json_accepted = || accepts(headers, Delivery::Json);
+    if method == "tasks/get" && json_accepted() {
+        Delivery::Json
+    } else {
+        default
+    }
+}
+
 /// A request's response needs an `Accept` that allows it (HTTP-05): `406`
 /// otherwise. A missing `Accept` allows anything.
 pub(super) fn check_accept(
@@ -352,21 +365,8 @@ pub(super) fn check_accept(
     delivery: Delivery,
     id: &RequestId,
 ) -> Result<(), Response> {
-    let needed = match delivery {
-        Delivery::Sse => "text/event-stream",
-        Delivery::Json => "application/json",
-    };
-    let Some(accept) = headers.get(ACCEPT) else {
-        return Ok(());
-    };
-    let accept = accept.to_str().unwrap_or("");
-    let (kind, _) = needed.split_once('/').unwrap_or((needed, ""));
-    let allowed = accept.split(',').any(|range| {
-        media_type_is(range, needed)
-            || media_type_is(range, "*/*")
-            || media_type_is(range, &format!("{kind}/*"))
-    });
-    if allowed {
+    let needed = media_type(delivery);
+    if accepts(headers, delivery) {
         Ok(())
     } else {
         Err(reply::error(
@@ -378,6 +378,29 @@ pub(super) fn check_accept(
             ),
         ))
     }
+}
+
+fn media_type(delivery: Delivery) -> &'static str {
+    match delivery {
+        Delivery::Sse => "text/event-stream",
+        Delivery::Json => "application/json",
+    }
+}
+
+/// Whether `Accept` allows answers delivered so; a missing `Accept` allows
+/// anything.
+fn accepts(headers: &HeaderMap, delivery: Delivery) -> bool {
+    let needed = media_type(delivery);
+    let Some(accept) = headers.get(ACCEPT) else {
+        return true;
+    };
+    let accept = accept.to_str().unwrap_or("");
+    let (kind, _) = needed.split_once('/').unwrap_or((needed, ""));
+    accept.split(',').any(|range| {
+        media_type_is(range, needed)
+            || media_type_is(range, "*/*")
+            || media_type_is(range, &format!("{kind}/*"))
+    })
 }
 
 /// Whether a header value's media type (before any `;` parameters) is `expected`.

@@ -8,11 +8,11 @@
 //! that has no open response stream is ended, so clients that vanish
 //! without DELETE cannot fill it.
 
+use crate::ids;
 use crate::registry::Registry;
 use crate::session::Session;
 use crate::version::Transport;
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -105,7 +105,7 @@ impl Sessions {
             self.verbose,
         );
         let session = Arc::new(HttpSession {
-            id: mint_id(),
+            id: ids::mint(),
             registry,
             session: Mutex::new(session),
             last_used: Mutex::new(Instant::now()),
@@ -160,29 +160,4 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// 128 bits from the operating system's CSPRNG as 32 lowercase hex digits:
-/// unguessable, and visible ASCII as HTTP-16 requires.
-fn mint_id() -> String {
-    let mut bytes = [0u8; 16];
-    // Without an OS random source no session can be secured; that is fatal.
-    getrandom::fill(&mut bytes).expect("the OS random number generator is unavailable");
-    bytes.iter().fold(String::with_capacity(32), |mut id, b| {
-        let _ = write!(id, "{b:02x}");
-        id
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_are_32_hex_digits_and_differ() {
-        let (a, b) = (mint_id(), mint_id());
-        assert_eq!(a.len(), 32);
-        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()), "{a}");
-        assert_ne!(a, b);
-    }
 }

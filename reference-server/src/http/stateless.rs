@@ -8,11 +8,14 @@
 //! ids of different clients may coincide. Closing that stream is the
 //! cancellation (HTTP-11): the request's token fires and nothing more is
 //! sent for it. The `cancellations` witness therefore covers every
-//! stateless request of the process, whichever client sent it.
+//! stateless request of the process, whichever client sent it. Tasks of
+//! this era outlive their requests and belong to the process too: for
+//! `tasks/get`, `tasks/update` and `tasks/cancel`, `Mcp-Name` is the task id
+//! (ext-tasks §Streamable HTTP).
 //!
 //! [`Session`]: crate::session::Session
 
-use super::post::{answer_refusal, check_accept, PROTOCOL_VERSION};
+use super::post::{answer_refusal, check_accept, delivery_for, PROTOCOL_VERSION};
 use super::{reply, stream, Shared};
 use crate::meta;
 use crate::registry::Key;
@@ -105,7 +108,7 @@ async fn request(
             format!("Header mismatch: {mismatch}"),
         );
     }
-    let delivery = shared.delivery;
+    let delivery = delivery_for(shared.delivery, &method, headers);
     if let Err(response) = check_accept(headers, delivery, &id) {
         return response;
     }
@@ -163,6 +166,7 @@ fn check_headers(
     let source = match method {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
         _ => return Ok(()),
     };
     let body = params.and_then(|p| p.get(source)).and_then(Value::as_str);
@@ -172,6 +176,9 @@ fn check_headers(
     };
     match (header, body) {
         (None, None) => Ok(()), // the body is malformed; the session says how
+        // The extension asks for the header; a client that did not declare
+        // it gets -32021 from the session rather than a header error.
+        (None, Some(_)) if source == "taskId" && !stamp.tasks_extension => Ok(()),
         (None, Some(_)) => Err(format!(
             "the Mcp-Name header is missing; {method} requests mirror params.{source} into it"
         )),

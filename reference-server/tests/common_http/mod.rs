@@ -312,7 +312,20 @@ pub fn stamped(id: Value, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
-/// The headers a 2026-07-28 client sends with `request` (HTTP-19).
+/// Client capabilities that declare the tasks extension (2026-07-28).
+pub fn tasks_capabilities() -> Value {
+    json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
+}
+
+/// [`stamped`] with these client capabilities instead of `{}`.
+pub fn stamped_with(id: Value, method: &str, params: Value, capabilities: Value) -> Value {
+    let mut request = stamped(id, method, params);
+    request["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = capabilities;
+    request
+}
+
+/// The headers a 2026-07-28 client sends with `request` (HTTP-19); a task
+/// method mirrors its `taskId` into `Mcp-Name` (the tasks extension).
 pub fn stateless_headers(request: &Value) -> HeaderMap {
     let mut headers = HeaderMap::new();
     headers.insert("content-type", HeaderValue::from_static("application/json"));
@@ -332,6 +345,16 @@ pub fn stateless_headers(request: &Value) -> HeaderMap {
     }
     if let Some(name) = request["params"]["name"].as_str() {
         headers.insert("mcp-name", HeaderValue::from_str(name).expect("ascii"));
+    }
+    let is_task_method = matches!(
+        request["method"].as_str(),
+        Some("tasks/get" | "tasks/update" | "tasks/cancel")
+    );
+    if let Some(task) = request["params"]["taskId"]
+        .as_str()
+        .filter(|_| is_task_method)
+    {
+        headers.insert("mcp-name", HeaderValue::from_str(task).expect("ascii"));
     }
     headers
 }
