@@ -12,7 +12,7 @@
 // status in the store. The store here is the SDK's InMemoryTaskStore with one hook, as a
 // user of the pluggable TaskStore interface would add: setting a task `cancelled` aborts
 // that task's AbortController, which is what the work waits on. The witness then records
-// the id of the `tools/call` request that created the task.
+// the task's id (a plain call of a task tool runs as a task too, so it is listed by task id).
 //
 // Usage: `node server.mjs` (stdio), or `node server.mjs --http --port N`: Streamable HTTP on
 // 127.0.0.1:N, endpoint /mcp, one McpServer per session (as in targets/typescript-sdk), one
@@ -27,8 +27,8 @@ import { createMcpExpressApp } from "@modelcontextprotocol/sdk/server/express.js
 import { InMemoryTaskMessageQueue, InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import { z } from "zod";
 
-// Ids (exact JSON values, in order) of requests whose work observed its cancellation: for a
-// task, the id of the `tools/call` that created it.
+// Ids (exact JSON values, in order) of requests whose work observed its cancellation; for a
+// task, its task id.
 const observed = [];
 
 // Suggested polling interval of every task, in ms. The SDK's automatic polling (a plain call
@@ -79,14 +79,14 @@ const progress = (extra, params) => {
   });
 };
 
-// Resolves never; rejects once `signal` aborts, after recording `requestId`. A signal that
+// Resolves never; rejects once `signal` aborts, after recording `id`. A signal that
 // fires after the work finished (`finished()`) is not a cancellation the work saw.
-function untilCancelled(signal, requestId, cleanup = () => {}, finished = () => false) {
+function untilCancelled(signal, id, cleanup = () => {}, finished = () => false) {
   return new Promise((_, reject) => {
     const stop = () => {
       if (finished()) return;
       cleanup();
-      observed.push(requestId);
+      observed.push(id);
       reject(signal.reason ?? new Error("cancelled"));
     };
     if (signal.aborted) stop();
@@ -102,7 +102,7 @@ function taskTool(run) {
   const createTask = async (args, extra) => {
     const task = await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl, pollInterval: POLL_INTERVAL_MS });
     const signal = taskStore.signalFor(task.taskId);
-    run(args, extra, signal).then(
+    run(args, extra, signal, task.taskId).then(
       (result) => extra.taskStore.storeTaskResult(task.taskId, "completed", result),
       (error) => {
         if (signal.aborted) return undefined;
@@ -121,9 +121,9 @@ function taskTool(run) {
   };
 }
 
-const work = async (_args, extra, signal) => {
+const work = async (_args, extra, signal, taskId) => {
   await progress(extra, { progress: 0, message: "Started" }).catch(() => {});
-  return untilCancelled(signal, extra.requestId);
+  return untilCancelled(signal, taskId);
 };
 
 // A fresh McpServer with the profile's tools: one for stdio, one per HTTP session.
@@ -168,7 +168,7 @@ function createServer() {
       inputSchema: { ms: z.number().int().min(0) },
       execution: { taskSupport: "optional" },
     },
-    taskTool(async ({ ms }, extra, signal) => {
+    taskTool(async ({ ms }, _extra, signal, taskId) => {
       let timer;
       let slept = false;
       const done = new Promise((resolve) => {
@@ -177,7 +177,7 @@ function createServer() {
           resolve(text("slept"));
         }, ms);
       });
-      return Promise.race([done, untilCancelled(signal, extra.requestId, () => clearTimeout(timer), () => slept)]);
+      return Promise.race([done, untilCancelled(signal, taskId, () => clearTimeout(timer), () => slept)]);
     }),
   );
 
@@ -188,13 +188,13 @@ function createServer() {
       inputSchema: { interval_ms: z.number().int().min(1) },
       execution: { taskSupport: "optional" },
     },
-    taskTool(async ({ interval_ms }, extra, signal) => {
+    taskTool(async ({ interval_ms }, extra, signal, taskId) => {
       let n = 0;
       const timer = setInterval(() => {
         n += 1;
         progress(extra, { progress: n }).catch(() => {});
       }, interval_ms);
-      return untilCancelled(signal, extra.requestId, () => clearInterval(timer));
+      return untilCancelled(signal, taskId, () => clearInterval(timer));
     }),
   );
 
