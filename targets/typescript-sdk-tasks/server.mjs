@@ -94,10 +94,12 @@ function untilCancelled(signal, id, cleanup = () => {}, finished = () => false) 
   });
 }
 
-// A task tool's handlers: `createTask` makes the task in the SDK's store, starts `run(signal)`
-// in the background and returns at once (the SDK answers the call with CreateTaskResult, or,
-// for a plain call, polls the store until the task is terminal). The work's outcome goes
-// into the store; a cancelled task keeps its status (the store refuses the result).
+// A task tool's handlers: `createTask` makes the task in the SDK's store, starts
+// `run(args, extra, signal, taskId)` in the background and returns at once (the SDK answers
+// the call with CreateTaskResult, or, for a plain call, polls the store until the task is
+// terminal). The work's outcome goes into the store; a cancelled task keeps its status (the
+// store refuses the result). `getTask` and `getTaskResult` are required by the handler type,
+// but 1.32.2 never calls them: it answers `tasks/get` and `tasks/result` from the store.
 function taskTool(run) {
   const createTask = async (args, extra) => {
     const task = await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl, pollInterval: POLL_INTERVAL_MS });
