@@ -145,7 +145,8 @@ impl Fixture {
         let options = TaskOptions::new().with_poll_interval_ms(POLL_INTERVAL_MS);
         let task = self.tasks.spawn(options, move |ctx| {
             let id = Value::from(ctx.task_id());
-            let record: Box<dyn FnOnce() + Send> = Box::new(move || observed.lock().unwrap().push(id));
+            let record: Box<dyn FnOnce() + Send> =
+                Box::new(move || observed.lock().unwrap().push(id));
             Box::pin(work(ctx, record, progress))
         });
         CallToolResponse::Task(CreateTaskResult::new(task))
@@ -166,7 +167,10 @@ async fn work_task(
 #[tool_router]
 impl Fixture {
     #[tool(description = "Progress once, then run until cancelled (a task if the request allows)")]
-    async fn work(&self, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    async fn work(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
         if Self::as_task(&context) {
             return Ok(self.spawn(&context, work_task));
         }
@@ -206,7 +210,9 @@ impl Fixture {
         }
     }
 
-    #[tool(description = "Progress 1, 2, 3, ... every interval_ms until cancelled (a task if the request allows)")]
+    #[tool(
+        description = "Progress 1, 2, 3, ... every interval_ms until cancelled (a task if the request allows)"
+    )]
     async fn ticker(
         &self,
         Parameters(args): Parameters<TickerArgs>,
@@ -214,11 +220,13 @@ impl Fixture {
     ) -> Result<CallToolResponse, ErrorData> {
         let every = Duration::from_millis(args.interval_ms.max(1));
         if Self::as_task(&context) {
-            return Ok(self.spawn(&context, move |ctx, record, progress| async move {
-                tick(every, ctx.cancelled(), &progress).await;
-                record();
-                Err(TaskExit::Cancelled)
-            }));
+            return Ok(
+                self.spawn(&context, move |ctx, record, progress| async move {
+                    tick(every, ctx.cancelled(), &progress).await;
+                    record();
+                    Err(TaskExit::Cancelled)
+                }),
+            );
         }
         tick(every, context.ct.cancelled(), &Self::progress_of(&context)).await;
         Err(self.cancelled(&context))
@@ -231,7 +239,11 @@ impl Fixture {
 }
 
 /// Progress 1, 2, 3, ... every `every` until `cancelled` resolves (checked first at each tick).
-async fn tick(every: Duration, cancelled: impl std::future::Future<Output = ()>, progress: &Progress) {
+async fn tick(
+    every: Duration,
+    cancelled: impl std::future::Future<Output = ()>,
+    progress: &Progress,
+) {
     tokio::pin!(cancelled);
     let mut interval = tokio::time::interval(every);
     interval.tick().await;
@@ -251,7 +263,12 @@ async fn tick(every: Duration, cancelled: impl std::future::Future<Output = ()>,
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Fixture {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tasks().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
     }
 
     async fn get_task(
@@ -267,7 +284,8 @@ impl ServerHandler for Fixture {
         request: UpdateTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.tasks.update_task(&request.task_id, request.input_responses)
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
     }
 
     async fn cancel_task(
@@ -298,13 +316,15 @@ fn parse_args() -> Result<(Mode, bool), String> {
             "--task-progress" => task_progress = true,
             "--port" => {
                 let value = args.next().ok_or("--port needs a number")?;
-                port = Some(value.parse::<u16>().map_err(|e| format!("--port {value}: {e}"))?);
+                port = Some(
+                    value
+                        .parse::<u16>()
+                        .map_err(|e| format!("--port {value}: {e}"))?,
+                );
             }
-            other => {
-                return Err(format!(
-                    "unknown argument {other}; use [--http --port N [--stateless]] [--task-progress]"
-                ))
-            }
+            other => return Err(format!(
+                "unknown argument {other}; use [--http --port N [--stateless]] [--task-progress]"
+            )),
         }
     }
     match (http, port) {
@@ -314,7 +334,11 @@ fn parse_args() -> Result<(Mode, bool), String> {
     }
 }
 
-async fn serve_http(fixture: Fixture, port: u16, stateless: bool) -> Result<(), Box<dyn std::error::Error>> {
+async fn serve_http(
+    fixture: Fixture,
+    port: u16,
+    stateless: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
     // One witness and one task manager for every session (and every stateless request).
     let config = StreamableHttpServerConfig::default().with_legacy_session_mode(!stateless);
     let service = StreamableHttpService::new(
@@ -341,7 +365,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::process::exit(2);
         }
         Ok((Mode::Stdio, task_progress)) => {
-            let service = Fixture::new(task_progress).serve(rmcp::transport::stdio()).await?;
+            let service = Fixture::new(task_progress)
+                .serve(rmcp::transport::stdio())
+                .await?;
             service.waiting().await?;
         }
         Ok((Mode::Http { port, stateless }, task_progress)) => {
