@@ -78,7 +78,9 @@ mod server {
             for (k, v) in body.as_object().cloned().unwrap_or_default() {
                 object.insert(k, v);
             }
-            let copies = if tool_call && self.is("duplicate-response") {
+            // Tool calls and pings (their result is empty) are answered twice.
+            let duplicable = tool_call || body.get("result") == Some(&json!({}));
+            let copies = if duplicable && self.is("duplicate-response") {
                 2
             } else {
                 1
