@@ -4,12 +4,15 @@
 //!
 //! - [`gate`]: what a run's results mean for CI (pass, fail, baseline, blessing, exit code);
 //! - [`json`], [`junit`]: the machine-readable reports;
+//! - [`timeline`], [`timing`]: cancels, proofs and timings read from a transcript;
 //! - [`dump`]: transcripts as files.
 
 pub mod dump;
 pub mod gate;
 pub mod json;
 pub mod junit;
+pub mod timeline;
+pub mod timing;
 
 use crate::case::Case;
 use crate::engine::Report;
