@@ -7,7 +7,7 @@ use conformance::baseline::{self, Baseline};
 use conformance::case::Case;
 use conformance::outcome::Outcome;
 use conformance::report::gate::{self, BaselineState, CaseResult, Gate, Summary};
-use conformance::report::{dump, json, junit};
+use conformance::report::{dump, junit};
 use conformance::suite;
 use conformance::versions::{Choice, Spoken, Unit};
 use std::path::PathBuf;
@@ -21,6 +21,7 @@ pub struct Wishes<'a> {
     pub baseline: Option<&'a Baseline>,
     pub write_baseline: Option<&'a PathBuf>,
     pub json: Option<&'a PathBuf>,
+    pub html: Option<&'a PathBuf>,
     pub junit: Option<&'a PathBuf>,
     /// The advice that ends each failure's explanation.
     pub next: &'a str,
@@ -160,22 +161,8 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
             }
         }
     }
-    if let Some(path) = wishes.json {
-        let doc = json::render(
-            run.target,
-            run.transport,
-            run.choice.as_str(),
-            &run.spoken.versions,
-            &verdicts,
-            &summary,
-        );
-        if let Err(e) = std::fs::write(path, format!("{doc:#}\n")) {
-            eprintln!(
-                "error: cannot write the JSON report {}: {e}",
-                path.display()
-            );
-            trouble = true;
-        }
+    if wishes.json.is_some() || wishes.html.is_some() {
+        trouble |= !crate::report_files::write(run, &verdicts, wishes);
     }
     if let Some(path) = wishes.junit {
         if let Err(e) = std::fs::write(path, junit::render(run.target, &verdicts, wishes.strict)) {

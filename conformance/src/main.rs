@@ -5,6 +5,7 @@ mod cli;
 mod console;
 mod finish;
 mod interrupt;
+mod report_files;
 
 use clap::Parser;
 use std::process::ExitCode;
