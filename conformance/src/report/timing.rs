@@ -26,6 +26,7 @@ pub struct CancelTiming {
     /// When the cancel was sent (ms since the target started).
     pub at_ms: f64,
     /// The index of the cancel in the case's transcript.
+    #[serde(default)]
     pub entry: usize,
     /// The index of the target's last message about the request after the cancel, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -42,6 +43,7 @@ pub struct CancelTiming {
     pub late: usize,
     /// The target answered the request after the cancel (it did not stop, or the answer
     /// crossed the cancel).
+    #[serde(default)]
     pub answered: bool,
     /// Whether the request was still running when cancelled (it had been sent and not yet
     /// answered): only such cancels count in the run's cancel-to-quiet figures.
@@ -86,6 +88,12 @@ pub struct Stats {
 pub struct RunTimings {
     /// Cancel-to-quiet of every cancel of a request in flight (not of `initialize`).
     pub cancel_to_quiet: Stats,
+    /// Of those cancels, how many were followed by a message about the request.
+    #[serde(default)]
+    pub talked_after_cancel: usize,
+    /// Of those cancels, how many were followed by the request's response.
+    #[serde(default)]
+    pub answered_after_cancel: usize,
     /// From the start of the target to its opening.
     pub startup: Stats,
     /// Round trips of small requests.
@@ -156,7 +164,10 @@ fn is_opening(entry: &Entry) -> bool {
 /// Round trips of the harness's small requests after the opening: its own (barriers, probes,
 /// witness calls) and any `ping` or `server/discover`, answered and not cancelled.
 pub fn round_trips(transcript: &[Entry], cancels: &[Cancel]) -> Vec<Duration> {
-    let opened = opening(transcript).map(|(request, _)| request);
+    let opened = opening(transcript);
+    // A round trip counts once the target was running: a request sent before the opening was
+    // answered waited for the start (as `engine/proof.rs` counts them too).
+    let running_from = opened.map(|(_, answer)| transcript[answer].at);
     let cancelled: Vec<usize> = cancels.iter().filter_map(|c| c.request).collect();
     let mut trips = vec![];
     for (index, e) in transcript.iter().enumerate() {
@@ -164,8 +175,8 @@ pub fn round_trips(transcript: &[Entry], cancels: &[Cancel]) -> Vec<Duration> {
         if e.direction != Direction::Sent
             || !timeline::is_request(e)
             || !small
-            || Some(index) == opened
-            || opened.is_some_and(|o| index < o)
+            || opened.is_some_and(|(request, answer)| index == request || index < answer)
+            || running_from.is_some_and(|at| e.at < at)
             || cancelled.contains(&index)
         {
             continue;
@@ -233,13 +244,13 @@ pub fn stats(values: &[f64]) -> Stats {
 
 /// A run's timings from its cases' timings.
 pub fn of_run<'a>(cases: impl IntoIterator<Item = &'a CaseTimings> + Clone) -> RunTimings {
-    let quiet: Vec<f64> = cases
+    let counted: Vec<&CancelTiming> = cases
         .clone()
         .into_iter()
         .flat_map(|c| &c.cancels)
         .filter(|c| c.in_flight && c.method.as_deref() != Some("initialize"))
-        .map(|c| c.quiet_ms)
         .collect();
+    let quiet: Vec<f64> = counted.iter().map(|c| c.quiet_ms).collect();
     let startup: Vec<f64> = cases
         .clone()
         .into_iter()
@@ -251,6 +262,8 @@ pub fn of_run<'a>(cases: impl IntoIterator<Item = &'a CaseTimings> + Clone) -> R
         .collect();
     RunTimings {
         cancel_to_quiet: stats(&quiet),
+        talked_after_cancel: counted.iter().filter(|c| c.after > 0).count(),
+        answered_after_cancel: counted.iter().filter(|c| c.answered).count(),
         startup: stats(&startup),
         round_trip: stats(&trips),
     }
@@ -346,6 +359,15 @@ mod tests {
         t[3].internal = true;
         let trips = round_trips(&t, &cancels(&t));
         assert_eq!(trips, vec![Duration::from_millis(3)]);
+        // A probe sent while the target was still starting waited for the start.
+        let mut slow = transcript(&[
+            (0, S, request(json!("init"), "initialize")),
+            (300, S, request(json!("probe-1"), "ping")),
+            (9000, R, answer(json!("init"))),
+            (9001, R, answer(json!("probe-1"))),
+        ]);
+        slow[1].internal = true;
+        assert!(round_trips(&slow, &[]).is_empty());
     }
 
     #[test]
@@ -362,7 +384,7 @@ mod tests {
 
     #[test]
     fn a_run_counts_only_cancels_of_requests_in_flight() {
-        let cancel = |quiet_ms, in_flight, method: &str| CancelTiming {
+        let cancel = |quiet_ms: f64, in_flight, method: &str| CancelTiming {
             request_id: json!(1),
             method: Some(method.into()),
             at_ms: 0.0,
@@ -370,9 +392,9 @@ mod tests {
             quiet_entry: None,
             proof_ms: None,
             quiet_ms,
-            after: 0,
+            after: usize::from(quiet_ms > 0.0),
             late: 0,
-            answered: false,
+            answered: quiet_ms > 100.0,
             in_flight,
         };
         let cases = [CaseTimings {
@@ -387,6 +409,8 @@ mod tests {
         let run = of_run(&cases);
         assert_eq!(run.cancel_to_quiet.count, 1);
         assert_eq!(run.cancel_to_quiet.max_ms, Some(5.0));
+        assert_eq!(run.talked_after_cancel, 1);
+        assert_eq!(run.answered_after_cancel, 0);
         assert_eq!(run.startup.median_ms, Some(30.0));
         assert_eq!(run.round_trip.count, 2);
     }

@@ -15,7 +15,7 @@
   function cut(s, n) { s = String(s); return s.length > n ? s.slice(0, n - 1) + "\u2026" : s; }
   function parse(text) { try { return JSON.parse(text); } catch (e) { return undefined; } }
   // Ids as written: a string in quotes, so that 1 and "1" read differently.
-  function ident(id) { return typeof id === "string" ? JSON.stringify(id) : JSON.stringify(id); }
+  function ident(id) { return JSON.stringify(id); }
   function ms(v) { return (Math.round(v * 10) / 10).toFixed(1); }
 
   // The words an arrow is labelled with: the method, the id, the progress.
@@ -92,14 +92,18 @@
       if (r.text.charAt(0) === "[") { cls += " marker"; }
       var words = label(r.text);
       if (r.mark === "cancel") { words = "\u2716 " + words; }
-      if (r.mark === "proof") { words = "\u2714 " + words + "  (proof the cancel was read)"; }
+      if (r.mark === "proof") {
+        // On stdio an answer proves everything sent before it was read; over HTTP the barrier
+        // is sent once the grace after the cancel has passed.
+        words = "\u2714 " + words + (r.channel ? "  (barrier: the cancel counts as read)" : "  (proof the cancel was read)");
+      }
       if (r.mark === "late") { words += "  \u2190 after the proof"; }
       var prefix = "";
       if (r.channel) { prefix += r.channel + " \u00b7 "; }
       if (r.session) { prefix += "session " + r.session + " \u00b7 "; }
       out.push('<g class="' + cls + '">');
       out.push('<line x1="' + from + '" y1="' + y + '" x2="' + to + '" y2="' + y + '"/>');
-      out.push('<path d="M' + to + ' ' + y + ' l' + (8 * head) + ' -4 l0 8 z" fill="currentColor" class="tip"/>');
+      out.push('<path class="tip" d="M' + to + ' ' + y + ' l' + (8 * head) + ' -4 l0 8 z"/>');
       out.push('<text x="' + ((X_H + X_T) / 2) + '" y="' + (y - 4) + '" text-anchor="middle">' +
         (prefix ? '<tspan class="chan">' + esc(prefix) + '</tspan>' : '') + esc(words) + '</text>');
       if (r.line) {

@@ -19,8 +19,10 @@ pub struct Column {
     pub command: String,
     pub role: String,
     pub transport: String,
-    /// The protocol version of the column: one version, or `auto (…)`.
+    /// The protocol version of the column: one version, or `auto: …`.
     pub version: String,
+    /// The same in a word: the version, or `auto`.
+    pub short_version: String,
     pub started_at: String,
     pub harness: String,
     /// The JSON report it came from.
@@ -228,6 +230,7 @@ pub fn page(reports: Vec<(String, RunReport)>) -> Page {
             for case in &cases {
                 counts.add(&case.outcome);
             }
+            let short_version = version.clone();
             let version = if version == "auto" {
                 let mut used: Vec<&str> = cases
                     .iter()
@@ -236,7 +239,7 @@ pub fn page(reports: Vec<(String, RunReport)>) -> Page {
                     .collect();
                 used.sort();
                 used.dedup();
-                format!("auto ({})", used.join(", "))
+                format!("auto: {}", used.join(", "))
             } else {
                 version
             };
@@ -252,6 +255,7 @@ pub fn page(reports: Vec<(String, RunReport)>) -> Page {
                 role: report.role.clone(),
                 transport,
                 version,
+                short_version,
                 started_at: report.started_at.clone(),
                 harness: report.harness.version.clone(),
                 source: source.clone(),
@@ -376,7 +380,7 @@ fn cell(column: &Column, id: &str, data: usize, case: &CaseReport) -> Cell {
         data,
         column: format!(
             "{} · {} · {}",
-            column.target, column.transport, column.version
+            column.target, column.transport, column.short_version
         ),
         outcome: case.outcome.clone(),
         message: case.message.clone(),
