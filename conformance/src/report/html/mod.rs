@@ -97,3 +97,40 @@ fn embedded(page: &Page) -> String {
         .to_string()
         .replace('<', "\\u003c")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn what_a_target_wrote_cannot_break_out_of_the_page() {
+        let stats = json!({"count": 0, "medianMs": null, "p95Ms": null, "maxMs": null});
+        let hostile = "</script><script>alert(1)</script><!--";
+        let report: RunReport = serde_json::from_value(json!({
+            "schemaVersion": 1, "harness": {"name": "conformance", "version": "0"},
+            "startedAt": "2026-12-02T00:00:00Z", "durationMs": 1, "role": "server",
+            "target": {"command": hostile, "name": hostile, "version": null},
+            "transport": "stdio", "protocolVersion": "auto", "targetVersions": [],
+            "summary": {"pass": 0, "fail": 1, "warn": 0, "info": 0, "skip": 0},
+            "timings": {"cancelToQuiet": stats, "startup": stats, "roundTrip": stats},
+            "cases": [{
+                "id": "server/x", "intent": hostile, "outcome": "fail", "level": "must",
+                "requirements": ["RPC-01"], "message": hostile, "durationMs": 1,
+                "baseline": null, "runs": ["fail"], "flaky": false,
+                "protocolVersion": "2025-11-25", "era": "handshake", "transport": "stdio",
+                "findings": [{"severity": "fail", "requirement": "RPC-01", "line": 3, "message": hostile, "times": 1}],
+                "diff": format!("+< {hostile}"),
+                "stderr": {"lines": [{"atMs": 1.0, "text": hostile}], "total": 1},
+                "transcript": [{"atMs": 1.0, "direction": "received", "text": hostile}],
+                "timings": {}
+            }]
+        }))
+        .expect("a report");
+        let page = render(vec![("r.json".into(), report)]).expect("renders");
+        // The page's own two script elements, and nothing the target wrote.
+        assert_eq!(page.matches("</script>").count(), 2, "{page}");
+        assert_eq!(page.matches("<script").count(), 2);
+        assert!(!page.contains("<!--"));
+    }
+}

@@ -213,18 +213,19 @@ pub fn page(reports: Vec<(String, RunReport)>) -> Page {
     let mut per_column: Vec<Vec<CaseReport>> = vec![];
     for (source, report) in reports {
         let split_versions = report.protocol_version == "all";
-        let mut groups: BTreeMap<(String, String), Vec<CaseReport>> = BTreeMap::new();
+        // Columns by transport (stdio first) and version (oldest first).
+        let mut groups: BTreeMap<(bool, String, String), Vec<CaseReport>> = BTreeMap::new();
         for case in report.cases.iter().cloned() {
             let version = match (&case.protocol_version, split_versions) {
                 (Some(v), true) => v.clone(),
                 _ => report.protocol_version.clone(),
             };
             groups
-                .entry((case.transport.clone(), version))
+                .entry((case.transport != "stdio", case.transport.clone(), version))
                 .or_default()
                 .push(case);
         }
-        for ((transport, version), cases) in groups {
+        for ((_, transport, version), cases) in groups {
             let key = format!("r{}", columns.len());
             let mut counts = Counts::default();
             for case in &cases {
@@ -411,5 +412,96 @@ fn severity_rank(severity: &str) -> u8 {
         "warn" => 2,
         "info" => 1,
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn case(
+        id: &str,
+        outcome: &str,
+        version: &str,
+        transport: &str,
+        req: &str,
+    ) -> serde_json::Value {
+        json!({
+            "id": id, "intent": "", "outcome": outcome, "level": "must", "requirements": [req],
+            "message": format!("{outcome} message"), "durationMs": 1, "baseline": null,
+            "runs": [outcome], "flaky": false, "protocolVersion": version, "era": null,
+            "transport": transport, "findings": [], "stderr": {"lines": [], "total": 0},
+            "transcript": [], "timings": {}
+        })
+    }
+
+    fn report(protocol: &str, role: &str, cases: Vec<serde_json::Value>) -> RunReport {
+        let stats = json!({"count": 0, "medianMs": null, "p95Ms": null, "maxMs": null});
+        serde_json::from_value(json!({
+            "schemaVersion": 1, "harness": {"name": "conformance", "version": "0"},
+            "startedAt": "2026-12-02T00:00:00Z", "durationMs": 1, "role": role,
+            "target": {"command": "t", "name": "srv", "version": "1"}, "transport": "stdio",
+            "protocolVersion": protocol, "targetVersions": [],
+            "summary": {"pass": 0, "fail": 0, "warn": 0, "info": 0, "skip": 0},
+            "timings": {"cancelToQuiet": stats, "startup": stats, "roundTrip": stats},
+            "cases": cases,
+        }))
+        .expect("a report")
+    }
+
+    #[test]
+    fn columns_split_by_version_for_all_and_by_transport_rows_by_family() {
+        let all = report(
+            "all",
+            "server",
+            vec![
+                case("server/a", "pass", "2025-11-25", "stdio", "PRG-01"),
+                case("server/a", "fail", "2026-07-28", "stdio", "PRG-01"),
+                case("server/b", "warn", "2026-07-28", "stdio", "CAN-05"),
+            ],
+        );
+        let client = report(
+            "auto",
+            "client",
+            vec![
+                case("client/c@http", "pass", "2025-11-25", "http", "LIF-01"),
+                case("client/c", "skip", "2025-11-25", "stdio", "LIF-01"),
+            ],
+        );
+        let page = page(vec![("a.json".into(), all), ("c.json".into(), client)]);
+        let columns: Vec<(&str, &str)> = page
+            .columns
+            .iter()
+            .map(|c| (c.transport.as_str(), c.short_version.as_str()))
+            .collect();
+        assert_eq!(
+            columns,
+            [
+                ("stdio", "2025-11-25"),
+                ("stdio", "2026-07-28"),
+                ("stdio", "auto"),
+                ("http", "auto")
+            ]
+        );
+        let families: Vec<&str> = page.families.iter().map(|f| f.code.as_str()).collect();
+        assert_eq!(families, ["CAN", "PRG", "LIF"], "cancellation first");
+        // The client case over both transports is one row, a cell in each column.
+        let c = &page.families[2].rows[0];
+        assert_eq!(c.id, "client/c");
+        assert!(c.cells[..2].iter().all(Option::is_none));
+        assert!(c.cells[2..].iter().all(Option::is_some));
+        let problems: Vec<(&str, &str)> = page
+            .problems
+            .iter()
+            .map(|p| (p.outcome.as_str(), p.id.as_str()))
+            .collect();
+        assert_eq!(problems, [("fail", "server/a"), ("warn", "server/b")]);
+        assert!(page.families[1].rows[0].cells[1]
+            .as_ref()
+            .is_some_and(|c| c.open));
+        assert_eq!(page.totals.fail, 1);
+        assert_eq!(page.columns[1].counts.fail, 1);
+        assert_eq!(page.diagrams.len(), 5);
     }
 }
