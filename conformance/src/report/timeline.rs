@@ -68,6 +68,22 @@ pub struct Cancel {
     pub after: Vec<usize>,
 }
 
+impl Cancel {
+    /// Whether the message at `index` (one of [`Cancel::after`]) came after the proof.
+    pub fn is_late(&self, transcript: &[Entry], index: usize) -> bool {
+        self.proof
+            .is_some_and(|proof| transcript[index].at > transcript[proof].at)
+    }
+
+    /// The last message about the request after the cancel, by time.
+    pub fn last_after(&self, transcript: &[Entry]) -> Option<usize> {
+        self.after
+            .iter()
+            .copied()
+            .max_by_key(|&i| (transcript[i].at, i))
+    }
+}
+
 /// The method of a message, if it has one.
 pub fn method(entry: &Entry) -> Option<&str> {
     entry.value.as_ref()?.get("method")?.as_str()
@@ -193,16 +209,26 @@ fn follow(
             asked.is_some_and(|r| r.channel != Channel::Stdio && e.channel == r.channel);
         progress || (own_stream && e.value.is_some())
     };
+    // Before or after the cancel by time, not by place in the transcript: a message the
+    // transport read before the harness wrote the cancel may be recorded after it.
+    let cancel_at = transcript[index].at;
     let answered_before = request.is_some_and(|r| {
-        transcript[r + 1..index]
+        transcript[r + 1..]
             .iter()
-            .any(|e| about(e) && is_response(e))
+            .any(|e| about(e) && is_response(e) && e.at <= cancel_at)
     });
     // Requests the canceller sent after the cancel, by id and session.
     let mut later: HashSet<(String, usize)> = HashSet::new();
     let mut proof = None;
     let mut after = vec![];
-    for (i, e) in transcript.iter().enumerate().skip(index + 1) {
+    let from = request.map_or(index, |r| r + 1);
+    for (i, e) in transcript.iter().enumerate().skip(from) {
+        if about(e) && e.at > cancel_at {
+            after.push(i);
+        }
+        if i <= index {
+            continue;
+        }
         if e.direction == by && is_request(e) {
             if let Some(id) = id(e) {
                 later.insert((id.to_string(), e.session));
@@ -215,9 +241,6 @@ fn follow(
             && id(e).is_some_and(|id| later.contains(&(id.to_string(), e.session)))
         {
             proof = Some(i);
-        }
-        if about(e) {
-            after.push(i);
         }
     }
     Cancel {
@@ -245,10 +268,8 @@ pub fn marks(transcript: &[Entry], cancels: &[Cancel]) -> HashMap<usize, Mark> {
         if let Some(proof) = cancel.proof {
             put(proof, Mark::Proof);
         }
-        let proven_at = cancel.proof.map(|p| transcript[p].at);
         for &i in &cancel.after {
-            let late = cancel.proof.is_some_and(|p| i > p)
-                || proven_at.is_some_and(|at| transcript[i].at > at);
+            let late = cancel.is_late(transcript, i);
             put(i, if late { Mark::Late } else { Mark::AfterCancel });
         }
     }
@@ -334,6 +355,20 @@ pub(crate) mod tests {
             !marks.contains_key(&7),
             "progress of another token is not about it"
         );
+    }
+
+    #[test]
+    fn what_was_read_before_the_cancel_was_written_is_not_after_it() {
+        // The progress was read at 19 ms and recorded after the cancel written at 20 ms.
+        let t = transcript(&[
+            (0, S, call(2, "t")),
+            (20, S, cancel(2)),
+            (19, R, progress("t", 1)),
+            (19, R, answer(json!(2))),
+        ]);
+        let found = cancels(&t);
+        assert!(found[0].after.is_empty());
+        assert!(found[0].answered_before);
     }
 
     #[test]

@@ -197,19 +197,21 @@ pub fn round_trips(transcript: &[Entry], cancels: &[Cancel]) -> Vec<Duration> {
 
 /// What one cancel took.
 pub fn cancel_timing(transcript: &[Entry], cancel: &Cancel) -> CancelTiming {
-    let quiet = cancel.after.last().map_or(Duration::ZERO, |&last| {
+    let last = cancel.last_after(transcript);
+    let quiet = last.map_or(Duration::ZERO, |last| {
         timeline::between(transcript, cancel.index, last)
     });
-    let late = match cancel.proof {
-        Some(proof) => cancel.after.iter().filter(|&&i| i > proof).count(),
-        None => 0,
-    };
+    let late = cancel
+        .after
+        .iter()
+        .filter(|&&i| cancel.is_late(transcript, i))
+        .count();
     CancelTiming {
         request_id: cancel.request_id.clone(),
         method: cancel.method.clone(),
         at_ms: ms(transcript[cancel.index].at),
         entry: cancel.index,
-        quiet_entry: cancel.after.last().copied(),
+        quiet_entry: last,
         proof_ms: cancel.proof.map(|p| ms(transcript[p].at)),
         quiet_ms: ms(quiet),
         after: cancel.after.len(),

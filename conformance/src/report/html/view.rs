@@ -23,6 +23,8 @@ pub struct Column {
     pub version: String,
     /// The same in a word: the version, or `auto`.
     pub short_version: String,
+    /// The versions its cases ran at.
+    pub used: String,
     pub started_at: String,
     pub harness: String,
     /// The JSON report it came from.
@@ -232,15 +234,16 @@ pub fn page(reports: Vec<(String, RunReport)>) -> Page {
                 counts.add(&case.outcome);
             }
             let short_version = version.clone();
+            let mut used: Vec<&str> = cases
+                .iter()
+                .filter(|c| c.outcome != "skip")
+                .filter_map(|c| c.protocol_version.as_deref())
+                .collect();
+            used.sort();
+            used.dedup();
+            let used = used.join(", ");
             let version = if version == "auto" {
-                let mut used: Vec<&str> = cases
-                    .iter()
-                    .filter(|c| c.outcome != "skip")
-                    .filter_map(|c| c.protocol_version.as_deref())
-                    .collect();
-                used.sort();
-                used.dedup();
-                format!("auto: {}", used.join(", "))
+                format!("auto: {used}")
             } else {
                 version
             };
@@ -257,6 +260,7 @@ pub fn page(reports: Vec<(String, RunReport)>) -> Page {
                 transport,
                 version,
                 short_version,
+                used,
                 started_at: report.started_at.clone(),
                 harness: report.harness.version.clone(),
                 source: source.clone(),
