@@ -113,9 +113,11 @@
       out.push(hit);
     });
     // Cancel-to-quiet: a bracket on the target's lane from each cancel to the last message about it.
+    var brackets = 0;
     (cell.cancels || []).forEach(function (c) {
       if (c.quietEntry === undefined || ys[c.entry] === undefined || ys[c.quietEntry] === undefined) { return; }
-      var y1 = ys[c.entry], y2 = ys[c.quietEntry], x = X_T + 14;
+      // Side by side when several cancels are drawn.
+      var y1 = ys[c.entry], y2 = ys[c.quietEntry], x = X_T + 14 + 8 * (brackets++ % 4);
       out.push('<path class="quiet" d="M' + (x - 6) + ' ' + y1 + ' h6 V' + y2 + ' h-6"/>');
       out.push('<text class="quiettext" x="' + (x + 4) + '" y="' + ((y1 + y2) / 2 + 4) + '">quiet after ' + ms(c.quietMs) + ' ms</text>');
     });
