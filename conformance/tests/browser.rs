@@ -127,7 +127,23 @@ fn dom(
         )
         .into());
     }
-    Ok(text)
+    Ok(without_scripts(&text))
+}
+
+/// The page without its script elements, whose source names what they draw: what is left is
+/// what the page shows.
+fn without_scripts(page: &str) -> String {
+    let mut shown = String::with_capacity(page.len());
+    let mut rest = page;
+    while let Some(start) = rest.find("<script") {
+        shown.push_str(&rest[..start]);
+        match rest[start..].find("</script>") {
+            Some(end) => rest = &rest[start + end + "</script>".len()..],
+            None => return shown,
+        }
+    }
+    shown.push_str(rest);
+    shown
 }
 
 /// Runs the harness with these arguments; it must exit with `code`.
