@@ -61,13 +61,7 @@ pub fn run_report(run: &RunFacts) -> RunReport {
     let version = version.flatten();
     let mut summary = Summary::default();
     for case in &cases {
-        match case.outcome.as_str() {
-            "pass" => summary.pass += 1,
-            "warn" => summary.warn += 1,
-            "info" => summary.info += 1,
-            "skip" => summary.skip += 1,
-            _ => summary.fail += 1,
-        }
+        summary.add(&case.outcome);
     }
     RunReport {
         schema_version: SCHEMA_VERSION,

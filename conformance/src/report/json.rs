@@ -4,6 +4,7 @@
 //! everything the HTML report draws (every message with its time and channel, the findings
 //! with their line, the diff), so a page can be built later from CI artifacts alone.
 
+pub use super::gate::Summary;
 use super::timing::{CaseTimings, RunTimings};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -60,16 +61,6 @@ pub struct Target {
     pub name: Option<String>,
     /// Its version, from the same place.
     pub version: Option<String>,
-}
-
-/// How many cases had each outcome.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-pub struct Summary {
-    pub pass: usize,
-    pub fail: usize,
-    pub warn: usize,
-    pub info: usize,
-    pub skip: usize,
 }
 
 /// One case at one version.

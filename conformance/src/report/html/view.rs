@@ -3,7 +3,9 @@
 //! client report over both transports one per transport), the cases as rows grouped by
 //! requirement family, each cell an outcome, the problems first, and each run's timings.
 
-use super::super::json::{CaseReport, FindingReport, RunReport, StderrLine, TranscriptEntry};
+use super::super::json::{
+    CaseReport, FindingReport, RunReport, StderrLine, Summary, TranscriptEntry,
+};
 use super::super::timing::{self, CancelTiming, RunTimings};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -29,30 +31,8 @@ pub struct Column {
     pub harness: String,
     /// The JSON report it came from.
     pub source: String,
-    pub counts: Counts,
+    pub counts: Summary,
     pub timings: RunTimings,
-}
-
-/// How many cells had each outcome.
-#[derive(Debug, Default, Serialize, Clone, Copy)]
-pub struct Counts {
-    pub pass: usize,
-    pub fail: usize,
-    pub warn: usize,
-    pub info: usize,
-    pub skip: usize,
-}
-
-impl Counts {
-    fn add(&mut self, outcome: &str) {
-        match outcome {
-            "pass" => self.pass += 1,
-            "warn" => self.warn += 1,
-            "info" => self.info += 1,
-            "skip" => self.skip += 1,
-            _ => self.fail += 1,
-        }
-    }
 }
 
 /// A family of requirements (CAN, PRG, HTTP, …) and its cases.
@@ -147,7 +127,7 @@ pub struct Page {
     pub families: Vec<Family>,
     pub problems: Vec<Problem>,
     /// All cells together.
-    pub totals: Counts,
+    pub totals: Summary,
     /// Per cell (by its `data`), what its diagram is drawn from.
     #[serde(skip)]
     pub diagrams: Vec<Diagram>,
@@ -229,7 +209,7 @@ pub fn page(reports: Vec<(String, RunReport)>) -> Page {
         }
         for ((_, transport, version), cases) in groups {
             let key = format!("r{}", columns.len());
-            let mut counts = Counts::default();
+            let mut counts = Summary::default();
             for case in &cases {
                 counts.add(&case.outcome);
             }
@@ -271,7 +251,7 @@ pub fn page(reports: Vec<(String, RunReport)>) -> Page {
         }
     }
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
-    let mut totals = Counts::default();
+    let mut totals = Summary::default();
     let mut diagrams = vec![];
     for (index, cases) in per_column.into_iter().enumerate() {
         let column = &columns[index];
