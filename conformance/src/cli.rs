@@ -51,6 +51,7 @@ pub fn main(args: Args) -> ExitCode {
             crate::interrupt::hold_if_interrupted();
             code
         }
+        Command::Report { reports, output } => crate::report_files::merge(&reports, &output),
         Command::Relay { addr } => {
             ExitCode::from(u8::try_from(conformance::transport::relay::run(&addr)).unwrap_or(1))
         }
@@ -162,6 +163,7 @@ fn wishes<'a>(args: &'a RunArgs, prepared: &'a Prepared, next: &'a str) -> Wishe
         baseline: prepared.baseline.as_ref(),
         write_baseline: args.write_baseline.as_ref(),
         json: args.json.as_ref(),
+        html: args.html.as_ref(),
         junit: args.junit.as_ref(),
         next,
     }

@@ -6,6 +6,7 @@ mod console;
 mod finish;
 mod interrupt;
 mod live;
+mod report_files;
 
 use clap::Parser;
 use std::process::ExitCode;

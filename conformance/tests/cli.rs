@@ -269,7 +269,7 @@ fn baselines_reports_and_target_files_gate_a_run() {
     assert_eq!(case["level"], "must");
     assert_eq!(case["baseline"], "expected-failure");
     assert_eq!(case["requirements"][0], "TOOL-01");
-    assert!(case["duration_ms"].is_u64());
+    assert!(case["durationMs"].is_u64());
     assert_eq!(report["summary"]["fail"], 1);
     assert_eq!(report["protocolVersion"], "auto");
     assert_eq!(case["protocolVersion"], "2025-11-25");

@@ -67,16 +67,20 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
         },
     };
     let name = stable_name(&args, &connect, &spoken);
-    if let Some(why) = &spoken.untestable {
-        let next = "";
-        return untestable(
-            &connect.display(),
-            &name,
-            connect.transport().as_str(),
-            &choice,
-            why,
-            &wishes(&args.run, &prepared, next),
-        );
+    if spoken.untestable.is_some() {
+        let run = Finished {
+            cases: &[],
+            units: &[],
+            results: &[],
+            target: &connect.display(),
+            name: &name,
+            transport: connect.transport().as_str(),
+            choice: &choice,
+            spoken: &spoken,
+            nothing_verified: true,
+            started,
+        };
+        return untestable(&run, &wishes(&args.run, &prepared, ""));
     }
     // Without a target file, the server's own tools play the roles they fit, by name and
     // schema; a case needing another role is skipped with what it needs.
