@@ -36,7 +36,9 @@
 
 pub mod expand;
 
+use crate::engine::server::Connect;
 use crate::fixtures::{Fixtures, Mapping, ROLES};
+use crate::transport::http::HttpTarget;
 use crate::transport::process::Launch;
 use expand::{expand, is_variable_path, Used};
 use serde_json::{Map, Value};
@@ -55,6 +57,20 @@ pub struct TargetFile {
     pub protocol_version: Option<String>,
     /// The fixture mapping; `None` means the server implements the profile itself.
     pub fixtures: Option<Fixtures>,
+}
+
+impl TargetFile {
+    /// How the harness reaches the server the file describes.
+    pub fn connect(&self) -> Connect {
+        match (&self.url, &self.launch) {
+            (Some(url), launch) => Connect::Http(HttpTarget {
+                url: url.clone(),
+                launch: launch.clone(),
+            }),
+            (None, Some(launch)) => Connect::Stdio(launch.clone()),
+            (None, None) => unreachable!("a target file has a command or a url"),
+        }
+    }
 }
 
 /// Reads a target file, its variables from the environment. Errors name the file and the
