@@ -21,6 +21,7 @@
 //! - [`suite`], [`baseline`], [`runner`], [`harness`]: finding cases, known failures, running
 //!   many at once, and the glue for test binaries; [`spoken`]: asking a server which
 //!   versions it speaks; [`interrupt`]: leaving nothing behind when interrupted.
+//! - [`libtest`]: every case as a `cargo test` test in a server's own repository.
 
 pub mod baseline;
 pub mod case;
@@ -30,6 +31,8 @@ pub mod era;
 pub mod fixtures;
 pub mod harness;
 pub mod interrupt;
+#[cfg(feature = "libtest")]
+pub mod libtest;
 pub mod load;
 pub mod outcome;
 pub mod pattern;
