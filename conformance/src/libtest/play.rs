@@ -201,23 +201,31 @@ impl Shared {
     /// a version asked for by name that the server does not speak skips every case, and that
     /// must not pass.
     pub fn summarize(&self) -> bool {
-        let notes = self.notes();
+        let mut notes = self.notes();
+        notes.warnings.sort();
         if notes.played == 0 {
             return true;
         }
         let spoken = match self.spoken.get() {
-            Some(Ok(spoken)) if !spoken.versions.is_empty() => spoken.versions.join(", "),
-            _ => "no version the probes found".into(),
+            _ if versions::to_probe(&self.choice).is_empty() => String::new(),
+            Some(Ok(spoken)) if !spoken.versions.is_empty() => {
+                format!("; the server speaks {}", spoken.versions.join(", "))
+            }
+            _ => "; the probes found no version the server speaks".into(),
         };
         let mut used = notes.versions.clone();
         used.sort();
         println!(
-            "conformance: {} of {} tests ran a case against {} (protocol {}: {}; the server speaks {spoken}){}",
+            "conformance: {} of {} tests ran a case against {} (protocol {}: {}{spoken}){}",
             notes.verified,
             notes.played,
             self.connect.display(),
             self.choice.as_str(),
-            if used.is_empty() { "none".into() } else { used.join(", ") },
+            if used.is_empty() {
+                "none".into()
+            } else {
+                used.join(", ")
+            },
             if notes.blessed > 0 {
                 format!(", {} blessed", notes.blessed)
             } else {
