@@ -33,7 +33,7 @@ use crate::case::{Case, Role};
 use crate::engine::server::Connect;
 use crate::engine::Options;
 use crate::fixtures::Fixtures;
-use crate::transport::http::HttpTarget;
+use crate::transport::http::{HttpTarget, PORT};
 use crate::transport::process::Launch;
 use crate::transport::reap;
 use crate::versions::Choice;
@@ -53,6 +53,7 @@ pub const VERSION_ENV: &str = "CONFORMANCE_PROTOCOL_VERSION";
 #[derive(Debug, Clone)]
 pub struct Server {
     target: Target,
+    over_http: Option<String>,
     env: Vec<(String, String)>,
     cwd: Option<PathBuf>,
     baseline: Option<PathBuf>,
@@ -69,9 +70,8 @@ pub struct Server {
 enum Target {
     /// A stdio server started by this argv, once per case.
     Command(Vec<String>),
-    /// A server over Streamable HTTP at this URL, started by the argv once per case when
-    /// there is one (`{port}` in both becomes a free loopback port).
-    Url(String, Option<Vec<String>>),
+    /// A server over Streamable HTTP that is already running, at this URL.
+    Url(String),
     /// A target file.
     File(PathBuf),
 }
@@ -81,6 +81,7 @@ impl Server {
         let defaults = Options::default();
         Server {
             target,
+            over_http: None,
             env: vec![],
             cwd: None,
             baseline: None,
@@ -107,7 +108,7 @@ impl Server {
     /// A server over Streamable HTTP that is already running, at this MCP endpoint. Its cases
     /// run one at a time, since they share the server.
     pub fn url(url: impl Into<String>) -> Server {
-        Server::new(Target::Url(url.into(), None))
+        Server::new(Target::Url(url.into()))
     }
 
     /// A target file (`conformance server --target FILE`): the command, the URL, and which of
@@ -120,11 +121,7 @@ impl Server {
     /// rather than over its stdio: `{port}` in the URL and the command becomes a free
     /// loopback port, a fresh one per case.
     pub fn over_http(mut self, url: impl Into<String>) -> Server {
-        if let Target::Command(argv) = self.target {
-            self.target = Target::Url(url.into(), Some(argv));
-        } else {
-            self.target = Target::Url(url.into(), None);
-        }
+        self.over_http = Some(url.into());
         self
     }
 
@@ -298,20 +295,25 @@ impl Server {
                 cwd: self.cwd.clone(),
             })
         };
-        match &self.target {
-            Target::Command(argv) => Ok((Connect::Stdio(launch(argv)?), None, None)),
-            Target::Url(url, argv) => {
-                let launch = argv.as_ref().map(launch).transpose()?;
-                Ok((
-                    Connect::Http(HttpTarget {
-                        url: url.clone(),
-                        launch,
-                    }),
-                    None,
-                    None,
-                ))
+        let http = |url: &str, launch: Option<Launch>| {
+            Connect::Http(HttpTarget {
+                url: url.to_string(),
+                launch,
+            })
+        };
+        match (&self.target, &self.over_http) {
+            (Target::Command(argv), None) => Ok((Connect::Stdio(launch(argv)?), None, None)),
+            (Target::Command(argv), Some(url)) => Ok((http(url, Some(launch(argv)?)), None, None)),
+            (Target::Url(url), None) => {
+                if url.contains(PORT) {
+                    return Err(format!("`{url}` has `{PORT}`, which only a server the harness starts can listen on: give its command, Server::command(argv).over_http(url)"));
+                }
+                Ok((http(url, None), None, None))
             }
-            Target::File(path) => {
+            (_, Some(_)) => Err(
+                ".over_http(url) goes with Server::command(argv): a URL or a target file gives the URL itself".into(),
+            ),
+            (Target::File(path), None) => {
                 if !self.env.is_empty() || self.cwd.is_some() {
                     return Err(format!(
                         "{}: a target file gives the command's env and cwd itself; set them there",

@@ -21,7 +21,8 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-/// The user's test file: the server from `SERVER` (words), a baseline from `BASELINE`.
+/// The user's test file: the server from `SERVER` (words), over HTTP at `URL` if set, a
+/// baseline from `BASELINE`.
 fn runner() -> std::process::ExitCode {
     // What follows `--runner` is libtest's.
     let args = Arguments::from_iter(std::env::args().skip(1));
@@ -31,6 +32,9 @@ fn runner() -> std::process::ExitCode {
         .map(str::to_string)
         .collect();
     let mut server = conformance::libtest::Server::command(server);
+    if let Ok(url) = std::env::var("URL") {
+        server = server.over_http(url);
+    }
     if let Ok(path) = std::env::var("BASELINE") {
         server = server.baseline(path);
     }
@@ -82,6 +86,7 @@ fn user(server: &str, args: &[&str]) -> Command {
         .args(args)
         .env("SERVER", server)
         .env_remove("BASELINE")
+        .env_remove("URL")
         .env_remove("CONFORMANCE_PROTOCOL_VERSION")
         .env_remove("CONFORMANCE_BLESS");
     cmd
@@ -127,7 +132,7 @@ fn expect(what: bool, said: &str, stdout: &str, stderr: &str) -> Result<(), Fail
 }
 
 fn trials() -> Vec<Trial> {
-    let checks: [(&str, Check); 8] = [
+    let checks: [(&str, Check); 9] = [
         ("list_names_cases_and_starts_nothing", || {
             let (code, out, err) = output(&mut user("/nonexistent/server", &["--list"]));
             expect(
@@ -148,6 +153,20 @@ fn trials() -> Vec<Trial> {
                     && out.contains("1 passed; 0 failed")
                     && out.contains("conformance: 1 of 1 tests ran a case against"),
                 "one case runs against the reference server and passes",
+                &out,
+                &err,
+            )
+        }),
+        ("a_server_over_http", || {
+            let server = format!("{} --http 127.0.0.1:{{port}}", reference());
+            let (code, out, err) = output(
+                user(&server, &["http-version-header"]).env("URL", "http://127.0.0.1:{port}/mcp"),
+            );
+            expect(
+                code == Some(0)
+                    && out.contains("test [must] server/http-version-header ... ok")
+                    && out.contains("against http://127.0.0.1:{port}/mcp"),
+                "the reference server over Streamable HTTP, a fresh port per case",
                 &out,
                 &err,
             )
