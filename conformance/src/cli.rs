@@ -38,17 +38,17 @@ pub fn main(args: Args) -> ExitCode {
             }
         }
         Command::Server(args) => {
-            crate::interrupt::guard();
+            conformance::interrupt::guard();
             let code = server(args);
             reap::kill_everything();
-            crate::interrupt::hold_if_interrupted();
+            conformance::interrupt::hold_if_interrupted();
             code
         }
         Command::Client(args) => {
-            crate::interrupt::guard();
+            conformance::interrupt::guard();
             let code = client(args);
             reap::kill_everything();
-            crate::interrupt::hold_if_interrupted();
+            conformance::interrupt::hold_if_interrupted();
             code
         }
         Command::Report { reports, output } => crate::report_files::merge(&reports, &output),

@@ -4,7 +4,6 @@ mod args;
 mod cli;
 mod console;
 mod finish;
-mod interrupt;
 mod live;
 mod report_files;
 
