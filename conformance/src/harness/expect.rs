@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use conformance::harness::expect::Expect;
-//! use conformance::outcome::{Outcome, Severity};
+//! use conformance::outcome::Outcome;
 //! use std::time::Duration;
 //!
 //! let fast = Duration::from_secs(3);
@@ -170,7 +170,7 @@ impl Expect {
     }
 
     /// The run ends faster than `limit` on a calm machine; on a busy one the limit stretches
-    /// as the harness stretches its waits ([`load::stretch`]), calm or loaded.
+    /// as the harness stretches its waits ([`crate::load::stretch`]), calm or loaded.
     pub fn within(mut self, limit: Duration) -> Expect {
         self.within = Some(Bound::Stretched(limit));
         self
