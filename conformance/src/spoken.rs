@@ -20,6 +20,8 @@ pub fn spoken_by(connect: &Connect, choice: &Choice, options: &Options) -> Resul
     local.block_on(&runtime, async {
         let mut probes = tokio::task::JoinSet::new();
         let versions = versions::to_probe(choice);
+        // A target file says which tools play the roles: no need to list them.
+        let list = options.fixtures.is_none();
         for (order, version) in versions.into_iter().enumerate() {
             let wait = options.startup_timeout;
             match connect {
@@ -31,13 +33,13 @@ pub fn spoken_by(connect: &Connect, choice: &Choice, options: &Options) -> Resul
                         )
                     })?;
                     probes.spawn_local(
-                        async move { (order, versions::probe(io, version, wait).await) },
+                        async move { (order, versions::probe(io, version, wait, list).await) },
                     );
                 }
                 Connect::Http(target) => {
                     let io = Http::start(target, options.reply_timeout, wait).await?;
                     probes.spawn_local(
-                        async move { (order, versions::probe(io, version, wait).await) },
+                        async move { (order, versions::probe(io, version, wait, list).await) },
                     );
                 }
             }
