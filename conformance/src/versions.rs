@@ -329,7 +329,7 @@ pub async fn probe<T: Transport>(mut io: T, version: &str, wait: Duration, list:
                             lost(before).as_millis()
                         ),
                         None => format!(
-                            "no answer within {} (the startup allowance, longer by the time the target waited for a CPU)",
+                            "no answer within {} (the startup allowance, longer on a busy machine)",
                             crate::transcript::span(allowance.elapsed())
                         ),
                     })
