@@ -281,8 +281,15 @@ pub fn unlocked_lines(unlocked: &Unlocked) -> Vec<String> {
     }
     if !unlocked.locked.is_empty() {
         lines.push(format!("still skipped: {}", unlocked.locked.len()));
-        for (id, why) in &unlocked.locked {
-            lines.push(format!("  {id}: {why}"));
+        let mut reasons: Vec<(&str, usize)> = vec![];
+        for (_, why) in &unlocked.locked {
+            match reasons.iter_mut().find(|(w, _)| w == why) {
+                Some((_, count)) => *count += 1,
+                None => reasons.push((why, 1)),
+            }
+        }
+        for (why, count) in reasons {
+            lines.push(format!("  {count:>3} {why}"));
         }
     }
     lines
