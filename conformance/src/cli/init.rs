@@ -107,6 +107,17 @@ fn run(args: &InitArgs) -> Result<(), String> {
             &mut print,
         )),
     }?;
+    for tried in &args.tries {
+        let candidate = inspection
+            .roles
+            .iter()
+            .any(|r| r.tried.iter().any(|t| &t.candidate.tool == tried));
+        if !candidate {
+            say(format_args!(
+                "note: --try {tried}: no role's candidate, so init did not call it"
+            ));
+        }
+    }
     let reach = match &given {
         Given::Stdio(launch) => Reach::Stdio(launch),
         Given::Http(target) => Reach::Http(target),

@@ -265,7 +265,7 @@ pub fn role_lines(draft: &RoleDraft) -> Vec<String> {
 /// The console's lines about the cases the mapping lets run.
 pub fn unlocked_lines(unlocked: &Unlocked) -> Vec<String> {
     let mut lines = vec![format!(
-        "unlocks {} of the {} server cases over {} that call fixtures (without a target file: {}){}",
+        "unlocks {} of the {} server cases over {} that call fixtures (without a target file: {}; each still runs only at versions the server speaks){}",
         unlocked.runnable.len(),
         unlocked.calling,
         unlocked.transport,
