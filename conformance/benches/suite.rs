@@ -52,7 +52,7 @@ fn suite(transport: &str, args: &[&str]) {
     let _ = std::fs::remove_file(&json);
     let cases = report["cases"].as_array().cloned().unwrap_or_default();
     let ran: Vec<_> = cases.iter().filter(|c| c["outcome"] != "skip").collect();
-    let total: u64 = ran.iter().filter_map(|c| c["duration_ms"].as_u64()).sum();
+    let total: u64 = ran.iter().filter_map(|c| c["durationMs"].as_u64()).sum();
     println!(
         "server suite against the reference server over {transport}, {} cases run ({} skipped), {runs} runs",
         ran.len(),
@@ -69,7 +69,7 @@ fn suite(transport: &str, args: &[&str]) {
         .iter()
         .map(|c| {
             (
-                c["duration_ms"].as_u64().unwrap_or(0),
+                c["durationMs"].as_u64().unwrap_or(0),
                 c["id"].as_str().unwrap_or("").to_string(),
             )
         })

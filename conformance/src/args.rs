@@ -45,6 +45,16 @@ pub enum Command {
     /// Testing a client).
     #[command(after_help = EXIT_CODES)]
     Client(ClientArgs),
+    /// Build one HTML page from JSON reports of earlier runs (`--json`): several targets,
+    /// versions and transports side by side, e.g. from CI artifacts.
+    Report {
+        /// JSON reports written by `server` or `client` runs with `--json`.
+        #[arg(required = true, value_name = "REPORT.json")]
+        reports: Vec<PathBuf>,
+        /// Where to write the page.
+        #[arg(short, long, value_name = "FILE.html")]
+        output: PathBuf,
+    },
     /// The server a client under test starts: relays its stdio to the harness at ADDR.
     #[command(hide = true)]
     Relay {
@@ -78,6 +88,10 @@ pub struct RunArgs {
     /// Write a JSON report to PATH.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Write an HTML report to FILE: one page with the matrix, every transcript as a
+    /// sequence diagram, and the cancellation timings (no network needed to open it).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Write a JUnit XML report to PATH.
     #[arg(long, value_name = "PATH")]
     pub junit: Option<PathBuf>,

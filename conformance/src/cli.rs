@@ -38,19 +38,20 @@ pub fn main(args: Args) -> ExitCode {
             }
         }
         Command::Server(args) => {
-            crate::interrupt::guard();
+            conformance::interrupt::guard();
             let code = server(args);
             reap::kill_everything();
-            crate::interrupt::hold_if_interrupted();
+            conformance::interrupt::hold_if_interrupted();
             code
         }
         Command::Client(args) => {
-            crate::interrupt::guard();
+            conformance::interrupt::guard();
             let code = client(args);
             reap::kill_everything();
-            crate::interrupt::hold_if_interrupted();
+            conformance::interrupt::hold_if_interrupted();
             code
         }
+        Command::Report { reports, output } => crate::report_files::merge(&reports, &output),
         Command::Relay { addr } => {
             ExitCode::from(u8::try_from(conformance::transport::relay::run(&addr)).unwrap_or(1))
         }
@@ -162,6 +163,7 @@ fn wishes<'a>(args: &'a RunArgs, prepared: &'a Prepared, next: &'a str) -> Wishe
         baseline: prepared.baseline.as_ref(),
         write_baseline: args.write_baseline.as_ref(),
         json: args.json.as_ref(),
+        html: args.html.as_ref(),
         junit: args.junit.as_ref(),
         next,
     }

@@ -7,7 +7,7 @@ use conformance::baseline::{self, Baseline};
 use conformance::case::Case;
 use conformance::outcome::Outcome;
 use conformance::report::gate::{self, BaselineState, CaseResult, Gate, Summary};
-use conformance::report::{dump, json, junit};
+use conformance::report::{dump, junit};
 use conformance::suite;
 use conformance::versions::{Choice, Spoken, Unit};
 use std::path::PathBuf;
@@ -21,6 +21,7 @@ pub struct Wishes<'a> {
     pub baseline: Option<&'a Baseline>,
     pub write_baseline: Option<&'a PathBuf>,
     pub json: Option<&'a PathBuf>,
+    pub html: Option<&'a PathBuf>,
     pub junit: Option<&'a PathBuf>,
     /// The advice that ends each failure's explanation.
     pub next: &'a str,
@@ -162,22 +163,8 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
             }
         }
     }
-    if let Some(path) = wishes.json {
-        let doc = json::render(
-            run.target,
-            run.transport,
-            run.choice.as_str(),
-            &run.spoken.versions,
-            &verdicts,
-            &summary,
-        );
-        if let Err(e) = std::fs::write(path, format!("{doc:#}\n")) {
-            eprintln!(
-                "error: cannot write the JSON report {}: {e}",
-                path.display()
-            );
-            trouble = true;
-        }
+    if wishes.json.is_some() || wishes.html.is_some() {
+        trouble |= !crate::report_files::write(run, &verdicts, wishes);
     }
     if let Some(path) = wishes.junit {
         if let Err(e) = std::fs::write(path, junit::render(run.name, &verdicts, wishes.strict)) {
@@ -262,14 +249,11 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
 
 /// A target that answered none of the harness's opening requests: what each saw, said once,
 /// with the target's stderr; the reports get the same reason. Exits 2: nothing was tested.
-pub fn untestable(
-    target: &str,
-    name: &str,
-    transport: &str,
-    choice: &Choice,
-    why: &conformance::versions::Untestable,
-    wishes: &Wishes,
-) -> ExitCode {
+pub fn untestable(run: &Finished, wishes: &Wishes) -> ExitCode {
+    let Some(why) = &run.spoken.untestable else {
+        return ExitCode::from(2);
+    };
+    let target = run.target;
     let mut text = format!(
         "error: cannot test {target}: it answered none of the harness's opening requests, so no case was played"
     );
@@ -289,20 +273,13 @@ pub fn untestable(
         }
         shown
     };
-    eprintln!("{text}\n{stderr}\nnext: {}", advice(&why.why, transport));
-    let mut code = 2;
-    if let Some(path) = wishes.json {
-        let doc = json::render_untestable(target, transport, choice.as_str(), &why.why);
-        if let Err(e) = std::fs::write(path, format!("{doc:#}\n")) {
-            eprintln!(
-                "error: cannot write the JSON report {}: {e}",
-                path.display()
-            );
-            code = 2;
-        }
-    }
+    eprintln!(
+        "{text}\n{stderr}\nnext: {}",
+        advice(&why.why, run.transport)
+    );
+    crate::report_files::write(run, &[], wishes);
     if let Some(path) = wishes.junit {
-        let doc = junit::render_untestable(name, &why.why.join("; "), &stderr);
+        let doc = junit::render_untestable(run.name, &why.why.join("; "), &stderr);
         if let Err(e) = std::fs::write(path, doc) {
             eprintln!(
                 "error: cannot write the JUnit report {}: {e}",
@@ -310,7 +287,7 @@ pub fn untestable(
             );
         }
     }
-    ExitCode::from(code)
+    ExitCode::from(2)
 }
 
 /// What to try next, from what the probes saw.

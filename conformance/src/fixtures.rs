@@ -172,7 +172,9 @@ pub fn fill_arguments(template: &Value, case_arguments: &Value) -> Value {
 }
 
 /// Rewrites a `tools/call` of a profile role into the target's own tool. Returns the role it
-/// stood for when it rewrote the message.
+/// stood for when it rewrote the message. A role played by the tool of its own name with the
+/// case's arguments (what discovery finds) is the profile itself: nothing is rewritten, and the
+/// case's expectations of its results hold as written.
 pub fn rewrite_call(message: &mut Value, fixtures: &Fixtures) -> Option<String> {
     if message.get("method").and_then(Value::as_str) != Some("tools/call") {
         return None;
@@ -180,6 +182,9 @@ pub fn rewrite_call(message: &mut Value, fixtures: &Fixtures) -> Option<String> 
     let params = message.get_mut("params")?.as_object_mut()?;
     let role = params.get("name")?.as_str()?.to_string();
     let mapping = fixtures.mapping(&role)?;
+    if mapping.tool == role && mapping.arguments.is_none() {
+        return None;
+    }
     params.insert("name".into(), Value::String(mapping.tool.clone()));
     if let Some(template) = &mapping.arguments {
         let case_arguments = params.get("arguments").cloned().unwrap_or(Value::Null);

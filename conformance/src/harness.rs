@@ -1,6 +1,9 @@
 //! Glue for test binaries that run cases as tests (with libtest-mimic or anything else):
-//! loading the cases once, the bless switch, and the verdict a reference implementation must
-//! earn. Every test binary uses these, so they cannot drift apart or from the command line.
+//! loading the cases once, the bless switch, the verdict a reference implementation must
+//! earn, and ([`expect`]) what a run against a target broken on purpose must show. Every test
+//! binary uses these, so they cannot drift apart or from the command line.
+
+pub mod expect;
 
 use crate::case::{Case, Role};
 use crate::engine::Report;

@@ -3,7 +3,7 @@
 //! ends the way the signal would have ended it. The cases the kill cut short are not reported:
 //! their targets did nothing wrong, the run was interrupted, and that is all it says.
 
-use conformance::transport::reap;
+use crate::transport::reap;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 

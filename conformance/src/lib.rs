@@ -19,7 +19,9 @@
 //! - [`outcome`], [`transcript`], [`report`]: verdicts, what was exchanged, and how both are
 //!   explained and gated.
 //! - [`suite`], [`baseline`], [`runner`], [`harness`]: finding cases, known failures, running
-//!   many at once, and the glue for test binaries.
+//!   many at once, and the glue for test binaries; [`spoken`]: asking a server which
+//!   versions it speaks; [`interrupt`]: leaving nothing behind when interrupted.
+//! - [`libtest`]: every case as a `cargo test` test in a server's own repository.
 
 pub mod baseline;
 pub mod case;
@@ -29,6 +31,9 @@ pub mod engine;
 pub mod era;
 pub mod fixtures;
 pub mod harness;
+pub mod interrupt;
+#[cfg(feature = "libtest")]
+pub mod libtest;
 pub mod load;
 pub mod outcome;
 pub mod pattern;
@@ -36,6 +41,7 @@ pub mod report;
 pub mod requirement;
 pub mod rules;
 pub mod runner;
+pub mod spoken;
 pub mod suite;
 pub mod target_file;
 pub mod transcript;

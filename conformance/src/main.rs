@@ -4,8 +4,8 @@ mod args;
 mod cli;
 mod console;
 mod finish;
-mod interrupt;
 mod live;
+mod report_files;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -25,12 +25,25 @@
 //! In `arguments`, a string `"{name}"` is the case's argument `name`; `"{name/N}"` and
 //! `"{name*N}"` divide or multiply it by N. Without `fixtures`, the server is taken to
 //! implement the profile under its own names.
+//!
+//! A file works wherever it is: `command`, `cwd`, `env` values and `url` may use `${VAR}` and
+//! `${VAR:-default}` ([`expand`]); a relative `cwd` is the target file's folder joined with
+//! it; a relative program path with a `/` is taken from the `cwd`, as a shell in it would.
+//! The program and each element of `command` that starts with `${…}/` are paths that must
+//! exist when the file is loaded; when one does not, the error names the file, the element,
+//! the path and the variables it was made of, and gives the file's `install` text (how to
+//! install what it needs).
 
+pub mod expand;
+
+use crate::engine::server::Connect;
 use crate::fixtures::{Fixtures, Mapping, ROLES};
+use crate::transport::http::HttpTarget;
 use crate::transport::process::Launch;
+use expand::{expand, is_variable_path, Used};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A parsed target file.
 #[derive(Debug, Clone)]
@@ -46,47 +59,93 @@ pub struct TargetFile {
     pub fixtures: Option<Fixtures>,
 }
 
-/// Reads a target file. Errors name the file and the field, and say what to write instead.
+impl TargetFile {
+    /// How the harness reaches the server the file describes.
+    pub fn connect(&self) -> Connect {
+        match (&self.url, &self.launch) {
+            (Some(url), launch) => Connect::Http(HttpTarget {
+                url: url.clone(),
+                launch: launch.clone(),
+            }),
+            (None, Some(launch)) => Connect::Stdio(launch.clone()),
+            (None, None) => unreachable!("a target file has a command or a url"),
+        }
+    }
+}
+
+/// Reads a target file, its variables from the environment. Errors name the file and the
+/// field, and say what to write instead.
 pub fn load(path: &Path) -> Result<TargetFile, String> {
+    load_with(path, &|name| std::env::var(name).ok())
+}
+
+/// Reads a target file, its variables through `lookup`.
+pub fn load_with(
+    path: &Path,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<TargetFile, String> {
     let shown = path.display();
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{shown}: cannot read the target file: {e}"))?;
     let value: Value = serde_json::from_str(&text)
         .map_err(|e| format!("{shown}:{}: the target file is not JSON: {e}", e.line()))?;
-    parse(&value).map_err(|e| format!("{shown}: {e}"))
+    let dir = std::path::absolute(path)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .ok_or_else(|| format!("{shown}: cannot tell which folder holds the target file"))?;
+    parse(&value, &Place { dir, lookup }).map_err(|e| format!("{shown}: {e}"))
 }
 
-fn parse(value: &Value) -> Result<TargetFile, String> {
+/// What a target file's relative paths and variables are resolved against.
+pub struct Place<'a> {
+    /// The folder that holds the target file (absolute).
+    pub dir: PathBuf,
+    /// Reads an environment variable.
+    pub lookup: &'a dyn Fn(&str) -> Option<String>,
+}
+
+const FIELDS: [&str; 8] = [
+    "command",
+    "url",
+    "env",
+    "cwd",
+    "protocolVersion",
+    "fixtures",
+    "description",
+    "install",
+];
+
+/// Parses a target file's JSON, expanding its variables and resolving its paths at `place`.
+pub fn parse(value: &Value, place: &Place) -> Result<TargetFile, String> {
     let object = value
         .as_object()
         .ok_or("a target file is a JSON object; see the README's target file section")?;
     for key in object.keys() {
-        if ![
-            "command",
-            "url",
-            "env",
-            "cwd",
-            "protocolVersion",
-            "fixtures",
-            "description",
-        ]
-        .contains(&key.as_str())
-        {
+        if !FIELDS.contains(&key.as_str()) {
             return Err(format!(
-                "unknown field `{key}`; known: command, url, env, cwd, protocolVersion, fixtures, description"
+                "unknown field `{key}`; known: {}",
+                FIELDS.join(", ")
             ));
         }
     }
+    let install = match object.get("install") {
+        None => None,
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(_) => return Err("`install` must be a string: how to install what the command needs, e.g. \"targets/install.sh rmcp\"".into()),
+    };
+    let expand_in = |field: &str, text: &str| -> Result<(String, Vec<Used>), String> {
+        expand(text, place.lookup).map_err(|e| format!("{field}: {e}"))
+    };
     let url =
         match object.get("url") {
             None => None,
-            Some(Value::String(url)) => Some(url.clone()),
+            Some(Value::String(url)) => Some(expand_in("url", url)?.0),
             Some(_) => return Err(
                 "`url` must be a string, the MCP endpoint, e.g. \"http://127.0.0.1:{port}/mcp\""
                     .into(),
             ),
         };
-    let argv: Option<Vec<String>> = match object.get("command") {
+    let raw: Option<Vec<String>> = match object.get("command") {
         None if url.is_some() => None,
         command => Some(
             command
@@ -98,17 +157,43 @@ fn parse(value: &Value) -> Result<TargetFile, String> {
     };
     let env = match object.get("env") {
         None => vec![],
-        Some(Value::Object(map)) => map
-            .iter()
-            .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-            .collect::<Option<Vec<_>>>()
-            .ok_or("`env` values must be strings")?,
+        Some(Value::Object(map)) => {
+            let mut env = vec![];
+            for (k, v) in map {
+                let v = v.as_str().ok_or("`env` values must be strings")?;
+                env.push((k.clone(), expand_in(&format!("env.{k}"), v)?.0));
+            }
+            env
+        }
         Some(_) => return Err("`env` must be an object of strings".into()),
     };
     let cwd = match object.get("cwd") {
         None => None,
-        Some(Value::String(dir)) => Some(dir.into()),
+        Some(Value::String(dir)) => {
+            let (expanded, used) = expand_in("cwd", dir)?;
+            let resolved = tidy(&place.dir.join(&expanded));
+            if !resolved.is_dir() {
+                return Err(missing(
+                    "cwd",
+                    dir,
+                    &resolved,
+                    &used,
+                    install.as_deref(),
+                    "is no folder",
+                ));
+            }
+            Some(resolved)
+        }
         Some(_) => return Err("`cwd` must be a string".into()),
+    };
+    let argv = match raw {
+        None => None,
+        Some(raw) => Some(resolve_command(
+            &raw,
+            cwd.as_deref(),
+            place,
+            install.as_deref(),
+        )?),
     };
     let protocol_version = match object.get("protocolVersion") {
         None => None,
@@ -128,6 +213,87 @@ fn parse(value: &Value) -> Result<TargetFile, String> {
         protocol_version,
         fixtures,
     })
+}
+
+/// Expands `command` and checks its paths: the program when it has a `/` (a relative one is
+/// made absolute from `cwd`), and each argument that starts with `${…}/`.
+fn resolve_command(
+    raw: &[String],
+    cwd: Option<&Path>,
+    place: &Place,
+    install: Option<&str>,
+) -> Result<Vec<String>, String> {
+    let mut argv = vec![];
+    for (i, element) in raw.iter().enumerate() {
+        let field = format!("command[{i}]");
+        let (mut text, used) =
+            expand(element, place.lookup).map_err(|e| format!("{field}: {e}"))?;
+        let program = i == 0 && text.contains('/');
+        if program || is_variable_path(element) {
+            let path = match cwd {
+                Some(dir) => tidy(&dir.join(&text)),
+                None => PathBuf::from(&text),
+            };
+            if !path.exists() {
+                return Err(missing(
+                    &field,
+                    element,
+                    &path,
+                    &used,
+                    install,
+                    "does not exist",
+                ));
+            }
+            if program {
+                text = path.display().to_string();
+            }
+        }
+        argv.push(text);
+    }
+    Ok(argv)
+}
+
+/// The path without its `.` components (`targets/./.install` is `targets/.install`).
+fn tidy(path: &Path) -> PathBuf {
+    path.components()
+        .filter(|c| *c != std::path::Component::CurDir)
+        .collect()
+}
+
+/// The error for a path of the file that is not there: which field, which path, what it was
+/// made of, and how to install what is missing.
+fn missing(
+    field: &str,
+    written: &str,
+    path: &Path,
+    used: &[Used],
+    install: Option<&str>,
+    what: &str,
+) -> String {
+    let mut from = String::new();
+    if written != path.to_string_lossy() {
+        from = format!(" (from `{written}`");
+        for u in used {
+            match &u.value {
+                Some(v) => from.push_str(&format!("; {}={v}", u.name)),
+                None => from.push_str(&format!("; {} is not set", u.name)),
+            }
+        }
+        from.push(')');
+    }
+    let unset: Vec<&str> = used
+        .iter()
+        .filter(|u| u.value.is_none())
+        .map(|u| u.name.as_str())
+        .collect();
+    let mut next = match install {
+        Some(install) => format!("install it with `{install}`"),
+        None => "install what the command needs, or correct the path".to_string(),
+    };
+    if let Some(name) = unset.first() {
+        next.push_str(&format!(", or set {name} to where it is installed"));
+    }
+    format!("{field}: {} {what}{from}; {next}", path.display())
 }
 
 fn parse_fixtures(map: &Map<String, Value>) -> Result<Fixtures, String> {
@@ -181,9 +347,201 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn nothing_set(_: &str) -> Option<String> {
+        None
+    }
+
+    /// Parses as a file in the current folder, with no variable set.
+    fn parse_here(value: &Value) -> Result<TargetFile, String> {
+        let dir = std::env::current_dir().unwrap();
+        parse(
+            value,
+            &Place {
+                dir,
+                lookup: &nothing_set,
+            },
+        )
+    }
+
+    /// A folder of its own for a test, with `bin/srv` in it.
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("conformance-target-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("targets/.install/bin")).unwrap();
+        std::fs::write(dir.join("targets/.install/bin/srv"), "").unwrap();
+        std::fs::write(dir.join("targets/server.py"), "").unwrap();
+        dir
+    }
+
+    #[test]
+    fn relative_paths_are_the_target_files_and_variables_expand() {
+        let root = scratch("relative");
+        let file = root.join("targets/t.json");
+        std::fs::write(
+            &file,
+            json!({
+                "command": ["${TARGETS:-.install}/bin/srv", "server.py", "--port", "{port}"],
+                "cwd": ".",
+                "env": {"HOME_DIR": "${HOME_DIR:-none}"},
+                "url": "http://127.0.0.1:{port}/${MOUNT:-mcp}"
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let loaded = load_with(&file, &nothing_set).unwrap();
+        let launch = loaded.launch.unwrap();
+        let targets = root.join("targets");
+        assert_eq!(launch.cwd.as_deref(), Some(targets.as_path()));
+        assert_eq!(Path::new(&launch.argv[0]), targets.join(".install/bin/srv"));
+        assert!(Path::new(&launch.argv[0]).is_absolute());
+        assert_eq!(launch.argv[1..], ["server.py", "--port", "{port}"]);
+        assert_eq!(launch.env, [("HOME_DIR".to_string(), "none".to_string())]);
+        assert_eq!(loaded.url.as_deref(), Some("http://127.0.0.1:{port}/mcp"));
+
+        // The variable, when set, wins over the default; an absolute value is taken as is.
+        let elsewhere = root.join("targets/.install").display().to_string();
+        let set = |name: &str| (name == "TARGETS").then(|| elsewhere.clone());
+        let launch = load_with(&file, &set).unwrap().launch.unwrap();
+        assert_eq!(launch.argv[0], format!("{elsewhere}/bin/srv"));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_missing_installed_path_says_where_and_how_to_install() {
+        let root = scratch("missing");
+        let file = root.join("targets/t.json");
+        std::fs::write(
+            &file,
+            json!({
+                "command": ["node", "${TARGETS:-.install}/app/server.mjs"],
+                "cwd": ".",
+                "install": "targets/install.sh app"
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let err = load_with(&file, &nothing_set).unwrap_err();
+        let shown = file.display().to_string();
+        assert!(err.starts_with(&format!("{shown}: command[1]: ")), "{err}");
+        assert!(
+            err.contains(".install/app/server.mjs does not exist"),
+            "{err}"
+        );
+        assert!(
+            err.contains("(from `${TARGETS:-.install}/app/server.mjs`; TARGETS is not set)"),
+            "{err}"
+        );
+        assert!(
+            err.contains(
+                "install it with `targets/install.sh app`, or set TARGETS to where it is installed"
+            ),
+            "{err}"
+        );
+
+        // The program itself, without an `install` hint.
+        std::fs::write(
+            &file,
+            json!({"command": ["bin/nothing-here"], "cwd": ".install"}).to_string(),
+        )
+        .unwrap();
+        let err = load_with(&file, &nothing_set).unwrap_err();
+        assert!(err.contains(": command[0]: "), "{err}");
+        assert!(
+            err.contains("install what the command needs, or correct the path"),
+            "{err}"
+        );
+
+        // A cwd that is not there, and a variable that is not set.
+        std::fs::write(
+            &file,
+            json!({"command": ["srv"], "cwd": "${WHERE:-gone}"}).to_string(),
+        )
+        .unwrap();
+        let err = load_with(&file, &nothing_set).unwrap_err();
+        assert!(
+            err.contains(": cwd: ") && err.contains("gone is no folder"),
+            "{err}"
+        );
+        std::fs::write(&file, json!({"command": ["srv", "${TOKEN}"]}).to_string()).unwrap();
+        let err = load_with(&file, &nothing_set).unwrap_err();
+        assert!(err.contains(": command[1]: `${TOKEN}` is not set"), "{err}");
+        std::fs::write(&file, json!({"url": "http://h/${X"}).to_string()).unwrap();
+        assert!(load_with(&file, &nothing_set)
+            .unwrap_err()
+            .contains(": url: "));
+        std::fs::write(
+            &file,
+            json!({"command": ["srv"], "env": {"A": "${}"}}).to_string(),
+        )
+        .unwrap();
+        assert!(load_with(&file, &nothing_set)
+            .unwrap_err()
+            .contains(": env.A: "));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn the_repositorys_target_files_parse() {
+        // Every target file in `targets/`, with CONFORMANCE_TARGETS_DIR naming a scratch
+        // folder in which each installed path they name is created: their variables, fields
+        // and relative paths are right whatever is installed on this machine.
+        let targets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../targets");
+        let install = scratch("repository").join("install");
+        let shown = install.display().to_string();
+        let set = |name: &str| (name == "CONFORMANCE_TARGETS_DIR").then(|| shown.clone());
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&targets).unwrap().flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(!text.contains("/tmp/"), "{}: a fixed path", path.display());
+            let value: Value = serde_json::from_str(&text).unwrap();
+            assert!(
+                value.get("install").is_some(),
+                "{}: no `install`",
+                path.display()
+            );
+            for element in value["command"].as_array().unwrap() {
+                let element = element.as_str().unwrap();
+                if is_variable_path(element) {
+                    let made = PathBuf::from(expand(element, &set).unwrap().0);
+                    assert!(made.starts_with(&install), "{}: {element}", path.display());
+                    std::fs::create_dir_all(made.parent().unwrap()).unwrap();
+                    std::fs::write(&made, "").unwrap();
+                }
+            }
+            let file = load_with(&path, &set).unwrap_or_else(|e| panic!("{e}"));
+            let launch = file.launch.unwrap();
+            // The scripts the interpreters run are the repository's own, found from `cwd`.
+            for arg in launch
+                .argv
+                .iter()
+                .filter(|a| a.ends_with(".py") || a.ends_with(".mjs"))
+            {
+                let cwd = launch.cwd.as_deref().unwrap_or(Path::new("."));
+                assert!(
+                    cwd.join(arg).exists(),
+                    "{}: {arg} is not in {}",
+                    path.display(),
+                    cwd.display()
+                );
+            }
+            seen += 1;
+        }
+        assert!(
+            seen >= 16,
+            "only {seen} target files in {}",
+            targets.display()
+        );
+        std::fs::remove_dir_all(install.parent().unwrap()).unwrap();
+    }
+
     #[test]
     fn parses_a_target_file() {
-        let file = parse(&json!({
+        let file = parse_here(&json!({
             "command": ["srv", "--stdio"],
             "env": {"A": "1"},
             "fixtures": {"work": {"tool": "long", "arguments": {"d": 3600}}, "ticker": null}
@@ -201,7 +559,7 @@ mod tests {
 
     #[test]
     fn lacks_names_absent_roles_and_tools_without_progress() {
-        let file = parse(&json!({
+        let file = parse_here(&json!({
             "command": ["srv"],
             "fixtures": {"work": {"tool": "long", "progress": false}, "echo": {"tool": "say"}}
         }))
@@ -218,7 +576,7 @@ mod tests {
             .unwrap()
             .contains("needs a tool that plays `ticker`"));
         assert_eq!(fixtures.lacks("cancellations"), None);
-        assert!(parse(
+        assert!(parse_here(
             &json!({"command": ["x"], "fixtures": {"work": {"tool": "w", "progress": "no"}}})
         )
         .unwrap_err()
@@ -227,28 +585,34 @@ mod tests {
 
     #[test]
     fn http_targets_give_a_url() {
-        let file = parse(&json!({
+        let file = parse_here(&json!({
             "command": ["srv", "--port", "{port}"],
             "url": "http://127.0.0.1:{port}/mcp"
         }))
         .unwrap();
         assert_eq!(file.url.as_deref(), Some("http://127.0.0.1:{port}/mcp"));
         assert_eq!(file.launch.unwrap().argv[2], "{port}");
-        let running = parse(&json!({"url": "http://127.0.0.1:8000/mcp"})).unwrap();
+        let running = parse_here(&json!({"url": "http://127.0.0.1:8000/mcp"})).unwrap();
         assert!(running.launch.is_none());
-        assert!(parse(&json!({"url": 8000})).unwrap_err().contains("`url`"));
-        assert!(parse(&json!({})).unwrap_err().contains("needs only `url`"));
+        assert!(parse_here(&json!({"url": 8000}))
+            .unwrap_err()
+            .contains("`url`"));
+        assert!(parse_here(&json!({}))
+            .unwrap_err()
+            .contains("needs only `url`"));
     }
 
     #[test]
     fn errors_name_the_field() {
-        assert!(parse(&json!({"command": []}))
+        assert!(parse_here(&json!({"command": []}))
             .unwrap_err()
             .contains("`command`"));
-        assert!(parse(&json!({"command": ["x"], "fixtures": {"nap": null}}))
-            .unwrap_err()
-            .contains("nap"));
-        assert!(parse(&json!({"command": ["x"], "colour": 1}))
+        assert!(
+            parse_here(&json!({"command": ["x"], "fixtures": {"nap": null}}))
+                .unwrap_err()
+                .contains("nap")
+        );
+        assert!(parse_here(&json!({"command": ["x"], "colour": 1}))
             .unwrap_err()
             .contains("colour"));
     }

@@ -254,7 +254,9 @@ const PROOF_GRACE: Duration = Duration::from_millis(250);
 /// What one probe at `version` found on a fresh connection to the target: the versions it
 /// shows the target speaks, and what it saw. A line on stdout that is not JSON ends the probe
 /// at once: stdout carries only MCP messages (STD-03), so no case could get further.
-pub async fn probe<T: Transport>(mut io: T, version: &str, wait: Duration) -> Probe {
+///
+/// With `list`, a target that answered lists its tools too (see [`crate::discovery`]).
+pub async fn probe<T: Transport>(mut io: T, version: &str, wait: Duration, list: bool) -> Probe {
     let started = Instant::now();
     // A start is slow on a busy machine, as in the cases: the allowance lasts as much longer
     // as the target waits for a CPU meanwhile (at most twice as long), and no longer for a
@@ -327,7 +329,7 @@ pub async fn probe<T: Transport>(mut io: T, version: &str, wait: Duration) -> Pr
                             lost(before).as_millis()
                         ),
                         None => format!(
-                            "no answer within {} (the startup allowance, longer by the time the target waited for a CPU)",
+                            "no answer within {} (the startup allowance, longer on a busy machine)",
                             crate::transcript::span(allowance.elapsed())
                         ),
                     })
@@ -383,7 +385,7 @@ pub async fn probe<T: Transport>(mut io: T, version: &str, wait: Duration) -> Pr
     }
     .await;
     // A server that answered lists its tools, so that cases use only the fixtures it has.
-    let answered_with_result = found.as_ref().is_ok_and(|a| a.get("result").is_some());
+    let answered_with_result = list && found.as_ref().is_ok_and(|a| a.get("result").is_some());
     let tools = if answered_with_result {
         let version = ProtocolVersion::parse(version);
         let stamp = |request: &mut Value| {

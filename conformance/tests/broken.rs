@@ -11,9 +11,10 @@
 use conformance::case::{Case, Role};
 use conformance::engine::server::run_server_case;
 use conformance::engine::{Options, Report};
-use conformance::outcome::{Outcome, Severity};
+use conformance::harness;
+use conformance::harness::expect::{Expect, Run};
+use conformance::outcome::Outcome;
 use conformance::transport::process::Launch;
-use conformance::{harness, report};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -78,7 +79,9 @@ mod server {
             for (k, v) in body.as_object().cloned().unwrap_or_default() {
                 object.insert(k, v);
             }
-            let copies = if tool_call && self.is("duplicate-response") {
+            // Tool calls and pings (their result is empty) are answered twice.
+            let duplicable = tool_call || body.get("result") == Some(&json!({}));
+            let copies = if duplicable && self.is("duplicate-response") {
                 2
             } else {
                 1
@@ -618,90 +621,15 @@ mod server {
     }
 }
 
-/// What a trial asserts about a run.
-#[derive(Clone, Copy)]
-struct Verdict {
-    outcome: Outcome,
-    /// A finding that must be there: requirement id and severity.
-    finding: Option<(&'static str, Severity)>,
-    /// The run must end faster than this.
-    within: Option<Duration>,
-    /// Every process the server reported (itself, its children) must be gone afterwards.
-    reaped: bool,
-    /// The harness's peak memory must stay small: what the target floods is not kept.
-    small: bool,
-    /// The report itself is bounded: the transcript within its budget (with the note that it
-    /// was cut), few findings kept, and a failure explained in a few lines, quickly.
-    bounded: bool,
-    /// The startup allowance, when the trial is about how long a start may take.
-    startup: Option<Duration>,
-    /// The protocol version to run at (2025-11-25 unless the row says).
-    version: Option<&'static str>,
-    /// `--reply-timeout`, when the trial is about a wait that should end before it.
-    reply: Option<Duration>,
-    /// Words the expected finding's message must contain (`a|b`: either).
-    says: Option<&'static str>,
-}
-
-const fn verdict(outcome: Outcome) -> Verdict {
-    Verdict {
-        outcome,
-        finding: None,
-        within: None,
-        reaped: false,
-        small: false,
-        bounded: false,
-        startup: None,
-        version: None,
-        reply: None,
-        says: None,
-    }
-}
-
-const fn with(outcome: Outcome, requirement: &'static str, severity: Severity) -> Verdict {
-    Verdict {
-        outcome,
-        finding: Some((requirement, severity)),
-        within: None,
-        reaped: false,
-        small: false,
-        bounded: false,
-        startup: None,
-        version: None,
-        reply: None,
-        says: None,
-    }
-}
-
-fn options(want: &Verdict) -> Options {
-    Options {
+/// The test's defaults; a row may ask for another version or timeout.
+fn options(want: &Expect) -> Options {
+    want.options(Options {
         case_timeout: Duration::from_secs(12),
-        reply_timeout: want.reply.unwrap_or(Duration::from_millis(500)),
-        startup_timeout: want.startup.unwrap_or(Duration::from_secs(2)),
-        protocol_version: want.version.unwrap_or("2025-11-25").to_string(),
+        reply_timeout: Duration::from_millis(500),
+        startup_timeout: Duration::from_secs(2),
+        protocol_version: "2025-11-25".into(),
         ..Options::default()
-    }
-}
-
-/// This process's peak resident memory (`VmHWM`), in KiB.
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
-
-/// Whether a process is still there (a zombie counts as gone: it runs nothing).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
-            !state.is_some_and(|s| s.starts_with('Z') || s.starts_with('X'))
-        }
-        Err(_) => false,
-    }
+    })
 }
 
 fn pid_file(mode: &str, case: &str, loaded: bool) -> PathBuf {
@@ -713,7 +641,7 @@ fn pid_file(mode: &str, case: &str, loaded: bool) -> PathBuf {
     ))
 }
 
-fn play(case: &Case, mode: &str, pids: &Path, want: &Verdict) -> Result<Report, Failed> {
+fn play(case: &Case, mode: &str, pids: &Path, want: &Expect) -> Result<Report, Failed> {
     let exe = std::env::current_exe()?;
     let launch = Launch {
         argv: vec![exe.display().to_string()],
@@ -729,13 +657,15 @@ fn play(case: &Case, mode: &str, pids: &Path, want: &Verdict) -> Result<Report, 
     Ok(runtime.block_on(run_server_case(case, &launch, &options(want)))?)
 }
 
-fn check(case: &Case, mode: &str, want: Verdict, loaded: bool) -> Result<(), Failed> {
+/// Plays `case` against the server in `mode` and judges the run by `want`, with the pids the
+/// server wrote (itself, its children) for `reaped`.
+fn check(case: &Case, mode: &str, want: &Expect, loaded: bool) -> Result<(), Failed> {
     let pids = pid_file(
         mode,
-        &format!("{}{}", case.id, want.version.unwrap_or("")),
+        &format!("{}{}", case.id, want.version().unwrap_or("")),
         loaded,
     );
-    let report = play(case, mode, &pids, &want);
+    let report = play(case, mode, &pids, want);
     let started: Vec<u32> = std::fs::read_to_string(&pids)
         .unwrap_or_default()
         .lines()
@@ -743,137 +673,35 @@ fn check(case: &Case, mode: &str, want: Verdict, loaded: bool) -> Result<(), Fai
         .collect();
     let _ = std::fs::remove_file(&pids);
     let report = report?;
-    let explain = || {
-        let findings: Vec<String> = report
-            .findings
-            .iter()
-            .map(|f| {
-                format!(
-                    "  {:?} [{}] line {}: {}",
-                    f.severity,
-                    f.requirement(),
-                    f.line,
-                    f.message
-                )
-            })
-            .collect();
-        format!(
-            "{mode} × {}: outcome {} in {:?}\nfindings:\n{}\n{}",
-            case.id,
-            report.outcome,
-            report.duration,
-            findings.join("\n"),
-            report::explain(case, &report, "this is a test of the harness")
-        )
+    let run = Run {
+        case,
+        report: &report,
+        pids: &started,
+        loaded,
     };
-    if report.outcome != want.outcome {
-        return Err(format!("expected outcome {}\n{}", want.outcome, explain()).into());
-    }
-    if let Some((requirement, severity)) = want.finding {
-        let found = report.findings.iter().any(|f| {
-            f.requirement() == requirement
-                && f.severity == severity
-                && want
-                    .says
-                    .is_none_or(|words| words.split('|').any(|w| f.message.contains(w)))
-        });
-        if !found {
-            let says = want
-                .says
-                .map(|words| format!(" saying `{}`", words.replace('|', "` or `")))
-                .unwrap_or_default();
-            return Err(format!(
-                "expected a {severity:?} finding on {requirement}{says}\n{}",
-                explain()
-            )
-            .into());
-        }
-    }
-    if let Some(limit) = want.within {
-        // The bound holds on a calm machine; on a busy one the harness stretches its waits
-        // in proportion (conformance::load), and so does the bound.
-        let limit = conformance::load::stretched(limit, conformance::load::stretch());
-        if report.duration >= limit {
-            return Err(format!(
-                "the run took {:?}, over {limit:?}\n{}",
-                report.duration,
-                explain()
-            )
-            .into());
-        }
-    }
-    if want.small {
-        // The whole test process, all trials together, stays far below what a target
-        // flooded (100 MiB): the harness keeps bounded lines and a bounded stderr log.
-        let peak = peak_rss_kib();
-        if peak > 96 * 1024 {
-            return Err(format!("the harness's peak RSS is {peak} KiB\n{}", explain()).into());
-        }
-    }
-    if want.bounded {
-        let kept = report.transcript.len();
-        if kept > conformance::engine::KEEP_ENTRIES + 100 {
-            return Err(format!("the transcript kept {kept} entries\n{}", explain()).into());
-        }
-        let noted = report
-            .findings
-            .iter()
-            .any(|f| f.severity == Severity::Note && f.message.contains("the transcript keeps"));
-        if !noted {
-            return Err(format!("no note that the transcript was cut\n{}", explain()).into());
-        }
-        if report.findings.len() > 2 * conformance::engine::FINDINGS_KEPT {
-            return Err(format!("{} findings were kept", report.findings.len()).into());
-        }
-        let began = std::time::Instant::now();
-        let text = report::explain(case, &report, "next");
-        let took = began.elapsed();
-        let lines = text.lines().count();
-        if lines > 300
-            || took
-                > conformance::load::stretched(Duration::from_secs(2), conformance::load::stretch())
-        {
-            return Err(
-                format!("the explanation has {lines} lines and took {took:?}:\n{text}").into(),
-            );
-        }
-    }
-    if want.reaped {
-        assert!(alive(std::process::id()), "/proc tells a live process");
-        if started.is_empty() {
-            return Err(format!("the server wrote no pids to {}", pids.display()).into());
-        }
-        // Orphans are reaped by init a moment after the group is killed.
-        let deadline = std::time::Instant::now() + Duration::from_secs(2);
-        while started.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let left: Vec<&u32> = started.iter().filter(|p| alive(**p)).collect();
-        if !left.is_empty() {
-            return Err(format!("still running after the case: {left:?}\n{}", explain()).into());
-        }
-    }
-    Ok(())
+    Ok(want.check(&run).map_err(|e| format!("{mode} × {e}"))?)
 }
 
-/// The table: mode, case, verdict.
+/// A target that fails at once is judged within this (stretched on a busy machine, as the
+/// harness stretches its waits).
+const FAST: Duration = Duration::from_secs(3);
+/// The whole test process, all trials together, stays far below what a target floods
+/// (100 MiB): the harness keeps bounded lines and a bounded stderr log.
+const PEAK_MIB: u64 = 96;
+/// A start may take 15 s, as by default: only a target that has not yet written anything
+/// gets it.
+const SLOW_START: Duration = Duration::from_secs(15);
+/// A reply timeout far longer than the run may take: the wait must end on proof.
+const PATIENT: Duration = Duration::from_secs(8);
+/// The era where a server MUST NOT send anything more for a cancelled request.
+const STATELESS: &str = "2026-07-28";
+
+/// The table: mode, case, what the run must show.
 #[rustfmt::skip]
-fn table() -> Vec<(&'static str, &'static str, Verdict)> {
-    use Outcome::{Fail, Info, Pass, Warn};
-    use Severity::{Fail as F, Warn as W};
-    let reaped = |v: Verdict| Verdict { reaped: true, ..v };
-    let fast = |v: Verdict| Verdict { within: Some(Duration::from_secs(3)), ..v };
-    // A start may take 15 s, as by default: only a target that has not yet written anything
-    // gets it.
-    let slow_start = |v: Verdict| Verdict { startup: Some(Duration::from_secs(15)), ..v };
-    // In 2026-07-28, where a server MUST NOT send anything more for a cancelled request.
-    let stateless = |v: Verdict| Verdict { version: Some("2026-07-28"), ..v };
-    let small = |v: Verdict| Verdict { small: true, ..v };
-    // A reply timeout far longer than the run may take: the wait must end on proof.
-    let patient = |v: Verdict| Verdict { reply: Some(Duration::from_secs(8)), within: Some(Duration::from_secs(3)), ..v };
-    let bounded = |v: Verdict| Verdict { bounded: true, ..v };
-    let says = |words: &'static str, v: Verdict| Verdict { says: Some(words), ..v };
-    let within = |secs: u64, v: Verdict| Verdict { within: Some(Duration::from_secs(secs)), ..v };
+fn table() -> Vec<(&'static str, &'static str, Expect)> {
+    use Outcome::{Info, Pass};
+    type E = Expect;
+    let secs = Duration::from_secs;
     let mut rows = vec![];
     // The mini server is sound: every case passes (info cases are recorded).
     for case in [
@@ -885,87 +713,87 @@ fn table() -> Vec<(&'static str, &'static str, Verdict)> {
         "progress-monotonic", "progress-token-echoed", "server-alive-after-cancel",
         "shutdown-on-stdin-close", "stdio-framing", "unknown-method",
     ] {
-        rows.push(("correct", case, verdict(Pass)));
+        rows.push(("correct", case, E::outcome(Pass)));
     }
     rows.extend([
-        ("correct",                     "cancel-id-type-mismatch",     verdict(Info)),
-        ("correct",                     "cancel-initialize-ignored",   verdict(Info)),
-        ("answers-after-cancel",        "cancel-after-progress",       with(Warn, "CAN-05", W)),
-        ("answers-after-cancel",        "cancel-by-deadline",          with(Warn, "CAN-05", W)),
+        ("correct",                     "cancel-id-type-mismatch",     E::outcome(Info)),
+        ("correct",                     "cancel-initialize-ignored",   E::outcome(Info)),
+        ("answers-after-cancel",        "cancel-after-progress",       E::warns("CAN-05")),
+        ("answers-after-cancel",        "cancel-by-deadline",          E::warns("CAN-05")),
         // The error may beat the barrier's answer; it is still charged to the cancel, since it
         // came before the sleep could have ended and carries -32800.
-        ("answers-after-cancel",        "no-response-after-cancel",    with(Warn, "CAN-05", W)),
-        ("answers-after-cancel-slowly", "no-response-after-cancel",    with(Warn, "CAN-05", W)),
-        ("crashes-on-cancel",           "cancel-unknown-id",           reaped(fast(with(Fail, "STD-01", F)))),
-        ("crashes-on-cancel",           "server-alive-after-cancel",   fast(with(Fail, "STD-01", F))),
-        ("never-answers",               "cancel-unknown-id",           reaped(fast(with(Fail, "LIF-02", F)))),
-        ("non-json-stdout",             "stdio-framing",               reaped(with(Fail, "STD-03", F))),
-        ("non-json-stdout",             "cancel-unknown-id",           with(Fail, "STD-03", F)),
+        ("answers-after-cancel",        "no-response-after-cancel",    E::warns("CAN-05")),
+        ("answers-after-cancel-slowly", "no-response-after-cancel",    E::warns("CAN-05")),
+        ("crashes-on-cancel",           "cancel-unknown-id",           E::fails("STD-01").within(FAST).reaped()),
+        ("crashes-on-cancel",           "server-alive-after-cancel",   E::fails("STD-01").within(FAST)),
+        ("never-answers",               "cancel-unknown-id",           E::fails("LIF-02").within(FAST).reaped()),
+        ("non-json-stdout",             "stdio-framing",               E::fails("STD-03").reaped()),
+        ("non-json-stdout",             "cancel-unknown-id",           E::fails("STD-03")),
         // Non-JSON on stdout ends the case at its first line, however much more follows; the
         // flood does not keep the case reading (nor make the machine look busy to it).
-        ("garbage-flood",               "unknown-method",              reaped(fast(says("not JSON: `garbage`", with(Fail, "STD-03", F))))),
-        ("garbage-flood",               "cancel-after-progress",       reaped(fast(says("not JSON: `garbage`", with(Fail, "STD-03", F))))),
-        ("ignores-cancels",             "no-response-after-cancel",    with(Warn, "CAN-05", W)),
-        ("ignores-cancels",             "cancel-by-deadline",          with(Warn, "CAN-05", W)),
-        ("ignores-cancels",             "concurrent-cancel-isolation", with(Warn, "CAN-05", W)),
+        ("garbage-flood",               "unknown-method",              E::fails("STD-03").saying("not JSON: `garbage`").within(FAST).reaped()),
+        ("garbage-flood",               "cancel-after-progress",       E::fails("STD-03").saying("not JSON: `garbage`").within(FAST).reaped()),
+        ("ignores-cancels",             "no-response-after-cancel",    E::warns("CAN-05")),
+        ("ignores-cancels",             "cancel-by-deadline",          E::warns("CAN-05")),
+        ("ignores-cancels",             "concurrent-cancel-isolation", E::warns("CAN-05")),
         // The witness stops asking a grace after the proof that the cancels were read.
-        ("ignores-cancels",             "cancel-request-id-fidelity",  patient(with(Warn, "CAN-05", W))),
-        ("duplicate-response",          "cancel-unknown-id",           with(Fail, "RPC-04", F)),
-        ("duplicate-response",          "stdio-framing",               with(Fail, "RPC-04", F)),
-        ("string-ids",                  "cancel-unknown-id",           with(Fail, "RPC-04", F)),
-        ("progress-without-token",      "no-progress-without-token",   with(Fail, "PRG-06", F)),
-        ("progress-repeats",            "progress-monotonic",          with(Warn, "PRG-03", W)),
-        ("progress-decreases",          "progress-monotonic",          with(Fail, "PRG-03", F)),
-        ("no-exit-on-eof",              "shutdown-on-stdin-close",     reaped(with(Warn, "STD-07", W))),
+        ("ignores-cancels",             "cancel-request-id-fidelity",  E::warns("CAN-05").reply_timeout(PATIENT).within(FAST)),
+        ("duplicate-response",          "cancel-unknown-id",           E::fails("RPC-04")),
+        ("duplicate-response",          "stdio-framing",               E::fails("RPC-04")),
+        ("string-ids",                  "cancel-unknown-id",           E::fails("RPC-04")),
+        ("progress-without-token",      "no-progress-without-token",   E::fails("PRG-06")),
+        ("progress-repeats",            "progress-monotonic",          E::warns("PRG-03")),
+        ("progress-decreases",          "progress-monotonic",          E::fails("PRG-03")),
+        ("no-exit-on-eof",              "shutdown-on-stdin-close",     E::warns("STD-07").reaped()),
         // Late by its own timer (as rmcp's 5 s drain is): late on a loaded machine too.
-        ("exits-late-by-its-timer",     "shutdown-on-stdin-close",     reaped(with(Warn, "STD-07", W))),
+        ("exits-late-by-its-timer",     "shutdown-on-stdin-close",     E::warns("STD-07").reaped()),
         // A finished call's handler ignores the cancel it reads afterwards (CAN-09) and its
         // result lands after the barrier's answer: the timing cannot tell, so no warning,
         // calm or loaded.
-        ("late-results",                "late-cancel-sweep",           verdict(Pass)),
-        ("spawns-child",                "cancel-unknown-id",           reaped(verdict(Pass))),
+        ("late-results",                "late-cancel-sweep",           E::outcome(Pass)),
+        ("spawns-child",                "cancel-unknown-id",           E::outcome(Pass).reaped()),
         // Silence on unreadable input is a SHOULD (AMB-14); the rest of the case still runs.
-        ("silent-on-parse-error",       "malformed-input",             with(Warn, "case", W)),
-        ("unknown-method-internal-error", "unknown-method",            with(Fail, "case", F)),
-        ("exits-at-once",               "cancel-unknown-id",           reaped(fast(with(Fail, "STD-01", F)))),
-        ("floods-stdout-line",          "cancel-unknown-id",           reaped(small(fast(with(Fail, "STD-02", F))))),
-        ("floods-stderr",               "cancel-unknown-id",           reaped(small(fast(verdict(Pass))))),
-        ("spawns-child",                "shutdown-on-stdin-close",     reaped(verdict(Pass))),
+        ("silent-on-parse-error",       "malformed-input",             E::warns("case")),
+        ("unknown-method-internal-error", "unknown-method",            E::fails("case")),
+        ("exits-at-once",               "cancel-unknown-id",           E::fails("STD-01").within(FAST).reaped()),
+        ("floods-stdout-line",          "cancel-unknown-id",           E::fails("STD-02").within(FAST).small(PEAK_MIB).reaped()),
+        ("floods-stderr",               "cancel-unknown-id",           E::outcome(Pass).within(FAST).small(PEAK_MIB).reaped()),
+        ("spawns-child",                "shutdown-on-stdin-close",     E::outcome(Pass).reaped()),
         // Issue-9 hostile targets: each ends in bounded time with the reason, and leaves
         // nothing behind.
-        ("floods-pings-unread",         "cancel-unknown-id",           reaped(fast(with(Fail, "CAN-11", F)))),
-        ("exits-leaving-child",         "cancel-unknown-id",           reaped(fast(slow_start(with(Fail, "STD-01", F))))),
-        ("half-line",                   "cancel-unknown-id",           reaped(fast(slow_start(says("the start of a line", with(Fail, "LIF-02", F)))))),
-        ("daemonizes",                  "cancel-unknown-id",           reaped(verdict(Pass))),
-        ("chatty",                      "ping-during-long-call",       verdict(Pass)),
+        ("floods-pings-unread",         "cancel-unknown-id",           E::fails("CAN-11").within(FAST).reaped()),
+        ("exits-leaving-child",         "cancel-unknown-id",           E::fails("STD-01").within(FAST).startup_timeout(SLOW_START).reaped()),
+        ("half-line",                   "cancel-unknown-id",           E::fails("LIF-02").saying("the start of a line").within(FAST).startup_timeout(SLOW_START).reaped()),
+        ("daemonizes",                  "cancel-unknown-id",           E::outcome(Pass).reaped()),
+        ("chatty",                      "ping-during-long-call",       E::outcome(Pass)),
         // Talking is no answer: a wait is extended only so long by a target that writes at its
         // own pace, and the whole opening has a deadline (startup allowance and case limit)
         // however fast it writes: whichever ends first (on a busy machine the talk allowance
         // is stretched past the opening's deadline), the failure says what the target wrote.
-        ("chatty-never-initializes",    "cancel-unknown-id",           reaped(fast(says("kept writing other messages|messages meanwhile", with(Fail, "LIF-02", F))))),
-        ("floods-never-initializes",    "cancel-unknown-id",           reaped(small(within(17, with(Fail, "LIF-02", F))))),
-        ("floods-unknown-progress",     "cancel-unknown-id",           small(bounded(with(Fail, "PRG-06", F)))),
+        ("chatty-never-initializes",    "cancel-unknown-id",           E::fails("LIF-02").saying("kept writing other messages|messages meanwhile").within(FAST).reaped()),
+        ("floods-never-initializes",    "cancel-unknown-id",           E::fails("LIF-02").within(secs(17)).small(PEAK_MIB).reaped()),
+        ("floods-unknown-progress",     "cancel-unknown-id",           E::fails("PRG-06").small(PEAK_MIB).bounded()),
         // The harness's replies to a ping flood are sent and counted, not kept; responses for
         // made-up ids are judged one by one, each its own finding, in linear time, and listed
         // up to a point.
-        ("floods-pings",                "cancel-unknown-id",           small(bounded(verdict(Pass)))),
-        ("floods-unknown-responses",    "cancel-unknown-id",           small(bounded(within(10, says("never used as a request id", with(Fail, "RPC-04", F)))))),
+        ("floods-pings",                "cancel-unknown-id",           E::outcome(Pass).small(PEAK_MIB).bounded()),
+        ("floods-unknown-responses",    "cancel-unknown-id",           E::fails("RPC-04").saying("never used as a request id").within(secs(10)).small(PEAK_MIB).bounded()),
         // A ticker that ignores its cancel keeps reporting progress after the last barrier.
-        ("ignores-cancels",             "progress-monotonic",          with(Warn, "CAN-05", W)),
+        ("ignores-cancels",             "progress-monotonic",          E::warns("CAN-05")),
         // The same faults in the stateless era: a MUST NOT there, so a failure.
-        ("correct",                     "cancel-after-progress",       stateless(verdict(Pass))),
-        ("correct",                     "no-response-after-cancel",    stateless(verdict(Pass))),
-        ("correct",                     "late-cancel-after-completion", stateless(verdict(Pass))),
-        ("correct",                     "late-cancel-sweep",           stateless(verdict(Pass))),
-        ("late-results",                "late-cancel-sweep",           stateless(verdict(Pass))),
-        ("answers-after-cancel",        "cancel-after-progress",       stateless(with(Fail, "CAN-05", F))),
-        ("answers-after-cancel-slowly", "no-response-after-cancel",    stateless(with(Fail, "CAN-05", F))),
-        ("ignores-cancels",             "progress-monotonic",          stateless(with(Fail, "CAN-05", F))),
-        ("ignores-cancels",             "no-response-after-cancel",    stateless(with(Fail, "CAN-05", F))),
-        ("correct",                     "stateless-result-type",       stateless(verdict(Pass))),
-        ("correct",                     "stateless-no-server-requests", stateless(verdict(Pass))),
-        ("no-result-type",              "stateless-result-type",       stateless(with(Fail, "RPC-14", F))),
-        ("requests-client",             "stateless-no-server-requests", stateless(with(Fail, "RPC-15", F))),
+        ("correct",                     "cancel-after-progress",       E::outcome(Pass).at(STATELESS)),
+        ("correct",                     "no-response-after-cancel",    E::outcome(Pass).at(STATELESS)),
+        ("correct",                     "late-cancel-after-completion", E::outcome(Pass).at(STATELESS)),
+        ("correct",                     "late-cancel-sweep",           E::outcome(Pass).at(STATELESS)),
+        ("late-results",                "late-cancel-sweep",           E::outcome(Pass).at(STATELESS)),
+        ("answers-after-cancel",        "cancel-after-progress",       E::fails("CAN-05").at(STATELESS)),
+        ("answers-after-cancel-slowly", "no-response-after-cancel",    E::fails("CAN-05").at(STATELESS)),
+        ("ignores-cancels",             "progress-monotonic",          E::fails("CAN-05").at(STATELESS)),
+        ("ignores-cancels",             "no-response-after-cancel",    E::fails("CAN-05").at(STATELESS)),
+        ("correct",                     "stateless-result-type",       E::outcome(Pass).at(STATELESS)),
+        ("correct",                     "stateless-no-server-requests", E::outcome(Pass).at(STATELESS)),
+        ("no-result-type",              "stateless-result-type",       E::fails("RPC-14").at(STATELESS)),
+        ("requests-client",             "stateless-no-server-requests", E::fails("RPC-15").at(STATELESS)),
     ]);
     rows
 }
@@ -988,17 +816,19 @@ fn main() {
             .unwrap_or_else(|| panic!("no case {id} in {}", dir.display()));
         // The same verdict with a busy loop on every core; a bound on how long the run takes
         // is stretched as the harness stretches its waits.
-        let loaded_case = case.clone();
-        let loaded = want;
-        let at = want.version.map(|v| format!(" [{v}]")).unwrap_or_default();
+        let (loaded_case, loaded) = (case.clone(), want.clone());
+        let at = want
+            .version()
+            .map(|v| format!(" [{v}]"))
+            .unwrap_or_default();
         trials.push(Trial::test(format!("{mode}/{name}{at}"), move || {
-            check(&case, mode, want, false)
+            check(&case, mode, &want, false)
         }));
         trials.push(Trial::test(
             format!("loaded/{mode}/{name}{at}"),
             move || {
                 let _load = harness::saturate_cpus();
-                check(&loaded_case, mode, loaded, true)
+                check(&loaded_case, mode, &loaded, true)
             },
         ));
     }

@@ -25,7 +25,7 @@ use std::path::Path;
 /// Cases the reference does not serve over HTTP (at every version, or at one), with the
 /// reason its skip must give: they test what a server may refuse, or a cancel message that
 /// 2026-07-28 over HTTP does not have.
-const HTTP_SKIPS: [(&str, Option<&str>, &str); 4] = [
+const HTTP_SKIPS: [(&str, Option<&str>, &str); 3] = [
     (
         "server/http-one-stream-per-message",
         None,
@@ -33,11 +33,6 @@ const HTTP_SKIPS: [(&str, Option<&str>, &str); 4] = [
     ),
     (
         "server/cancel-request-id-fidelity",
-        Some("2026-07-28"),
-        "the cancel is closing the request's stream",
-    ),
-    (
-        "server/cancel-unknown-id",
         Some("2026-07-28"),
         "the cancel is closing the request's stream",
     ),

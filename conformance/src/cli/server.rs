@@ -11,11 +11,10 @@ use conformance::engine::Options;
 use conformance::era::HANDSHAKE_VERSIONS;
 use conformance::fixtures::Fixtures;
 use conformance::outcome::Outcome;
-use conformance::transport::http::{Http, HttpTarget, PORT};
-use conformance::transport::process::{display_argv, Launch};
-use conformance::transport::stdio::Stdio;
-use conformance::versions::{self, Choice, Spoken};
-use conformance::{runner, target_file};
+use conformance::transport::http::{HttpTarget, PORT};
+use conformance::transport::process::Launch;
+use conformance::versions::{self, Choice};
+use conformance::{runner, spoken, target_file};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -55,7 +54,7 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
     // unless the user says otherwise.
     let shared = matches!(&connect, Connect::Http(t) if !t.isolated());
     let started = std::time::Instant::now();
-    let spoken = match spoken_by(&connect, &choice, &options) {
+    let spoken = match spoken::spoken_by(&connect, &choice, &options) {
         Ok(spoken) => spoken,
         Err(e) => versions::Spoken {
             untestable: Some(versions::Untestable {
@@ -67,16 +66,20 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
         },
     };
     let name = stable_name(&args, &connect, &spoken);
-    if let Some(why) = &spoken.untestable {
-        let next = "";
-        return untestable(
-            &connect.display(),
-            &name,
-            connect.transport().as_str(),
-            &choice,
-            why,
-            &wishes(&args.run, &prepared, next),
-        );
+    if spoken.untestable.is_some() {
+        let run = Finished {
+            cases: &[],
+            units: &[],
+            results: &[],
+            target: &connect.display(),
+            name: &name,
+            transport: connect.transport().as_str(),
+            choice: &choice,
+            spoken: &spoken,
+            nothing_verified: true,
+            started,
+        };
+        return untestable(&run, &wishes(&args.run, &prepared, ""));
     }
     // Without a target file, the server's own tools play the roles they fit, by name and
     // schema; a case needing another role is skipped with what it needs.
@@ -144,48 +147,6 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
     finish(&run, &wishes(&args.run, &prepared, next))
 }
 
-/// Asks the target which protocol versions it speaks, each probe on a fresh start of it (over
-/// HTTP, a fresh connection, and a fresh server where the harness starts it).
-fn spoken_by(connect: &Connect, choice: &Choice, options: &Options) -> Result<Spoken, String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, async {
-        let mut probes = tokio::task::JoinSet::new();
-        let versions = versions::to_probe(choice);
-        for (order, version) in versions.into_iter().enumerate() {
-            let wait = options.startup_timeout;
-            match connect {
-                Connect::Stdio(launch) => {
-                    let io = Stdio::spawn(launch, options.reply_timeout).map_err(|e| {
-                        format!(
-                            "cannot start target `{}`: {e}; check the command after `--` (it is run without a shell)",
-                            display_argv(&launch.argv)
-                        )
-                    })?;
-                    probes.spawn_local(
-                        async move { (order, versions::probe(io, version, wait).await) },
-                    );
-                }
-                Connect::Http(target) => {
-                    let io = Http::start(target, options.reply_timeout, wait).await?;
-                    probes.spawn_local(
-                        async move { (order, versions::probe(io, version, wait).await) },
-                    );
-                }
-            }
-        }
-        let mut found = vec![];
-        while let Some(done) = probes.join_next().await {
-            found.push(done.map_err(|e| format!("a version probe failed: {e}"))?);
-        }
-        found.sort_by_key(|(order, _)| *order);
-        Ok(versions::gather(found.into_iter().map(|(_, f)| f).collect()))
-    })
-}
-
 /// How to reach the target: a target file, a URL (with an argv to start it), an argv, or
 /// the bundled reference server.
 fn target(args: &ServerArgs) -> Result<(Connect, Option<Fixtures>, Option<String>), String> {
@@ -196,12 +157,7 @@ fn target(args: &ServerArgs) -> Result<(Connect, Option<Fixtures>, Option<String
             );
         }
         let file = target_file::load(path)?;
-        let connect = match (file.url, file.launch) {
-            (Some(url), launch) => Connect::Http(HttpTarget { url, launch }),
-            (None, Some(launch)) => Connect::Stdio(launch),
-            (None, None) => unreachable!("a target file has a command or a url"),
-        };
-        return Ok((connect, file.fixtures, file.protocol_version));
+        return Ok((file.connect(), file.fixtures, file.protocol_version));
     }
     let launch = (!args.run.argv.is_empty()).then(|| Launch::argv(args.run.argv.clone()));
     match (&args.url, launch) {

@@ -233,8 +233,8 @@ impl Side for ClientTarget {
                     Severity::Fail,
                     Req::Tmo02,
                     format!(
-                        "the case did not finish within its time limit of {} (it ran {}, the time \
-                         the client waited for a CPU included); the client hung (see the \
+                        "the case did not finish within its time limit of {} (it ran {}; a busy \
+                         machine lengthens it, at most fourfold); the client hung (see the \
                          transcript so far), or raise the limit with --timeout",
                         crate::transcript::span(base),
                         crate::transcript::span(ran)

@@ -235,8 +235,8 @@ pub fn exit_code(verdicts: &[Verdict], strict: bool, trouble: bool, writing_base
     }
 }
 
-/// Counts of each outcome.
-#[derive(Debug, Default, Clone, Copy)]
+/// Counts of each outcome (also the JSON report's `summary`).
+#[derive(Debug, Default, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     /// Cases that passed.
     pub pass: usize,
@@ -251,6 +251,18 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Counts one outcome as reports write it (`pass`, `fail`, …; an unknown word, as a
+    /// failure).
+    pub fn add(&mut self, outcome: &str) {
+        match outcome {
+            "pass" => self.pass += 1,
+            "warn" => self.warn += 1,
+            "info" => self.info += 1,
+            "skip" => self.skip += 1,
+            _ => self.fail += 1,
+        }
+    }
+
     /// Adds up the cases of a run, each by its worst run.
     pub fn of(results: &[Vec<CaseResult>]) -> Summary {
         let mut s = Summary::default();

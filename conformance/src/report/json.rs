@@ -1,69 +1,241 @@
-//! `--json PATH`: one document a CI step or a dashboard can read.
+//! `--json PATH`: one document a CI step, a dashboard or `conformance report` can read. Its
+//! shape is [`RunReport`], described for other readers by `conformance/report.schema.json`
+//! (JSON Schema) and versioned by [`SCHEMA_VERSION`]; every key is camelCase. It carries
+//! everything the HTML report draws (every message with its time and channel, the findings
+//! with their line, the diff), so a page can be built later from CI artifacts alone.
 
-use super::gate::{Summary, Verdict};
-use serde_json::{json, Value};
+pub use super::gate::Summary;
+use super::timing::{CaseTimings, RunTimings};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
 
-/// The JSON report of a run.
-pub fn render(
-    target: &str,
-    transport: &str,
-    protocol_version: &str,
-    spoken: &[String],
-    verdicts: &[Verdict],
-    summary: &Summary,
-) -> Value {
-    let era = |v: &Option<String>| {
-        v.as_deref()
-            .and_then(crate::era::ProtocolVersion::parse)
-            .map(|p| match p.era() {
-                crate::era::Era::Handshake => "handshake",
-                crate::era::Era::Stateless => "stateless",
-            })
-    };
-    json!({
-        "harness": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")},
-        "target": target,
-        "transport": transport,
-        "protocolVersion": protocol_version,
-        "targetVersions": spoken,
-        "cases": verdicts.iter().map(|v| json!({
-            "id": v.id,
-            "outcome": v.outcome.as_str(),
-            "level": v.level,
-            "requirements": v.requirements,
-            "message": v.message,
-            "duration_ms": v.duration_ms,
-            "baseline": v.baseline.map(|b| b.as_str()),
-            "runs": v.runs.iter().map(|o| o.as_str()).collect::<Vec<_>>(),
-            "protocolVersion": v.version,
-            "era": era(&v.version),
-            "flaky": v.flaky,
-        })).collect::<Vec<_>>(),
-        "summary": {
-            "pass": summary.pass,
-            "fail": summary.fail,
-            "warn": summary.warn,
-            "info": summary.info,
-            "skip": summary.skip,
-        },
-    })
+/// The version of the report's shape: raised whenever a key is renamed or removed or its
+/// meaning changes (keys may be added within a version; readers ignore those they do not
+/// know).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The JSON report of one run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunReport {
+    /// [`SCHEMA_VERSION`] of the harness that wrote it.
+    pub schema_version: u32,
+    /// The harness that ran.
+    pub harness: Harness,
+    /// When the run started (RFC 3339, UTC).
+    pub started_at: String,
+    /// How long the run took.
+    pub duration_ms: u64,
+    /// `server` (the target is a server) or `client`.
+    pub role: String,
+    /// What was tested.
+    pub target: Target,
+    /// `stdio`, `http`, or `stdio+http` for a client run over both.
+    pub transport: String,
+    /// The protocol version(s) asked for: `auto`, `all` or one version.
+    pub protocol_version: String,
+    /// The versions the target speaks, as the probes found them (server runs).
+    pub target_versions: Vec<String>,
+    /// How many cases had each outcome.
+    pub summary: Summary,
+    /// Timings over every case.
+    pub timings: RunTimings,
+    /// Every case at every version it ran at.
+    pub cases: Vec<CaseReport>,
+    /// Why no case was played, when the target could not be tested at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<RunError>,
 }
 
-/// The JSON report of a run that could not test its target at all: no cases, the reason.
-pub fn render_untestable(
-    target: &str,
-    transport: &str,
-    protocol_version: &str,
-    why: &[String],
-) -> Value {
-    json!({
-        "harness": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")},
-        "target": target,
-        "transport": transport,
-        "protocolVersion": protocol_version,
-        "targetVersions": [],
-        "error": {"kind": "untestable", "message": why.join("; ")},
-        "cases": [],
-        "summary": {"pass": 0, "fail": 0, "warn": 0, "info": 0, "skip": 0},
-    })
+/// Why a run played no case.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunError {
+    /// `untestable`: the target answered none of the opening probes.
+    pub kind: String,
+    /// What each probe saw.
+    pub message: String,
+}
+
+/// The harness's name and version.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Harness {
+    pub name: String,
+    pub version: String,
+}
+
+/// The target: how it was reached, and what it calls itself.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Target {
+    /// The command (or URL) as the console shows it.
+    pub command: String,
+    /// Its name, from its opening (`serverInfo` or `clientInfo`), when it gave one.
+    pub name: Option<String>,
+    /// Its version, from the same place.
+    pub version: Option<String>,
+}
+
+/// One case at one version.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaseReport {
+    /// The case id (client cases over HTTP end in `@http`).
+    pub id: String,
+    /// The case's sentence of intent.
+    pub intent: String,
+    /// `pass`, `fail`, `warn`, `info` or `skip`.
+    pub outcome: String,
+    /// `must`, `should` or `info`.
+    pub level: String,
+    /// The requirement ids it checks.
+    pub requirements: Vec<String>,
+    /// One line: the main finding, the skip reason, or why the target could not start.
+    pub message: String,
+    /// Wall time of the case.
+    pub duration_ms: u64,
+    /// `expected-failure` or `stale` when a baseline lists the case.
+    pub baseline: Option<String>,
+    /// The outcome of every run of it (`--repeat`).
+    pub runs: Vec<String>,
+    /// The runs disagreed.
+    pub flaky: bool,
+    /// The protocol version it ran at.
+    pub protocol_version: Option<String>,
+    /// `handshake` or `stateless`.
+    pub era: Option<String>,
+    /// `stdio` or `http`.
+    pub transport: String,
+    /// Why it was skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_reason: Option<String>,
+    /// The target could not be started: nothing else is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// What the harness found, in the order noticed.
+    #[serde(default)]
+    pub findings: Vec<FindingReport>,
+    /// The unified diff of the expected and the actual transcript, when they differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// The target's stderr, as kept.
+    #[serde(default)]
+    pub stderr: Stderr,
+    /// Every message exchanged, as kept (at most 5,000 entries or 2 MiB a case).
+    #[serde(default)]
+    pub transcript: Vec<TranscriptEntry>,
+    /// Timings measured from the transcript.
+    #[serde(default)]
+    pub timings: CaseTimings,
+}
+
+/// One finding.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FindingReport {
+    /// `note`, `info`, `warn` or `fail`.
+    pub severity: String,
+    /// The requirement id, or `case`, `adapter`, `limit`, `observed`.
+    pub requirement: String,
+    /// The case line being carried out when it was noticed (0: before the first).
+    pub line: usize,
+    /// What happened.
+    pub message: String,
+    /// How many times.
+    pub times: u32,
+}
+
+/// The target's stderr.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stderr {
+    /// The kept lines, the last ones.
+    pub lines: Vec<StderrLine>,
+    /// How many lines there were in all.
+    pub total: usize,
+}
+
+/// One line of stderr (or a note of the harness about the target).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StderrLine {
+    pub at_ms: f64,
+    pub text: String,
+}
+
+/// One entry of the transcript. Keys at their default value are left out.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TranscriptEntry {
+    /// Milliseconds since the target started, to a tenth.
+    pub at_ms: f64,
+    /// `sent` (by the harness), `received` (from the target) or `transport` (what the
+    /// transport saw: an HTTP status, a stream's end).
+    pub direction: String,
+    /// `stdio`, `POST n`, `GET n`, `DELETE n`, `stdio of server process n`.
+    #[serde(default = "stdio", skip_serializing_if = "is_stdio")]
+    pub channel: String,
+    /// The session (HTTP cases may open several; 0 is the first).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub session: usize,
+    /// The harness added it (handshake, barrier, witness, replies of its own).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub internal: bool,
+    /// The harness stamped the stateless era's `_meta` onto the case's message.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub stamped: bool,
+    /// The case line that took this message, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// `cancel`, `proof`, `afterCancel` or `late` (see the schema).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark: Option<String>,
+    /// The message as written (JSON text), or what the transport saw.
+    pub text: String,
+}
+
+fn stdio() -> String {
+    "stdio".into()
+}
+
+fn is_stdio(channel: &str) -> bool {
+    channel == "stdio"
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Reads a JSON report written by a run, refusing other documents and other schema versions
+/// with a message that says what to do.
+pub fn read(path: &Path) -> Result<RunReport, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// [`read`] for text already read.
+pub fn parse(text: &str) -> Result<RunReport, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    match value.get("schemaVersion").and_then(serde_json::Value::as_u64) {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        Some(v) => {
+            return Err(format!(
+                "a report of schema version {v}; this harness reads version {SCHEMA_VERSION} (rerun the cases with this harness, or render it with the harness that wrote it)"
+            ))
+        }
+        None if value.get("cases").is_some() => {
+            return Err(
+                "a report from a harness older than schema version 1 (no `schemaVersion`); rerun the cases with this harness to get one".into(),
+            )
+        }
+        None => return Err("not a conformance JSON report (no `schemaVersion`)".into()),
+    }
+    // From the text again, so that an error says where (line and column).
+    serde_json::from_str(text).map_err(|e| format!("not a valid report: {e}"))
 }

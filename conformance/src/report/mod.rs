@@ -3,13 +3,19 @@
 //! what to do next.
 //!
 //! - [`gate`]: what a run's results mean for CI (pass, fail, baseline, blessing, exit code);
-//! - [`json`], [`junit`]: the machine-readable reports;
+//! - [`json`], [`junit`]: the machine-readable reports ([`build`] makes the JSON one);
+//! - [`html`]: the page a person reads, from one or several JSON reports;
+//! - [`timeline`], [`timing`]: cancels, proofs and timings read from a transcript;
 //! - [`dump`]: transcripts as files.
 
+pub mod build;
 pub mod dump;
 pub mod gate;
+pub mod html;
 pub mod json;
 pub mod junit;
+pub mod timeline;
+pub mod timing;
 
 use crate::case::Case;
 use crate::engine::Report;

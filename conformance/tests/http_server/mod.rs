@@ -305,7 +305,8 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Response<Body> {
         }
         return full(StatusCode::ACCEPTED, "");
     };
-    if app.is("gigabyte-body") && method_name == "tools/call" {
+    // Every request after the opening (tool calls and pings alike) gets a gigabyte of spaces.
+    if app.is("gigabyte-body") && method_name != "initialize" {
         let chunk = Bytes::from(vec![b' '; 1 << 20]);
         let stream = futures_util::stream::iter(0..1024)
             .map(move |_| Ok::<_, std::io::Error>(Frame::data(chunk.clone())));
@@ -408,7 +409,7 @@ async fn request(
             ))
             .await;
     }
-    if app.is("closes-mid-event") && method == "tools/call" {
+    if app.is("closes-mid-event") && method != "initialize" {
         let _ = tx
             .send(Ok(Frame::data(Bytes::from_static(
                 b"data: {\"jsonrpc\":\"2.0\",\"id\":",

@@ -3,7 +3,7 @@
 //! purpose (or, for the fair ones, doing something unusual the era allows).
 
 use crate::broken::{report, Server, INITIALIZE};
-use crate::Expect;
+use conformance::harness::expect::Expect;
 use conformance::outcome::{Outcome, Severity};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -207,142 +207,33 @@ pub fn client(mode: &str) -> bool {
     true
 }
 
-/// The broken (and fair) clients of the stateless era, over stdio and HTTP, with the case
-/// each plays and the exact verdict it must get.
+/// The broken (and fair) clients of the stateless era, over stdio and HTTP (the `http-`
+/// modes): mode, case, the exact verdict it must get.
+#[rustfmt::skip]
 pub(crate) fn rows() -> Vec<(&'static str, &'static str, Expect)> {
+    use Outcome::{Info, Pass, Skip};
+    use Severity::Note as N;
+    type E = Expect;
     vec![
-        (
-            "stateless-omits-meta",
-            "client-stateless-call",
-            Expect::caught("LIF-10", Severity::Fail)
-                .saying("lacks")
-                .exactly(Outcome::Fail),
-        ),
-        (
-            "stateless-no-client-info",
-            "client-stateless-call",
-            Expect::caught("LIF-10", Severity::Warn)
-                .saying("clientInfo")
-                .exactly(Outcome::Warn),
-        ),
-        (
-            "stateless-sends-response",
-            "client-stateless-call",
-            Expect::caught("RPC-15", Severity::Fail).exactly(Outcome::Fail),
-        ),
-        (
-            "stateless-opens-with-initialize",
-            "client-stateless-call",
-            Expect::default().exactly(Outcome::Skip),
-        ),
-        (
-            "stateless-reuses-outstanding-id",
-            "client-stateless-ids",
-            Expect::caught("RPC-03", Severity::Fail)
-                .saying("still outstanding")
-                .exactly(Outcome::Fail),
-        ),
-        (
-            "stateless-reuses-cancelled-id",
-            "client-stateless-ids",
-            Expect::caught("RPC-03", Severity::Warn)
-                .saying("AMB-20")
-                .exactly(Outcome::Warn),
-        ),
-        (
-            "stateless-reuses-answered-id",
-            "client-stateless-result-type",
-            Expect::clean().exactly(Outcome::Pass),
-        ),
-        (
-            "stateless-never-cancels",
-            "client-stateless-cancel",
-            Expect::caught("case", Severity::Fail)
-                .saying("no message matching")
-                .exactly(Outcome::Fail),
-        ),
-        (
-            "stateless-falls-back-on-32022",
-            "client-stateless-unsupported-version",
-            Expect::caught("LIF-12", Severity::Warn)
-                .saying("fell back")
-                .exactly(Outcome::Warn),
-        ),
-        (
-            "stateless-gives-up-on-32602",
-            "client-stateless-fallback-invalid-params",
-            Expect::caught("case", Severity::Fail)
-                .saying("no message matching")
-                .exactly(Outcome::Fail),
-        ),
-        (
-            "stateless-retries-under-same-id",
-            "client-stateless-unsupported-version",
-            Expect::caught("LIF-12", Severity::Warn)
-                .saying("same id")
-                .exactly(Outcome::Warn),
-        ),
-        (
-            "stateless-restarts-server",
-            "client-stateless-call",
-            Expect::caught("CAN-08", Severity::Fail)
-                .saying("in use")
-                .without("LIF-03")
-                .exactly(Outcome::Fail),
-        ),
-        (
-            "stateless-skips-probe",
-            "client-stateless-fallback-method-not-found",
-            Expect::default().exactly(Outcome::Skip),
-        ),
-        (
-            "http-stateless-wrong-version-header",
-            "client-stateless-call",
-            Expect::caught("HTTP-19", Severity::Fail)
-                .saying("MCP-Protocol-Version \"2025-11-25\"")
-                .exactly(Outcome::Fail),
-        ),
-        (
-            "http-stateless-no-name",
-            "client-stateless-call",
-            Expect::caught("HTTP-19", Severity::Fail)
-                .saying("no Mcp-Name")
-                .exactly(Outcome::Fail),
-        ),
-        (
-            "http-stateless-cancels-by-post",
-            "client-stateless-cancel",
-            Expect::caught("CAN-12", Severity::Warn)
-                .saying("POSTed")
-                .exactly(Outcome::Warn),
-        ),
-        (
-            "http-stateless-never-closes",
-            "client-stateless-cancel",
-            Expect::caught("CAN-12", Severity::Warn)
-                .saying("did not close")
-                .exactly(Outcome::Warn),
-        ),
-        (
-            "http-stateless-closes-and-posts",
-            "client-stateless-cancel",
-            Expect::clean()
-                .exactly(Outcome::Pass)
-                .noting("CAN-12", Severity::Note, "AMB-06"),
-        ),
-        (
-            "http-stateless-falls-back-on-32022",
-            "client-stateless-unsupported-version",
-            Expect::caught("HTTP-20", Severity::Fail).exactly(Outcome::Fail),
-        ),
-        (
-            "http-cancels-after-disconnect",
-            "client-http-stream-closed",
-            Expect::default().exactly(Outcome::Info).noting(
-                "observed",
-                Severity::Note,
-                "cancelled it",
-            ),
-        ),
+        ("stateless-omits-meta",                "client-stateless-call",                      E::fails("LIF-10").saying("lacks")),
+        ("stateless-no-client-info",            "client-stateless-call",                      E::warns("LIF-10").saying("clientInfo")),
+        ("stateless-sends-response",            "client-stateless-call",                      E::fails("RPC-15")),
+        ("stateless-opens-with-initialize",     "client-stateless-call",                      E::outcome(Skip)),
+        ("stateless-reuses-outstanding-id",     "client-stateless-ids",                       E::fails("RPC-03").saying("still outstanding")),
+        ("stateless-reuses-cancelled-id",       "client-stateless-ids",                       E::warns("RPC-03").saying("AMB-20")),
+        ("stateless-reuses-answered-id",        "client-stateless-result-type",               E::clean().exactly(Pass)),
+        ("stateless-never-cancels",             "client-stateless-cancel",                    E::fails("case").saying("no message matching")),
+        ("stateless-falls-back-on-32022",       "client-stateless-unsupported-version",       E::warns("LIF-12").saying("fell back")),
+        ("stateless-gives-up-on-32602",         "client-stateless-fallback-invalid-params",   E::fails("case").saying("no message matching")),
+        ("stateless-retries-under-same-id",     "client-stateless-unsupported-version",       E::warns("LIF-12").saying("same id")),
+        ("stateless-restarts-server",           "client-stateless-call",                      E::fails("CAN-08").saying("in use").without("LIF-03")),
+        ("stateless-skips-probe",               "client-stateless-fallback-method-not-found", E::outcome(Skip)),
+        ("http-stateless-wrong-version-header", "client-stateless-call",                      E::fails("HTTP-19").saying("MCP-Protocol-Version \"2025-11-25\"")),
+        ("http-stateless-no-name",              "client-stateless-call",                      E::fails("HTTP-19").saying("no Mcp-Name")),
+        ("http-stateless-cancels-by-post",      "client-stateless-cancel",                    E::warns("CAN-12").saying("POSTed")),
+        ("http-stateless-never-closes",         "client-stateless-cancel",                    E::warns("CAN-12").saying("did not close")),
+        ("http-stateless-closes-and-posts",     "client-stateless-cancel",                    E::clean().exactly(Pass).noting("CAN-12", N, "AMB-06")),
+        ("http-stateless-falls-back-on-32022",  "client-stateless-unsupported-version",       E::fails("HTTP-20")),
+        ("http-cancels-after-disconnect",       "client-http-stream-closed",                  E::outcome(Info).noting("observed", N, "cancelled it")),
     ]
 }

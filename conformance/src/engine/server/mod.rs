@@ -160,7 +160,7 @@ impl Side for ServerTarget {
                     Severity::Fail,
                     rule,
                     format!(
-                        "{what} did not complete within {} (the startup allowance and the case's time limit, and the time the target waited for a CPU); {}",
+                        "{what} did not complete within {} (the startup allowance and the case's time limit, longer on a busy machine); {}",
                         crate::transcript::span(ran),
                         e.what_was_heard()
                     ),
@@ -183,8 +183,8 @@ impl Side for ServerTarget {
                     Severity::Fail,
                     Req::Can11,
                     format!(
-                        "the case did not finish within its time limit of {} (it ran {}, \
-                         the time the target waited for a CPU included); the target hung (see the \
+                        "the case did not finish within its time limit of {} (it ran {}; \
+                         a busy machine lengthens it, at most fourfold); the target hung (see the \
                          transcript so far), or raise the limit with --timeout (or the case's \
                          @timeout)",
                         crate::transcript::span(base),

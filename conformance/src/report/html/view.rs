@@ -1,0 +1,503 @@
+//! What the page shows, worked out from the JSON reports before the template lays it out:
+//! the runs as columns (a report at `--protocol-version all` is one column per version, a
+//! client report over both transports one per transport), the cases as rows grouped by
+//! requirement family, each cell an outcome, the problems first, and each run's timings.
+
+use super::super::json::{
+    CaseReport, FindingReport, RunReport, StderrLine, Summary, TranscriptEntry,
+};
+use super::super::timing::{self, CancelTiming, RunTimings};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One column of the matrix: a run of one target at one protocol version over one transport.
+#[derive(Debug, Serialize)]
+pub struct Column {
+    /// Where it is in the page (`r0`, `r1`, …).
+    pub key: String,
+    /// The target's name and version, or its command when it gave none.
+    pub target: String,
+    /// The command (or URL) the target was started with.
+    pub command: String,
+    pub role: String,
+    pub transport: String,
+    /// The protocol version of the column: one version, or `auto: …`.
+    pub version: String,
+    /// The same in a word: the version, or `auto`.
+    pub short_version: String,
+    /// The versions its cases ran at.
+    pub used: String,
+    pub started_at: String,
+    pub harness: String,
+    /// The JSON report it came from.
+    pub source: String,
+    pub counts: Summary,
+    pub timings: RunTimings,
+    /// Why the target could not be tested at all, when it could not.
+    pub error: Option<String>,
+}
+
+/// A family of requirements (CAN, PRG, HTTP, …) and its cases.
+#[derive(Debug, Serialize)]
+pub struct Family {
+    pub code: String,
+    pub name: String,
+    pub rows: Vec<Row>,
+}
+
+/// A case, across the columns.
+#[derive(Debug, Serialize)]
+pub struct Row {
+    /// The case id (without a client case's `@http`, which is a column here).
+    pub id: String,
+    /// Where its details are (`case-…`).
+    pub anchor: String,
+    pub intent: String,
+    pub level: String,
+    pub requirements: Vec<String>,
+    /// One cell per column, `None` where the column did not run the case.
+    pub cells: Vec<Option<Cell>>,
+}
+
+/// A case in a column.
+#[derive(Debug, Serialize)]
+pub struct Cell {
+    /// Where its details are (`c-r0-…`).
+    pub anchor: String,
+    /// Its index among the cells whose transcripts the page embeds.
+    pub data: usize,
+    pub column: String,
+    pub outcome: String,
+    pub message: String,
+    pub version: String,
+    pub duration_ms: u64,
+    pub flaky: bool,
+    pub baseline: Option<String>,
+    pub skip_reason: Option<String>,
+    pub error: Option<String>,
+    /// The findings, the weightiest first.
+    pub findings: Vec<FindingReport>,
+    /// The diff, line by line.
+    pub diff: Vec<DiffLine>,
+    /// The last lines of the target's stderr.
+    pub stderr: Vec<StderrLine>,
+    /// How many stderr lines there were in all.
+    pub stderr_total: usize,
+    pub cancels: Vec<CancelTiming>,
+    pub startup_ms: Option<f64>,
+    /// How many entries the transcript has (its diagram is drawn from the embedded data).
+    pub entries: usize,
+    /// Shown open when the page loads: the first [`OPEN_AT_LOAD`] problems.
+    pub open: bool,
+}
+
+/// How many problem cells the page opens (and draws) when it loads.
+const OPEN_AT_LOAD: usize = 40;
+
+/// One line of a diff, with what it is: `add`, `del`, `hunk`, `head` or `same`.
+#[derive(Debug, Serialize)]
+pub struct DiffLine {
+    pub kind: &'static str,
+    pub text: String,
+}
+
+/// What a diagram is drawn from: embedded in the page as JSON, drawn by its script.
+#[derive(Debug)]
+pub struct Diagram {
+    /// The target as its lane is named.
+    pub target: String,
+    /// `server` or `client`: which side the target plays.
+    pub role: String,
+    pub entries: Vec<TranscriptEntry>,
+    pub cancels: Vec<CancelTiming>,
+}
+
+/// A cell that did not pass, for the list at the top.
+#[derive(Debug, Serialize)]
+pub struct Problem {
+    pub anchor: String,
+    pub outcome: String,
+    pub id: String,
+    pub column: String,
+    pub message: String,
+}
+
+/// The page.
+#[derive(Debug, Serialize)]
+pub struct Page {
+    pub columns: Vec<Column>,
+    pub families: Vec<Family>,
+    pub problems: Vec<Problem>,
+    /// All cells together.
+    pub totals: Summary,
+    /// Per cell (by its `data`), what its diagram is drawn from.
+    #[serde(skip)]
+    pub diagrams: Vec<Diagram>,
+}
+
+/// The families in the order a reader of a cancellation harness looks for them.
+const FAMILIES: [(&str, &str); 11] = [
+    ("CAN", "Cancellation"),
+    ("PRG", "Progress"),
+    ("TMO", "Timeouts"),
+    ("TSK", "Tasks"),
+    ("LIF", "Lifecycle"),
+    ("PING", "Ping"),
+    ("RPC", "JSON-RPC messages"),
+    ("TOOL", "Tool results"),
+    ("STD", "stdio transport"),
+    ("HTTP", "Streamable HTTP"),
+    ("AMB", "Ambiguities"),
+];
+
+/// The family of a case: that of its first requirement.
+pub fn family_of(requirements: &[String]) -> (String, String) {
+    let code = requirements
+        .first()
+        .and_then(|r| r.split('-').next())
+        .unwrap_or("")
+        .to_string();
+    let name = FAMILIES
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map_or_else(|| "Other".to_string(), |(_, n)| n.to_string());
+    (code, name)
+}
+
+/// How bad an outcome is, worst first.
+pub fn rank(outcome: &str) -> u8 {
+    match outcome {
+        "fail" => 0,
+        "warn" => 1,
+        "info" => 2,
+        "pass" => 3,
+        _ => 4,
+    }
+}
+
+/// The row a case belongs to: its id, less the `@http` that names a client case's transport.
+fn row_id(case: &CaseReport) -> &str {
+    match case.transport.as_str() {
+        "http" => case.id.strip_suffix("@http").unwrap_or(&case.id),
+        _ => &case.id,
+    }
+}
+
+/// Makes text fit for an HTML id.
+fn slug(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// The page for these reports, each with the name of the file it came from.
+pub fn page(reports: Vec<(String, RunReport)>) -> Page {
+    let mut columns: Vec<Column> = vec![];
+    // Per column, the cases in it.
+    let mut per_column: Vec<Vec<CaseReport>> = vec![];
+    for (source, report) in reports {
+        let split_versions = report.protocol_version == "all";
+        // Columns by transport (stdio first) and version (oldest first).
+        let mut groups: BTreeMap<(bool, String, String), Vec<CaseReport>> = BTreeMap::new();
+        for case in report.cases.iter().cloned() {
+            let version = match (&case.protocol_version, split_versions) {
+                (Some(v), true) => v.clone(),
+                _ => report.protocol_version.clone(),
+            };
+            groups
+                .entry((case.transport != "stdio", case.transport.clone(), version))
+                .or_default()
+                .push(case);
+        }
+        if groups.is_empty() {
+            // A run that played no case (its target could not be tested) is a column too.
+            let key = (
+                report.transport != "stdio",
+                report.transport.clone(),
+                report.protocol_version.clone(),
+            );
+            groups.insert(key, vec![]);
+        }
+        for ((_, transport, version), cases) in groups {
+            let key = format!("r{}", columns.len());
+            let mut counts = Summary::default();
+            for case in &cases {
+                counts.add(&case.outcome);
+            }
+            let short_version = version.clone();
+            let mut used: Vec<&str> = cases
+                .iter()
+                .filter(|c| c.outcome != "skip")
+                .filter_map(|c| c.protocol_version.as_deref())
+                .collect();
+            used.sort();
+            used.dedup();
+            let used = used.join(", ");
+            let version = if version == "auto" {
+                format!("auto: {used}")
+            } else {
+                version
+            };
+            let target = match (&report.target.name, &report.target.version) {
+                (Some(name), Some(version)) => format!("{name} {version}"),
+                (Some(name), None) => name.clone(),
+                _ => report.target.command.clone(),
+            };
+            columns.push(Column {
+                key,
+                target,
+                command: report.target.command.clone(),
+                role: report.role.clone(),
+                transport,
+                version,
+                short_version,
+                used,
+                started_at: report.started_at.clone(),
+                harness: report.harness.version.clone(),
+                source: source.clone(),
+                counts,
+                timings: timing::of_run(cases.iter().map(|c| &c.timings)),
+                error: report.error.as_ref().map(|e| e.message.clone()),
+            });
+            per_column.push(cases);
+        }
+    }
+    let mut rows: BTreeMap<String, Row> = BTreeMap::new();
+    let mut totals = Summary::default();
+    let mut diagrams = vec![];
+    for (index, cases) in per_column.into_iter().enumerate() {
+        let column = &columns[index];
+        for case in cases {
+            let id = row_id(&case).to_string();
+            let row = rows.entry(id.clone()).or_insert_with(|| Row {
+                anchor: format!("case-{}", slug(&id)),
+                id: id.clone(),
+                intent: case.intent.clone(),
+                level: case.level.clone(),
+                requirements: case.requirements.clone(),
+                cells: vec![],
+            });
+            row.cells.resize_with(columns.len(), || None);
+            totals.add(&case.outcome);
+            // A column holds a case once; a repeated id keeps the first.
+            if row.cells[index].is_some() {
+                continue;
+            }
+            row.cells[index] = Some(cell(column, &id, diagrams.len(), &case));
+            diagrams.push(Diagram {
+                target: column.target.clone(),
+                role: column.role.clone(),
+                entries: case.transcript,
+                cancels: case.timings.cancels,
+            });
+        }
+    }
+    let mut families: Vec<Family> = vec![];
+    for (_, mut row) in rows {
+        row.cells.resize_with(columns.len(), || None);
+        let (code, name) = family_of(&row.requirements);
+        match families.iter_mut().find(|f| f.code == code) {
+            Some(family) => family.rows.push(row),
+            None => families.push(Family {
+                code,
+                name,
+                rows: vec![row],
+            }),
+        }
+    }
+    let order = |code: &str| {
+        FAMILIES
+            .iter()
+            .position(|(c, _)| *c == code)
+            .unwrap_or(FAMILIES.len())
+    };
+    families.sort_by(|a, b| {
+        order(&a.code)
+            .cmp(&order(&b.code))
+            .then(a.code.cmp(&b.code))
+    });
+    let mut problems: Vec<Problem> = families
+        .iter()
+        .flat_map(|f| &f.rows)
+        .flat_map(|row| row.cells.iter().flatten().map(move |cell| (row, cell)))
+        .filter(|(_, cell)| rank(&cell.outcome) <= 1)
+        .map(|(row, cell)| Problem {
+            anchor: cell.anchor.clone(),
+            outcome: cell.outcome.clone(),
+            id: row.id.clone(),
+            column: cell.column.clone(),
+            message: cell.message.clone(),
+        })
+        .collect();
+    problems.sort_by_key(|p| rank(&p.outcome));
+    let opened: Vec<&str> = problems
+        .iter()
+        .take(OPEN_AT_LOAD)
+        .map(|p| p.anchor.as_str())
+        .collect();
+    for cell in families
+        .iter_mut()
+        .flat_map(|f| &mut f.rows)
+        .flat_map(|r| r.cells.iter_mut().flatten())
+    {
+        cell.open = opened.contains(&cell.anchor.as_str());
+    }
+    Page {
+        columns,
+        families,
+        problems,
+        totals,
+        diagrams,
+    }
+}
+
+/// A case's cell in a column.
+fn cell(column: &Column, id: &str, data: usize, case: &CaseReport) -> Cell {
+    let mut findings = case.findings.clone();
+    findings.sort_by_key(|f| std::cmp::Reverse(severity_rank(&f.severity)));
+    let diff = case
+        .diff
+        .as_deref()
+        .unwrap_or("")
+        .lines()
+        .map(|line| DiffLine {
+            kind: match line.as_bytes().first() {
+                _ if line.starts_with("+++") || line.starts_with("---") => "head",
+                Some(b'+') => "add",
+                Some(b'-') => "del",
+                Some(b'@') => "hunk",
+                _ => "same",
+            },
+            text: line.to_string(),
+        })
+        .collect();
+    let kept = case.stderr.lines.len();
+    Cell {
+        anchor: format!("c-{}-{}", column.key, slug(id)),
+        data,
+        column: format!(
+            "{} · {} · {}",
+            column.target, column.transport, column.short_version
+        ),
+        outcome: case.outcome.clone(),
+        message: case.message.clone(),
+        version: case.protocol_version.clone().unwrap_or_default(),
+        duration_ms: case.duration_ms,
+        flaky: case.flaky,
+        baseline: case.baseline.clone(),
+        skip_reason: case.skip_reason.clone(),
+        error: case.error.clone(),
+        findings,
+        diff,
+        stderr: case.stderr.lines[kept.saturating_sub(STDERR_SHOWN)..].to_vec(),
+        stderr_total: case.stderr.total,
+        cancels: case.timings.cancels.clone(),
+        startup_ms: case.timings.startup_ms,
+        entries: case.transcript.len(),
+        open: false,
+    }
+}
+
+/// How many stderr lines a cell shows (the JSON report has all that were kept).
+const STDERR_SHOWN: usize = 20;
+
+/// How much a finding weighs, for ordering.
+fn severity_rank(severity: &str) -> u8 {
+    match severity {
+        "fail" => 3,
+        "warn" => 2,
+        "info" => 1,
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn case(
+        id: &str,
+        outcome: &str,
+        version: &str,
+        transport: &str,
+        req: &str,
+    ) -> serde_json::Value {
+        json!({
+            "id": id, "intent": "", "outcome": outcome, "level": "must", "requirements": [req],
+            "message": format!("{outcome} message"), "durationMs": 1, "baseline": null,
+            "runs": [outcome], "flaky": false, "protocolVersion": version, "era": null,
+            "transport": transport, "findings": [], "stderr": {"lines": [], "total": 0},
+            "transcript": [], "timings": {}
+        })
+    }
+
+    fn report(protocol: &str, role: &str, cases: Vec<serde_json::Value>) -> RunReport {
+        let stats = json!({"count": 0, "medianMs": null, "p95Ms": null, "maxMs": null});
+        serde_json::from_value(json!({
+            "schemaVersion": 1, "harness": {"name": "conformance", "version": "0"},
+            "startedAt": "2026-12-02T00:00:00Z", "durationMs": 1, "role": role,
+            "target": {"command": "t", "name": "srv", "version": "1"}, "transport": "stdio",
+            "protocolVersion": protocol, "targetVersions": [],
+            "summary": {"pass": 0, "fail": 0, "warn": 0, "info": 0, "skip": 0},
+            "timings": {"cancelToQuiet": stats, "startup": stats, "roundTrip": stats},
+            "cases": cases,
+        }))
+        .expect("a report")
+    }
+
+    #[test]
+    fn columns_split_by_version_for_all_and_by_transport_rows_by_family() {
+        let all = report(
+            "all",
+            "server",
+            vec![
+                case("server/a", "pass", "2025-11-25", "stdio", "PRG-01"),
+                case("server/a", "fail", "2026-07-28", "stdio", "PRG-01"),
+                case("server/b", "warn", "2026-07-28", "stdio", "CAN-05"),
+            ],
+        );
+        let client = report(
+            "auto",
+            "client",
+            vec![
+                case("client/c@http", "pass", "2025-11-25", "http", "LIF-01"),
+                case("client/c", "skip", "2025-11-25", "stdio", "LIF-01"),
+            ],
+        );
+        let page = page(vec![("a.json".into(), all), ("c.json".into(), client)]);
+        let columns: Vec<(&str, &str)> = page
+            .columns
+            .iter()
+            .map(|c| (c.transport.as_str(), c.short_version.as_str()))
+            .collect();
+        assert_eq!(
+            columns,
+            [
+                ("stdio", "2025-11-25"),
+                ("stdio", "2026-07-28"),
+                ("stdio", "auto"),
+                ("http", "auto")
+            ]
+        );
+        let families: Vec<&str> = page.families.iter().map(|f| f.code.as_str()).collect();
+        assert_eq!(families, ["CAN", "PRG", "LIF"], "cancellation first");
+        // The client case over both transports is one row, a cell in each column.
+        let c = &page.families[2].rows[0];
+        assert_eq!(c.id, "client/c");
+        assert!(c.cells[..2].iter().all(Option::is_none));
+        assert!(c.cells[2..].iter().all(Option::is_some));
+        let problems: Vec<(&str, &str)> = page
+            .problems
+            .iter()
+            .map(|p| (p.outcome.as_str(), p.id.as_str()))
+            .collect();
+        assert_eq!(problems, [("fail", "server/a"), ("warn", "server/b")]);
+        assert!(page.families[1].rows[0].cells[1]
+            .as_ref()
+            .is_some_and(|c| c.open));
+        assert_eq!(page.totals.fail, 1);
+        assert_eq!(page.columns[1].counts.fail, 1);
+        assert_eq!(page.diagrams.len(), 5);
+    }
+}

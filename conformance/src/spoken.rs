@@ -1,0 +1,54 @@
+//! What a server target speaks: the version probes of [`crate::versions`], each on a fresh
+//! start of the target (over HTTP, a fresh connection, and a fresh server where the harness
+//! starts it), run at once. The command line and [`crate::libtest`] ask the same way.
+
+use crate::engine::server::Connect;
+use crate::engine::Options;
+use crate::transport::http::Http;
+use crate::transport::process::display_argv;
+use crate::transport::stdio::Stdio;
+use crate::versions::{self, Choice, Spoken};
+
+/// Asks the target which protocol versions it speaks, each probe on a fresh start of it (over
+/// HTTP, a fresh connection, and a fresh server where the harness starts it).
+pub fn spoken_by(connect: &Connect, choice: &Choice, options: &Options) -> Result<Spoken, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async {
+        let mut probes = tokio::task::JoinSet::new();
+        let versions = versions::to_probe(choice);
+        // A target file says which tools play the roles: no need to list them.
+        let list = options.fixtures.is_none();
+        for (order, version) in versions.into_iter().enumerate() {
+            let wait = options.startup_timeout;
+            match connect {
+                Connect::Stdio(launch) => {
+                    let io = Stdio::spawn(launch, options.reply_timeout).map_err(|e| {
+                        format!(
+                            "cannot start target `{}`: {e}; check the command after `--` (it is run without a shell)",
+                            display_argv(&launch.argv)
+                        )
+                    })?;
+                    probes.spawn_local(
+                        async move { (order, versions::probe(io, version, wait, list).await) },
+                    );
+                }
+                Connect::Http(target) => {
+                    let io = Http::start(target, options.reply_timeout, wait).await?;
+                    probes.spawn_local(
+                        async move { (order, versions::probe(io, version, wait, list).await) },
+                    );
+                }
+            }
+        }
+        let mut found = vec![];
+        while let Some(done) = probes.join_next().await {
+            found.push(done.map_err(|e| format!("a version probe failed: {e}"))?);
+        }
+        found.sort_by_key(|(order, _)| *order);
+        Ok(versions::gather(found.into_iter().map(|(_, f)| f).collect()))
+    })
+}
