@@ -40,6 +40,7 @@ pub mod load;
 pub mod outcome;
 pub mod pattern;
 pub mod report;
+pub mod requirement;
 pub mod rules;
 pub mod runner;
 pub mod spoken;
