@@ -11,6 +11,7 @@ mod adapter;
 pub mod http;
 pub mod session;
 mod start;
+pub use start::never_reached;
 mod stateless;
 
 use super::{Engine, Options, Report, Side, Stop};
@@ -72,6 +73,9 @@ pub struct ClientTarget {
     pub(crate) hung: bool,
     /// The client reached the harness's server (a relay connected, or an HTTP request came).
     pub(crate) connected: bool,
+    /// The adapter declined the case (a `{"decline": "…"}` line): its words, until the
+    /// steps stop on them.
+    pub(crate) declined: Option<String>,
     /// What the harness knows of the client's HTTP requests.
     pub(crate) http: HttpSide,
     /// What the harness knows of a client of the stateless era.
@@ -240,7 +244,7 @@ impl Side for ClientTarget {
                     Req::Tmo02,
                     format!(
                         "the case did not finish within its time limit of {} (it ran {}; a busy \
-                         machine lengthens it, at most fourfold); the client hung (see the \
+                         machine lengthens it); the client hung (see the \
                          transcript so far), or raise the limit with --timeout",
                         crate::transcript::span(base),
                         crate::transcript::span(ran)
@@ -261,6 +265,10 @@ impl Side for ClientTarget {
             Err(Stop::Gone | Stop::Hung) => {
                 e.side.stopped = Some(e.line);
                 settle(e).await;
+                // It may have said why it left.
+                if let Some(Stop::Skip(reason)) = adapter::declined(e) {
+                    return Some(reason);
+                }
             }
         }
         e.judge_initialized();
@@ -385,7 +393,7 @@ impl Side for ClientTarget {
     }
 
     fn halted<T: Transport>(e: &mut Engine<'_, T, Self>) -> Option<Stop> {
-        e.side.era.skip.take().map(Stop::Skip)
+        adapter::declined(e).or_else(|| e.side.era.skip.take().map(Stop::Skip))
     }
 
     fn stamp<T: Transport>(e: &Engine<'_, T, Self>, message: &mut Value) -> bool {

@@ -15,17 +15,35 @@ use crate::transport::Transport;
 use serde_json::{json, Value};
 use tokio::time::Instant as Deadline;
 
+/// How the finding of a client that never reached the harness's server begins.
+const NEVER_REACHED: &str = "the client never reached the server";
+
+/// Whether a client case ended because the client never reached the harness's server.
+pub fn never_reached(report: &crate::engine::Report) -> bool {
+    report.findings.iter().any(|f| {
+        f.severity == Severity::Fail
+            && f.requirement() == Req::Std01.as_str()
+            && f.message.starts_with(NEVER_REACHED)
+    })
+}
+
 /// Waits for the client to start its server, which connects back to the harness.
 pub(super) async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Result<(), Stop> {
     let start = e.clock.stretched(START_TIMEOUT).min(e.case_limit());
     let deadline = Deadline::now() + start;
     while !e.side.connected {
+        if let Some(stop) = super::adapter::declined(e) {
+            return Err(stop);
+        }
         if !e.next(deadline).await || (e.liveness.exited && !e.side.connected) {
             if e.liveness.exited {
                 // What it wrote before exiting may still be on its way.
                 e.read_to_end().await;
                 if e.side.connected {
                     continue;
+                }
+                if let Some(stop) = super::adapter::declined(e) {
+                    return Err(stop);
                 }
                 if gave_up_first(e) {
                     e.rule(
@@ -51,9 +69,7 @@ pub(super) async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -
             e.rule(
                 Severity::Fail,
                 Req::Std01,
-                format!(
-                    "the client never reached the server ({how}); {contract} (see its stderr below)"
-                ),
+                format!("{NEVER_REACHED} ({how}); {contract} (see its stderr below)"),
             );
             return Err(Stop::Gone);
         }

@@ -184,7 +184,7 @@ impl Side for ServerTarget {
                     Req::Can11,
                     format!(
                         "the case did not finish within its time limit of {} (it ran {}; \
-                         a busy machine lengthens it, at most fourfold); the target hung (see the \
+                         a busy machine lengthens it); the target hung (see the \
                          transcript so far), or raise the limit with --timeout (or the case's \
                          @timeout)",
                         crate::transcript::span(base),
