@@ -566,7 +566,7 @@ fn role_summary() -> String {
     let cases = server_cases();
     let none = cases.iter().filter(|c| c.fixtures.is_empty()).count();
     let mut out = format!(
-        "| Your server offers | Cases that can run |\n|---|---|\n| nothing beyond the protocol | {none} of {} |\n",
+        "| Your server offers | Server cases |\n|---|---|\n| nothing beyond the protocol | {none} of {} need nothing more |\n",
         cases.len()
     );
     for role in conformance::fixtures::ROLES {
@@ -577,7 +577,7 @@ fn role_summary() -> String {
         let what = if role == "cancellations" {
             format!("the `{role}` witness | makes {calling} cases' `! witness` steps verdicts, not notes |")
         } else {
-            format!("a tool playing `{role}` | {calling} more call it |")
+            format!("a tool playing `{role}` | {calling} call it |")
         };
         out.push_str(&format!("| {what}\n"));
     }
