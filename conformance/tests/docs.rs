@@ -23,10 +23,6 @@ use conformance::era::{HANDSHAKE_VERSIONS, STATELESS_VERSION};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Subcommands the docs describe that are built on another branch: allowed not to parse until
-/// they land. The test fails once one parses, so the entry is removed then.
-const PENDING: &[&str] = &["init"];
-
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -133,7 +129,11 @@ fn command_lines(block: &Block) -> Vec<(usize, Vec<String>)> {
             .iter()
             .enumerate()
             .filter_map(|(i, l)| {
-                let run = l.trim_start().trim_start_matches("- ").trim_start().strip_prefix("run:")?;
+                let run = l
+                    .trim_start()
+                    .trim_start_matches("- ")
+                    .trim_start()
+                    .strip_prefix("run:")?;
                 let mut line = run.trim().to_string();
                 while let (Some(a), Some(b)) = (line.find("${{"), line.find("}}")) {
                     if b < a {
@@ -146,7 +146,10 @@ fn command_lines(block: &Block) -> Vec<(usize, Vec<String>)> {
             .collect();
     }
     let console = block.lang == "console" || block.lines.iter().any(|l| l.starts_with("$ "));
-    let shell = matches!(block.lang.as_str(), "" | "sh" | "shell" | "bash" | "console");
+    let shell = matches!(
+        block.lang.as_str(),
+        "" | "sh" | "shell" | "bash" | "console"
+    );
     if !shell {
         return vec![];
     }
@@ -175,8 +178,9 @@ fn command_lines(block: &Block) -> Vec<(usize, Vec<String>)> {
         let mut argv = words(&pending);
         pending.clear();
         while argv.first().is_some_and(|w| {
-            w.split_once('=')
-                .is_some_and(|(k, _)| !k.is_empty() && k.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+            w.split_once('=').is_some_and(|(k, _)| {
+                !k.is_empty() && k.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+            })
         }) {
             argv.remove(0);
         }
@@ -195,9 +199,14 @@ fn harness_argv(argv: &[String]) -> Option<Vec<String>> {
     }
     let runs_harness = program == "cargo"
         && argv.get(1).is_some_and(|w| w == "run")
-        && argv.windows(2).any(|w| w[0] == "-p" && w[1] == "conformance");
+        && argv
+            .windows(2)
+            .any(|w| w[0] == "-p" && w[1] == "conformance");
     if runs_harness {
-        let rest = argv.iter().position(|w| w == "--").map_or(&argv[argv.len()..], |at| &argv[at + 1..]);
+        let rest = argv
+            .iter()
+            .position(|w| w == "--")
+            .map_or(&argv[argv.len()..], |at| &argv[at + 1..]);
         let mut out = vec!["conformance".to_string()];
         out.extend(rest.iter().cloned());
         return Some(out);
@@ -209,7 +218,6 @@ fn harness_argv(argv: &[String]) -> Option<Vec<String>> {
 fn every_documented_command_line_of_the_harness_parses() {
     let mut checked = 0;
     let mut problems = vec![];
-    let mut pending_seen = vec![];
     for (path, text) in documents() {
         for block in blocks(&text) {
             for (line, argv) in command_lines(&block) {
@@ -219,20 +227,14 @@ fn every_documented_command_line_of_the_harness_parses() {
                 checked += 1;
                 let place = format!("{}:{line}: `{}`", path.display(), argv.join(" "));
                 match args::Args::try_parse_from(&argv) {
-                    Ok(_) => {
-                        if let Some(sub) = argv.get(1).filter(|s| PENDING.contains(&s.as_str())) {
-                            problems.push(format!(
-                                "{place}: `{sub}` parses now; remove it from PENDING in tests/docs.rs"
-                            ));
-                        }
-                    }
-                    Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => {}
+                    Ok(_) => {}
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            clap::error::ErrorKind::DisplayHelp
+                                | clap::error::ErrorKind::DisplayVersion
+                        ) => {}
                     Err(e) => {
-                        let sub = argv.get(1).map(String::as_str).unwrap_or("");
-                        if PENDING.contains(&sub) && e.kind() == clap::error::ErrorKind::InvalidSubcommand {
-                            pending_seen.push(place);
-                            continue;
-                        }
                         let first = e.to_string();
                         let first = first.lines().next().unwrap_or("").to_string();
                         problems.push(format!("{place}: {first}"));
@@ -241,23 +243,28 @@ fn every_documented_command_line_of_the_harness_parses() {
             }
         }
     }
-    assert!(checked >= 20, "only {checked} command lines found: is the extraction broken?");
+    assert!(
+        checked >= 20,
+        "only {checked} command lines found: is the extraction broken?"
+    );
     assert!(
         problems.is_empty(),
         "documented command lines that the harness does not accept:\n{}",
         problems.join("\n")
     );
-    eprintln!(
-        "{checked} command lines parse; {} use a subcommand still pending ({PENDING:?})",
-        pending_seen.len()
-    );
+    eprintln!("{checked} command lines parse");
 }
 
 /// The workspace's packages, with their test and bench targets.
 fn workspace_targets() -> BTreeMap<String, (Vec<String>, Vec<String>)> {
     let root = root();
     let mut out = BTreeMap::new();
-    for package in ["conformance", "reference-server", "reference-client", "reference-wire"] {
+    for package in [
+        "conformance",
+        "reference-server",
+        "reference-client",
+        "reference-wire",
+    ] {
         let dir = root.join(package);
         let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("a manifest");
         let stems = |folder: &str| -> Vec<String> {
@@ -333,17 +340,23 @@ fn every_documented_cargo_line_names_packages_and_targets_that_exist() {
                         _ => continue,
                     };
                     for p in &packages {
-                        let Some(t) = targets.get(p.as_str()) else { continue };
+                        let Some(t) = targets.get(p.as_str()) else {
+                            continue;
+                        };
                         let names = if index == 0 { &t.0 } else { &t.1 };
                         if !names.contains(&w[1]) {
-                            problems.push(format!("{place}: `{p}` has no {kind} target `{}`", w[1]));
+                            problems
+                                .push(format!("{place}: `{p}` has no {kind} target `{}`", w[1]));
                         }
                     }
                 }
             }
         }
     }
-    assert!(checked >= 5, "only {checked} cargo lines found: is the extraction broken?");
+    assert!(
+        checked >= 5,
+        "only {checked} cargo lines found: is the extraction broken?"
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
@@ -592,7 +605,9 @@ fn generated(path: &str, name: &str, body: &str) -> Option<String> {
     let begin = format!("<!-- begin {name}: generated from cases/server by conformance/tests/docs.rs; UPDATE_DOCS=1 rewrites it -->\n");
     let end = format!("<!-- end {name} -->");
     let (Some(b), Some(e)) = (text.find(&begin), text.find(&end)) else {
-        return Some(format!("{path}: the markers of `{name}` are missing:\n{begin}{end}"));
+        return Some(format!(
+            "{path}: the markers of `{name}` are missing:\n{begin}{end}"
+        ));
     };
     let current = &text[b + begin.len()..e];
     if current == body {
@@ -624,20 +639,87 @@ fn the_tables_of_what_server_cases_need_match_the_cases() {
 fn the_helpers_read_shell_lines_as_a_shell_would() {
     assert_eq!(
         words(r#"conformance server --url 'http://x/{port}' -- "a b" c # comment"#),
-        ["conformance", "server", "--url", "http://x/{port}", "--", "a b", "c"]
+        [
+            "conformance",
+            "server",
+            "--url",
+            "http://x/{port}",
+            "--",
+            "a b",
+            "c"
+        ]
     );
     let block = Block {
         lang: "console".into(),
         line: 1,
-        lines: vec!["$ CI=1 conformance list \\".into(), "  cancel".into(), "output".into()],
+        lines: vec![
+            "$ CI=1 conformance list \\".into(),
+            "  cancel".into(),
+            "output".into(),
+        ],
     };
-    assert_eq!(command_lines(&block), [(1, vec!["conformance".into(), "list".into(), "cancel".into()])]);
+    assert_eq!(
+        command_lines(&block),
+        [(
+            1,
+            vec!["conformance".into(), "list".into(), "cancel".into()]
+        )]
+    );
     assert_eq!(
         harness_argv(&words("cargo run -p conformance -- server -v")),
         Some(vec!["conformance".into(), "server".into(), "-v".into()])
     );
-    assert_eq!(anchor("The stateless era (2026-07-28)"), "the-stateless-era-2026-07-28");
-    assert_eq!(anchor("Drafting one: `conformance init`"), "drafting-one-conformance-init");
+    assert_eq!(
+        anchor("The stateless era (2026-07-28)"),
+        "the-stateless-era-2026-07-28"
+    );
+    assert_eq!(
+        anchor("Drafting one: `conformance init`"),
+        "drafting-one-conformance-init"
+    );
     // A stale flag is caught.
     assert!(args::Args::try_parse_from(["conformance", "server", "--no-such-flag"]).is_err());
+}
+
+/// The README opens with the two commands a newcomer runs: one runs the harness, one runs the
+/// tests; and CI (`.ci/run`) runs that same test command, so the README cannot name one that
+/// CI does not run.
+#[test]
+fn the_readme_opens_with_the_two_commands_and_ci_runs_its_test_command() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let first = blocks(&readme)
+        .into_iter()
+        .next()
+        .expect("a code block in the README");
+    assert!(
+        first.line <= 5,
+        "the README's first code block starts on line {}, not at the top",
+        first.line
+    );
+    let lines = command_lines(&first);
+    assert_eq!(
+        lines.len(),
+        2,
+        "the README's first block holds the two commands, not {lines:?}"
+    );
+    assert!(
+        harness_argv(&lines[0].1).is_some(),
+        "the README's first command runs the harness: {:?}",
+        lines[0].1
+    );
+    let test = &lines[1].1;
+    assert_eq!(
+        test[..2],
+        ["cargo", "test"],
+        "the README's second command runs the tests: {test:?}"
+    );
+    let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run");
+    let runs_it = ci.lines().map(words).any(|line| {
+        line.len() >= 2 && line[..2] == ["cargo", "test"] && test.iter().all(|w| line.contains(w))
+    });
+    assert!(
+        runs_it,
+        ".ci/run runs no `{}` (it may add flags such as --locked)",
+        test.join(" ")
+    );
 }
