@@ -2,11 +2,11 @@
 //! the request ledger (the inbound one is `receive.rs`; what a case keeps of either is
 //! bounded by [`super::parts::budget`]).
 
-use crate::requirement::Req;
 use super::ledger::{Due, SentRequest};
 use super::{Engine, Side, Stop};
 use crate::fixtures;
 use crate::outcome::Severity;
+use crate::requirement::Req;
 use crate::transcript::Entry;
 use crate::transport::{Channel, SendError, Transport};
 use serde_json::Value;

@@ -11,11 +11,8 @@
 //! any step looks at it. Steps then wait for what they expect, event-driven: nothing sleeps
 //! unless the case asks for a time window.
 
-mod adapter;
 mod cancel;
 pub mod client;
-mod client_start;
-mod client_stateless;
 mod expect;
 pub mod http;
 mod http_steps;
@@ -26,7 +23,6 @@ pub mod parts;
 mod proof;
 mod receive;
 pub mod server;
-pub mod session;
 mod side;
 mod steps;
 mod waited;

@@ -13,12 +13,12 @@
 //! grows by the time the target lost waiting for a CPU since the proof (see
 //! `waited.rs`), and a finding that rests on it says by how much.
 
-use crate::requirement::Req;
 use super::ledger::Due;
 use super::{Engine, Side, Stop};
 use crate::era::ProtocolVersion;
 use crate::outcome::Severity;
 use crate::pattern::canonical;
+use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transport::Transport;
 use serde_json::Value;

@@ -1,10 +1,10 @@
 //! The engine's inbound direction: each event the transport reports is taken in, recorded
 //! within the transcript's budget (see [`super::KEEP_BYTES`]) and judged.
 
-use crate::requirement::Req;
 use super::parts::budget::{KEEP_BYTES, KEEP_ENTRIES};
 use super::{Engine, Side};
 use crate::outcome::{FindingKind, Severity};
+use crate::requirement::Req;
 use crate::rules::envelope;
 use crate::transcript::Entry;
 use crate::transport::process::MAX_LINE;

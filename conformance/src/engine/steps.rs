@@ -99,7 +99,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// A reference to a variable that an earlier, already reported mismatch never captured
     /// ends the case quietly; otherwise it is a bug in the case.
     fn missing_capture(&mut self, name: String) -> Stop {
-        if !self.findings.list().iter().any(|f| f.severity > Severity::Note) {
+        if !self
+            .findings
+            .list()
+            .iter()
+            .any(|f| f.severity > Severity::Note)
+        {
             self.finding(
                 Severity::Fail,
                 FindingKind::CaseBug,

@@ -15,7 +15,6 @@ use super::{Engine, Side};
 use crate::transport::Transport;
 use std::time::Duration;
 
-
 impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// How long the target's processes have waited for a CPU so far, summed over their
     /// threads; `None` where the kernel does not say.

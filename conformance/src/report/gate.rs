@@ -292,8 +292,8 @@ impl std::fmt::Display for Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::requirement::Req;
     use crate::outcome::Finding;
+    use crate::requirement::Req;
 
     fn report(findings: &[(Severity, FindingKind)]) -> Report {
         let mut report = Report::skipped(String::new(), "t".into());

@@ -5,12 +5,12 @@
 //! responses only to the harness's requests, once. Requests the case does not script are
 //! answered here as a plain server would answer them. The cancel rules are in `client_cancel`.
 
-use crate::requirement::Req;
 use crate::engine::client::{initialize_answer, tool_list, ClientTarget};
 use crate::engine::ledger::ReceivedRequest;
 use crate::engine::Engine;
 use crate::outcome::Severity;
 use crate::pattern::{canonical, id_key};
+use crate::requirement::Req;
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
 

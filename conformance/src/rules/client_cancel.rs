@@ -2,11 +2,11 @@
 //! (CAN-01) of a request the client itself sent (CAN-02) and that is still in progress
 //! (CAN-03), never of `initialize` (CAN-04).
 
-use crate::requirement::Req;
 use crate::engine::client::{ClientTarget, T_GRACE};
 use crate::engine::Engine;
 use crate::outcome::Severity;
 use crate::pattern::id_key;
+use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transport::Transport;
 use serde_json::Value;

@@ -14,10 +14,10 @@
 //! arrived (where the kernel does not say, stretched by the machine's CPU pressure). Over an
 //! ordered transport (stdio) nothing is held: the order of arrival is the order of writing.
 
-use crate::requirement::Req;
 use crate::engine::client::{ClientTarget, T_GRACE};
 use crate::engine::Engine;
 use crate::outcome::Severity;
+use crate::requirement::Req;
 use crate::transport::Transport;
 use serde_json::Value;
 use std::time::Duration;

@@ -6,47 +6,18 @@
 //! `text/event-stream` acceptable (HTTP-12); and DELETE at the end, which `! exit` judges. A
 //! stream the harness closes is no cancel; what the client makes of it is recorded (AMB-23).
 
-use crate::requirement::Req;
+use crate::engine::client::http::NotFound;
 use crate::engine::client::ClientTarget;
 use crate::engine::Engine;
 use crate::era::ProtocolVersion;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::json_equal;
+use crate::requirement::Req;
 use crate::transcript::Direction;
 use crate::transport::http_server::ClientRequest;
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-
-/// What the client side of the harness knows about a client's HTTP requests.
-#[derive(Debug, Default)]
-pub struct HttpSide {
-    /// Where the client stands after a 404 for a session the server forgot.
-    pub not_found: NotFound,
-    /// The harness forgot the session (`! expire-session`): a new one is no restart.
-    pub expired: bool,
-    /// Streams the harness closed without a cancel (`! disconnect`): the request's id and
-    /// when.
-    pub disconnected: Vec<(Value, Duration)>,
-    /// GET requests: when (since the target started), and their `Last-Event-ID`.
-    pub gets: Vec<(Duration, Option<String>)>,
-    /// The request that got the 404 for a forgotten session, as it arrived: requests of that
-    /// session arriving within the crossing grace after it were sent before the client could
-    /// have read it.
-    pub(crate) first_not_found: Option<crate::rules::client_crossing::Held>,
-}
-
-/// Where a client stands after the harness answered 404 for a session it forgot.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub enum NotFound {
-    /// No such 404 is pending.
-    #[default]
-    Clear,
-    /// A 404 came and the client has not yet started a new session.
-    Awaiting,
-    /// The client went on without a new session (reported once).
-    Reported,
-}
 
 /// Whether an `Accept` header lists a media type.
 fn accepts(accept: Option<&str>, kind: &str) -> bool {

@@ -16,12 +16,12 @@
 //! (AMB-20), and so does retrying a request the server refused with `-32022` under the same
 //! id (LIF-12: the retry is a new request).
 
-use crate::requirement::Req;
 use crate::engine::client::ClientTarget;
 use crate::engine::Engine;
 use crate::era::{META_CAPABILITIES, META_CLIENT_INFO, META_VERSION};
 use crate::outcome::Severity;
 use crate::pattern::canonical;
+use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transport::http_server::ClientRequest;
 use crate::transport::Transport;

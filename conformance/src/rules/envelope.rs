@@ -1,9 +1,9 @@
 //! The envelope every line must have, whichever side wrote it: one JSON-RPC 2.0 message object
 //! per line. Server and client runs judge it the same way, with the rule of their stream.
 
-use crate::requirement::Req;
 use crate::outcome::Severity;
 use crate::pattern::canonical;
+use crate::requirement::Req;
 use serde_json::Value;
 
 /// Who wrote the lines, and which stdio rule governs them.

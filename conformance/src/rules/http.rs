@@ -5,12 +5,12 @@
 //! streams (HTTP-13), session ids of visible ASCII (HTTP-16), and what became of the stream
 //! of a cancelled request (AMB-04, noted).
 
-use crate::requirement::Req;
 use crate::engine::http::Opened;
 use crate::engine::server::ServerTarget;
 use crate::engine::Engine;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::canonical;
+use crate::requirement::Req;
 use crate::transport::{Channel, Event, Head, StreamEnd, Transport};
 use serde_json::Value;
 use std::time::Duration;

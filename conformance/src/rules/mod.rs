@@ -18,11 +18,11 @@ pub mod envelope;
 mod http;
 mod server;
 
-use crate::requirement::Req;
 use crate::engine::ledger::SentRequest;
 use crate::engine::{Engine, Side};
 use crate::era::Era;
 use crate::outcome::Severity;
+use crate::requirement::Req;
 use crate::transport::Transport;
 use envelope::short;
 use serde_json::Value;

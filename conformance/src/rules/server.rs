@@ -3,13 +3,13 @@
 //! nothing deliberate after a cancel the server has certainly read. The server's own requests
 //! are answered so it is not left waiting.
 
-use crate::requirement::Req;
 use crate::engine::ledger::LateProgress;
 use crate::engine::server::ServerTarget;
 use crate::engine::Engine;
 use crate::era::Era;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::canonical;
+use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transcript::Direction;
 use crate::transport::{Channel, Transport};

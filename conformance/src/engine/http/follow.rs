@@ -1,10 +1,10 @@
 //! Following each channel through its life: opened, its status, what came on it, how it
 //! ended; and the proofs and waits that rest on them (the barrier's settle over HTTP).
 
-use crate::requirement::Req;
 use super::super::{Engine, Side};
 use super::*;
 use crate::outcome::Severity;
+use crate::requirement::Req;
 use crate::transcript::Entry;
 use crate::transport::{Channel, Event, Head, StreamEnd, Transport};
 use serde_json::Value;

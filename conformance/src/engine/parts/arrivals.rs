@@ -106,7 +106,10 @@ mod tests {
         a.expect(window(50, 150), None);
         assert_eq!(a.arrived(ms(200), None, ms(0)), None);
         a.expect(window(50, 150), None);
-        assert!(matches!(a.arrived(ms(210), None, ms(0)), Some(Late::Judged(_))));
+        assert!(matches!(
+            a.arrived(ms(210), None, ms(0)),
+            Some(Late::Judged(_))
+        ));
     }
 
     #[test]
@@ -123,7 +126,10 @@ mod tests {
         assert!(matches!(late, Some(Late::HarnessLate(_, _))));
         a.expect(window(50, 150), Some(ms(10)));
         let late = a.arrived(ms(600), Some(ms(15)), ms(10));
-        assert!(matches!(late, Some(Late::Judged(_))), "a target late by its own timer");
+        assert!(
+            matches!(late, Some(Late::Judged(_))),
+            "a target late by its own timer"
+        );
     }
 
     #[test]

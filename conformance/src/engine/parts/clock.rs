@@ -159,18 +159,27 @@ mod tests {
     #[test]
     fn a_calm_clock_stretches_nothing_and_notes_nothing() {
         let clock = Clock::with_stretch(1.0);
-        assert_eq!(clock.stretched(Duration::from_secs(2)), Duration::from_secs(2));
+        assert_eq!(
+            clock.stretched(Duration::from_secs(2)),
+            Duration::from_secs(2)
+        );
         assert_eq!(clock.busy_note(), None);
     }
 
     #[test]
     fn a_busy_clock_stretches_and_says_so_once_refreshed() {
         let mut clock = Clock::with_stretch(4.0);
-        assert_eq!(clock.stretched(Duration::from_secs(2)), Duration::from_secs(8));
+        assert_eq!(
+            clock.stretched(Duration::from_secs(2)),
+            Duration::from_secs(8)
+        );
         assert_eq!(clock.busy_note(), None, "the most is taken at a refresh");
         clock.refresh();
         let note = clock.busy_note().expect("a note");
-        assert!(note.contains("75 %") && note.contains("4.0 times"), "{note}");
+        assert!(
+            note.contains("75 %") && note.contains("4.0 times"),
+            "{note}"
+        );
     }
 
     #[test]
@@ -196,7 +205,11 @@ mod tests {
         assert_eq!(clock.target_waits(group), None);
         assert_eq!(clock.target_waits(|| panic!("asked twice")), None, "cached");
         std::thread::sleep(FRESH);
-        assert_eq!(clock.target_waits(|| panic!("asked twice")), None, "read again");
+        assert_eq!(
+            clock.target_waits(|| panic!("asked twice")),
+            None,
+            "read again"
+        );
         assert_eq!(asked.get(), 1);
     }
 }

@@ -7,8 +7,8 @@
 //! of cannot make the findings grow without bound, and the verdict, which rests on the worst
 //! severity, is the same.
 
-use crate::requirement::Req;
 use crate::outcome::{Finding, FindingKind, Severity};
+use crate::requirement::Req;
 use std::collections::HashMap;
 
 /// How many different findings of one severity and kind a case keeps; more are counted in one.
@@ -98,10 +98,30 @@ mod tests {
     #[test]
     fn the_same_finding_counts_again_and_another_is_kept() {
         let mut f = Findings::default();
-        f.add(Severity::Fail, FindingKind::Rule(Req::Rpc04), 3, "dup".into());
-        f.add(Severity::Fail, FindingKind::Rule(Req::Rpc04), 3, "dup".into());
-        f.add(Severity::Fail, FindingKind::Rule(Req::Rpc04), 4, "dup".into());
-        f.add(Severity::Warn, FindingKind::Rule(Req::Rpc04), 3, "dup".into());
+        f.add(
+            Severity::Fail,
+            FindingKind::Rule(Req::Rpc04),
+            3,
+            "dup".into(),
+        );
+        f.add(
+            Severity::Fail,
+            FindingKind::Rule(Req::Rpc04),
+            3,
+            "dup".into(),
+        );
+        f.add(
+            Severity::Fail,
+            FindingKind::Rule(Req::Rpc04),
+            4,
+            "dup".into(),
+        );
+        f.add(
+            Severity::Warn,
+            FindingKind::Rule(Req::Rpc04),
+            3,
+            "dup".into(),
+        );
         assert_eq!(f.list().len(), 3);
         assert_eq!(f.list()[0].times, 2);
         assert!(f.cites(Req::Rpc04) && !f.cites(Req::Can05));
@@ -112,10 +132,19 @@ mod tests {
     fn a_flood_of_different_findings_is_bounded_per_kind() {
         let mut f = Findings::default();
         for n in 0..(KEPT + 50) {
-            f.add(Severity::Fail, FindingKind::Rule(Req::Rpc04), 0, format!("id {n}"));
+            f.add(
+                Severity::Fail,
+                FindingKind::Rule(Req::Rpc04),
+                0,
+                format!("id {n}"),
+            );
         }
         f.add(Severity::Note, FindingKind::Limit, 0, "a note".into());
-        assert_eq!(f.list().len(), KEPT + 2, "the kept ones, the count of the rest, the note");
+        assert_eq!(
+            f.list().len(),
+            KEPT + 2,
+            "the kept ones, the count of the rest, the note"
+        );
         let rest = &f.list()[KEPT];
         assert!(rest.message.starts_with("and more findings"));
         assert_eq!(rest.times, 50);

@@ -108,7 +108,11 @@ mod tests {
         assert_eq!(l.read_until(far, Some(Duration::from_millis(200))), far);
         l.exit();
         assert!(l.read_until(far, Some(Duration::from_millis(200))) < far);
-        assert_eq!(l.read_until(far, None), far, "a role without a grace reads to the end");
+        assert_eq!(
+            l.read_until(far, None),
+            far,
+            "a role without a grace reads to the end"
+        );
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! `! exit D`: does the server exit when its input ends, and is it late by its own doing
 //! or by the machine's?
 
-use crate::requirement::Req;
 use super::super::Engine;
 use super::ServerTarget;
 use crate::outcome::Severity;
+use crate::requirement::Req;
 use crate::transport::Transport;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;

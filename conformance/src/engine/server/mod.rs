@@ -10,7 +10,6 @@ mod exit;
 mod opening;
 mod witness;
 
-use crate::requirement::Req;
 use super::http::Streams;
 use super::{Engine, Options, Report, Side, Stop};
 use crate::case::{Case, Step, StepKind, TransportKind};
@@ -18,6 +17,7 @@ use crate::era::Era;
 use crate::fixtures;
 use crate::outcome::Severity;
 use crate::pattern::{self};
+use crate::requirement::Req;
 use crate::rules::envelope::{Writer, SERVER};
 use crate::transport::http::{Http, HttpTarget};
 use crate::transport::process::{display_argv, Launch};

@@ -1,12 +1,12 @@
 //! How a server case opens: `server/discover` in the stateless era, the `initialize`
 //! handshake before it, and `! session NAME` for a second session over HTTP.
 
-use crate::requirement::Req;
 use super::super::{Engine, Stop};
 use super::ServerTarget;
 use crate::era::{Era, ProtocolVersion, HANDSHAKE_VERSIONS};
 use crate::outcome::Severity;
 use crate::pattern::canonical;
+use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};

@@ -1,13 +1,13 @@
 //! `! witness`: did the work stop? Asks the `cancellations` fixture until the answer is
 //! certain, as long as a proof and the target's own CPU waits allow.
 
-use crate::requirement::Req;
 use super::super::proof;
 use super::super::{Engine, Stop};
 use super::ServerTarget;
 use crate::fixtures;
 use crate::outcome::Severity;
 use crate::pattern::{self, canonical};
+use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transport::Transport;
 use serde_json::{json, Value};

@@ -7,24 +7,30 @@
 //! each action ended (`@outcomes`) and how the client shut its server down (STD-06). The
 //! adapter contract is in the README ("Testing a client").
 
-use crate::requirement::Req;
-use super::adapter::{actions_done, adapter_line, settle, wind_down};
-pub(crate) use super::client_start::initialize_answer;
-use super::client_start::{connect, handshake, played_version};
-pub(crate) use super::client_stateless::unsupported;
-use super::client_stateless::StatelessSide;
-use super::session::Sessions;
+mod adapter;
+pub mod http;
+pub mod session;
+mod start;
+mod stateless;
+
 use super::{Engine, Options, Report, Side, Stop};
 use crate::case::{Case, Step, StepKind, TransportKind};
 use crate::era::{Era, ProtocolVersion, STATELESS_VERSION};
 use crate::outcome::{FindingKind, Severity};
-use crate::rules::client_http::HttpSide;
+use crate::requirement::Req;
 use crate::rules::envelope::{Writer, CLIENT};
 use crate::transport::http_server::HttpServer;
 use crate::transport::process::{display_argv, Launch};
 use crate::transport::relay::Relay;
 use crate::transport::{Channel, Event, SendError, Transport};
+use adapter::{actions_done, adapter_line, settle, wind_down};
+use http::HttpSide;
 use serde_json::{json, Value};
+use session::Sessions;
+pub(crate) use start::initialize_answer;
+use start::{connect, handshake, played_version};
+pub(crate) use stateless::unsupported;
+use stateless::StatelessSide;
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 use tokio::time::Instant as Deadline;

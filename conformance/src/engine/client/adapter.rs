@@ -1,12 +1,12 @@
 //! What a client adapter reports and how it ends: its outcome lines on stdout, judged against
 //! the case's `@outcomes`, and its exit once its actions are done.
 
-use crate::requirement::Req;
-use super::client::ClientTarget;
-use super::Engine;
+use super::ClientTarget;
 use crate::case::Level;
+use crate::engine::Engine;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{canonical, json_equal};
+use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transcript::Direction;
 use crate::transport::Transport;

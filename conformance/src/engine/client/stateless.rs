@@ -16,12 +16,12 @@
 //! closing the request's response stream (CAN-12); `! cancelled` waits for whichever the
 //! version and the transport call for.
 
-use crate::requirement::Req;
-use super::client::ClientTarget;
-use super::Engine;
+use super::ClientTarget;
+use crate::engine::Engine;
 use crate::era::{ProtocolVersion, MODERN_ERRORS, STATELESS_VERSION, UNSUPPORTED_VERSION};
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{canonical, id_key, json_equal};
+use crate::requirement::Req;
 use crate::transcript::{Direction, Entry};
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
@@ -88,7 +88,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             ("server/discover", _) => Some(discover_result(id)),
             // A cacheable result of the era: it says how long it may be kept (ttlMs, cacheScope).
             ("tools/list", _) => {
-                let mut list = super::client::tool_list();
+                let mut list = super::tool_list();
                 list["ttlMs"] = json!(0);
                 list["cacheScope"] = json!("public");
                 let mut answer = json!({"jsonrpc": "2.0", "id": id, "result": list});

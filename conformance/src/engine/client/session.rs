@@ -10,11 +10,11 @@
 //! (CAN-08). Older sessions are still served as a plain server would serve them, and every
 //! session's end is noted, so the report says how the client shut each one down.
 
-use crate::requirement::Req;
-use super::client::ClientTarget;
-use super::Engine;
+use super::ClientTarget;
+use crate::engine::Engine;
 use crate::outcome::Severity;
 use crate::pattern::id_key;
+use crate::requirement::Req;
 use crate::transport::{Channel, PeerSignal, Transport};
 use serde_json::Value;
 use std::time::{Duration, Instant};

@@ -3,12 +3,12 @@
 //! version it asked for when the harness knows it. The harness plays a server of the
 //! handshake era, also when asked to play 2026-07-28.
 
-use crate::requirement::Req;
 use super::adapter::actions_done;
-use super::client::{ClientTarget, START_TIMEOUT};
-use super::{Engine, Stop};
+use super::{ClientTarget, START_TIMEOUT};
+use crate::engine::{Engine, Stop};
 use crate::era::HANDSHAKE_VERSIONS;
 use crate::outcome::Severity;
+use crate::requirement::Req;
 use crate::transcript::Direction;
 use crate::transport::http_server::ENV_SERVER_URL;
 use crate::transport::Transport;
