@@ -127,7 +127,12 @@ async fn core_deadline_cancels_the_task_not_the_call() {
 async fn core_cancelled_wait_leaves_the_task_working() {
     let (client, wire) = connect(CORE).await;
     let Started::Task(mut task) = client
-        .start_tool_task("work", json!({}), TaskOptions::default())
+        .start_tool_task(
+            "work",
+            json!({}),
+            RequestOptions::default(),
+            TaskOptions::default(),
+        )
         .await
         .expect("started")
     else {

@@ -21,6 +21,7 @@
 //! [`Client::call_tool_as_task`] is the whole call in one future; [`Client::start_tool_task`]
 //! gives a [`TaskHandle`] to follow and cancel separately.
 
+mod call;
 mod create;
 mod follow;
 mod wire;
@@ -29,10 +30,10 @@ pub use create::Started;
 pub use wire::{Task, TaskStatus};
 
 use crate::client::ProgressRoute;
-use crate::era::{self, Era, TASKS_EXTENSION};
-use crate::{CallError, Client, Progress, RequestOptions, TaskSupport, ToolResult};
+use crate::era::Era;
+use crate::{CallError, Client, Progress, RequestOptions, ToolResult};
 use follow::Stop;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -154,101 +155,6 @@ impl TaskHandle<'_> {
     }
 }
 
-impl Client {
-    /// Calls a tool as a task where the server lets it run as one, follows it to its end
-    /// and returns its result, like [`call_tool`](Self::call_tool). Progress on the call's
-    /// token is delivered for the task's whole life (PRG-10).
-    ///
-    /// `options.cancel` and `options.timeout` (which covers the whole call) cancel the
-    /// task the right way for its era (`tasks/cancel`; see the module). A tool that may
-    /// not be a task here (an older version, no `tasks.requests.tools.call`, a tool listed
-    /// as `forbidden` or not at all) runs as a plain call and is cancelled as one. In
-    /// 2025-11-25 the first such call lists the tools ([`list_tools`](Self::list_tools)).
-    pub async fn call_tool_as_task(
-        &self,
-        name: &str,
-        arguments: Value,
-        options: RequestOptions<'_>,
-        task: TaskOptions,
-    ) -> Result<ToolResult, CallError> {
-        let RequestOptions {
-            mut progress,
-            cancel,
-            timeout,
-        } = options;
-        let terms = Terms::new(self, cancel, timeout, task.cancel_grace);
-        if !self.may_run_as_task(name, &terms).await? {
-            let options = RequestOptions {
-                progress,
-                cancel: Some(terms.cancel),
-                timeout: Some(terms.deadline.saturating_duration_since(Instant::now())),
-            };
-            let params = json!({"name": name, "arguments": arguments});
-            let result = self.request("tools/call", params, options).await?;
-            return ToolResult::from_result(&result);
-        }
-        match create::create(self, name, arguments, &task, &terms, &mut progress).await? {
-            Started::Done(result) => Ok(result),
-            Started::Task(mut handle) => {
-                follow::follow(&mut handle, &terms, &mut progress, Stop::CancelTask).await
-            }
-        }
-    }
-
-    /// Starts a call as a task and returns its handle as soon as the server created it,
-    /// or the result when the call ran as a plain one (see
-    /// [`call_tool_as_task`](Self::call_tool_as_task) for when that is). Waiting for the
-    /// handle is bounded by the connection's `request_timeout`.
-    pub async fn start_tool_task(
-        &self,
-        name: &str,
-        arguments: Value,
-        task: TaskOptions,
-    ) -> Result<Started<'_>, CallError> {
-        let terms = Terms::new(self, None, None, task.cancel_grace);
-        if !self.may_run_as_task(name, &terms).await? {
-            let params = json!({"name": name, "arguments": arguments});
-            let result = self
-                .request("tools/call", params, RequestOptions::default())
-                .await?;
-            return Ok(Started::Done(ToolResult::from_result(&result)?));
-        }
-        create::create(self, name, arguments, &task, &terms, &mut None).await
-    }
-
-    /// Whether a call of `tool` may be a task in this session (TSK-01), listing the tools
-    /// first when that is what decides.
-    async fn may_run_as_task(&self, tool: &str, terms: &Terms) -> Result<bool, CallError> {
-        if era::has_tasks_extension(&self.protocol_version()) {
-            return Ok(true);
-        }
-        if !self.server_takes_tool_tasks() {
-            return Ok(false);
-        }
-        if !self.tools_listed() {
-            tokio::select! {
-                listed = self.list_tools() => { listed?; }
-                () = terms.cancel.cancelled() => return Err(CallError::Cancelled),
-                () = tokio::time::sleep_until(terms.deadline) => return Err(CallError::TimedOut(terms.timeout)),
-            }
-        }
-        Ok(matches!(
-            self.task_support(tool),
-            Some(TaskSupport::Optional | TaskSupport::Required)
-        ))
-    }
-
-    /// Stamps a request about tasks as the era asks: in 2026-07-28 with the tasks
-    /// extension declared in its capabilities, for this request only.
-    pub(crate) fn stamp_tasks(&self, params: &mut Value) {
-        let version = self.protocol_version();
-        if era::is_stateless(&version) {
-            let capabilities = json!({"extensions": {TASKS_EXTENSION: {}}});
-            era::stamp_with(params, &version, crate::client::client_info(), capabilities);
-        }
-    }
-}
-
 /// Why a call is being stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Why {
@@ -281,6 +187,16 @@ impl Terms {
     }
 
     /// The call's outcome when it was stopped for `why`.
+    /// Whether the call was given up on already (cancelled, or past its deadline).
+    fn stopped(&self) -> bool {
+        self.cancel.is_cancelled() || Instant::now() >= self.deadline
+    }
+
+    /// What is left of the call's time.
+    fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
     fn error(&self, why: Why) -> CallError {
         match why {
             Why::Cancel => CallError::Cancelled,
