@@ -48,10 +48,12 @@ impl Client {
     /// or the result when the call ran as a plain one (see
     /// [`call_tool_as_task`](Self::call_tool_as_task) for when that is).
     ///
-    /// `options` are for the start only: progress until the handle arrives (after that it
-    /// waits in the handle for [`TaskHandle::follow`](super::TaskHandle::follow) or
-    /// [`result`](super::TaskHandle::result)), and a cancel or deadline that gives up on
-    /// the call before its handle came, which cancels the task once it does.
+    /// `options` are for the start only. A progress callback asks for progress (its
+    /// presence attaches the progress token) and gets what arrives before the handle;
+    /// what arrives after waits in the handle for the callback given to
+    /// [`TaskHandle::follow`](super::TaskHandle::follow) or
+    /// [`result`](super::TaskHandle::result). A cancel or deadline gives up on the call
+    /// before its handle came, which cancels the task once it does.
     pub async fn start_tool_task(
         &self,
         name: &str,
