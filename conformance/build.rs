@@ -1,4 +1,6 @@
-//! Embeds the cases into the binary, so an installed `conformance` needs no files.
+//! Embeds the cases into the binary, so an installed `conformance` needs no files, and makes
+//! the requirement ids of `cases/REQUIREMENTS.md` a type (`Req`), so that a requirement the
+//! code cites must exist there, or the crate does not compile.
 //!
 //! The cases live in the workspace's top-level `cases/`; `conformance/cases` is a link to it,
 //! so a packaged crate (`cargo package`, `cargo install`) carries every case as plain files.
@@ -56,6 +58,65 @@ fn main() {
         .unwrap();
     }
     code.push_str("];\n");
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("embedded_cases.rs");
-    std::fs::write(out, code).unwrap();
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    std::fs::write(out.join("embedded_cases.rs"), code).unwrap();
+    std::fs::write(out.join("requirements.rs"), requirements(&root)).unwrap();
+}
+
+/// `Req`: one variant per id in the index (`| RPC-02 ✓ | title | …` rows), with its text.
+fn requirements(root: &Path) -> String {
+    let index = root.join("REQUIREMENTS.md");
+    let text = std::fs::read_to_string(&index)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", index.display()));
+    let mut ids: Vec<(String, String)> = vec![];
+    for line in text.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let Some(first) = cells.get(1) else { continue };
+        let id = first.trim_end_matches('✓').trim();
+        let (family, number) = id.split_once('-').unwrap_or(("", ""));
+        let valid = !family.is_empty()
+            && family.bytes().all(|b| b.is_ascii_uppercase())
+            && number.len() == 2
+            && number.bytes().all(|b| b.is_ascii_digit());
+        if !valid {
+            continue;
+        }
+        if ids.iter().any(|(known, _)| known == id) {
+            panic!("{}: requirement {id} is listed twice", index.display());
+        }
+        ids.push((id.to_string(), cells.get(2).unwrap_or(&"").to_string()));
+    }
+    if ids.is_empty() {
+        panic!("{}: no requirement ids found", index.display());
+    }
+    let variant = |id: &str| {
+        let (family, number) = id.split_once('-').unwrap();
+        let mut name = family[..1].to_string();
+        name.push_str(&family[1..].to_ascii_lowercase());
+        name.push_str(number);
+        name
+    };
+    let mut code = String::from(
+        "/// A requirement id of `cases/REQUIREMENTS.md` (generated from it by `build.rs`).\n\
+         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]\n\
+         pub enum Req {\n",
+    );
+    for (id, title) in &ids {
+        writeln!(code, "    /// {id}: {}", title.replace('`', "'")).unwrap();
+        writeln!(code, "    {},", variant(id)).unwrap();
+    }
+    code.push_str("}\n\nimpl Req {\n    /// Every id, in the index's order.\n    pub const ALL: &[Req] = &[\n");
+    for (id, _) in &ids {
+        writeln!(code, "        Req::{},", variant(id)).unwrap();
+    }
+    code.push_str("    ];\n\n    /// The id as the index writes it (`CAN-05`).\n    pub fn as_str(self) -> &'static str {\n        match self {\n");
+    for (id, _) in &ids {
+        writeln!(code, "            Req::{} => {id:?},", variant(id)).unwrap();
+    }
+    code.push_str("        }\n    }\n\n    /// What the requirement asks, in the index's words.\n    pub fn title(self) -> &'static str {\n        match self {\n");
+    for (id, title) in &ids {
+        writeln!(code, "            Req::{} => {title:?},", variant(id)).unwrap();
+    }
+    code.push_str("        }\n    }\n}\n");
+    code
 }

@@ -25,6 +25,10 @@ pub enum Command {
     /// reference server over stdio if none is given).
     #[command(after_help = EXIT_CODES)]
     Server(ServerArgs),
+    /// Draft a target file for a server as it ships: list its tools, propose which play the
+    /// fixture roles, check each proposal by calling it (read-only tools only, unless named
+    /// with --try), and write what held.
+    Init(InitArgs),
     /// List the cases with their level, requirements and intent.
     List {
         /// Read cases from this folder instead of the embedded copy.
@@ -148,6 +152,34 @@ pub struct ServerArgs {
     /// roles. See the README.
     #[arg(long, value_name = "FILE")]
     pub target: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct InitArgs {
+    /// Where to write the target file.
+    #[arg(short, long, value_name = "FILE", default_value = "target.json")]
+    pub output: PathBuf,
+    /// Overwrite FILE if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Let init call TOOL although it is not annotated read-only (`readOnlyHint`); give it
+    /// once per tool. Name only tools you know change nothing: init calls them as the cases
+    /// would.
+    #[arg(long = "try", value_name = "TOOL")]
+    pub tries: Vec<String>,
+    /// The server's MCP endpoint over Streamable HTTP (with a command after `--`, init starts
+    /// the server; `{port}` becomes a free loopback port, as for `server`).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// How long the server may take to answer `initialize`.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = duration, allow_hyphen_values = true)]
+    pub startup_timeout: Duration,
+    /// How long a check waits for an answer or progress, beyond the time it asked for.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration, allow_hyphen_values = true)]
+    pub reply_timeout: Duration,
+    /// The server's command, run without a shell.
+    #[arg(last = true, value_name = "ARGV")]
+    pub argv: Vec<String>,
 }
 
 #[derive(clap::Args, Debug)]

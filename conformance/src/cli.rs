@@ -1,6 +1,7 @@
 //! What the command line offers and how results become output and an exit code.
 
 mod client;
+mod init;
 mod server;
 
 use crate::args::{Args, Command, RunArgs};
@@ -40,6 +41,13 @@ pub fn main(args: Args) -> ExitCode {
         Command::Server(args) => {
             conformance::interrupt::guard();
             let code = server(args);
+            reap::kill_everything();
+            conformance::interrupt::hold_if_interrupted();
+            code
+        }
+        Command::Init(args) => {
+            conformance::interrupt::guard();
+            let code = init::init(args);
             reap::kill_everything();
             conformance::interrupt::hold_if_interrupted();
             code

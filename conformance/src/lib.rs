@@ -15,7 +15,8 @@
 //! - [`era`]: what differs between protocol versions; [`versions`]: which ones a run uses
 //!   ([`client_versions`] for client runs).
 //! - [`load`]: how busy the machine is, to stretch waits fairly.
-//! - [`fixtures`], [`target_file`]: the fixture profile and how third-party servers map it.
+//! - [`fixtures`], [`target_file`]: the fixture profile and how third-party servers map it;
+//!   [`discovery`] and [`init`]: which of a server's tools play it, found and checked.
 //! - [`outcome`], [`transcript`], [`report`]: verdicts, what was exchanged, and how both are
 //!   explained and gated.
 //! - [`suite`], [`baseline`], [`runner`], [`harness`]: finding cases, known failures, running
@@ -31,6 +32,7 @@ pub mod engine;
 pub mod era;
 pub mod fixtures;
 pub mod harness;
+pub mod init;
 pub mod interrupt;
 #[cfg(feature = "libtest")]
 pub mod libtest;
@@ -38,6 +40,7 @@ pub mod load;
 pub mod outcome;
 pub mod pattern;
 pub mod report;
+pub mod requirement;
 pub mod rules;
 pub mod runner;
 pub mod spoken;

@@ -130,6 +130,7 @@ fn own_task_waits() -> Option<HashMap<u32, u64>> {
 /// short exactly when the machine is busiest. A thread first seen adds all it has waited
 /// (that errs on the side of the target); the waits of a thread between its last reading and
 /// its exit are not seen.
+#[derive(Debug)]
 pub struct GroupWaits {
     /// The process group, or 0 for this process's own threads.
     pgid: i32,

@@ -6,6 +6,7 @@
 //! level; what the case itself expects weighs as much as its `@level` says.
 
 use crate::case::Level;
+use crate::requirement::Req;
 use std::fmt;
 
 /// How a finding weighs.
@@ -37,7 +38,7 @@ impl Severity {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FindingKind {
     /// A protocol rule, with the requirement id it rests on (`CAN-05`, …).
-    Rule(&'static str),
+    Rule(Req),
     /// A received message differs from the case's expected one: the only kind blessing may
     /// rewrite.
     Mismatch,
@@ -60,7 +61,7 @@ impl FindingKind {
     /// `adapter`, `limit`, `observed`.
     pub fn label(self) -> &'static str {
         match self {
-            FindingKind::Rule(requirement) => requirement,
+            FindingKind::Rule(requirement) => requirement.as_str(),
             FindingKind::Mismatch | FindingKind::Unmet | FindingKind::CaseBug => "case",
             FindingKind::Adapter => "adapter",
             FindingKind::Limit => "limit",

@@ -23,8 +23,11 @@
 //! ```
 //!
 //! In `arguments`, a string `"{name}"` is the case's argument `name`; `"{name/N}"` and
-//! `"{name*N}"` divide or multiply it by N. Without `fixtures`, the server is taken to
-//! implement the profile under its own names.
+//! `"{name*N}"` divide or multiply it by N. A mapping may carry a `"note"` (a string for the
+//! person reading the file: `conformance init` says there what it checked), and a role may be
+//! only `{"note": "…"}`: absent, like `null`, with the reason. Without `fixtures`, the
+//! server's own tools play the roles whose names and schemas they fit (see
+//! [`crate::discovery`]).
 //!
 //! A file works wherever it is: `command`, `cwd`, `env` values and `url` may use `${VAR}` and
 //! `${VAR:-default}` ([`expand`]); a relative `cwd` is the target file's folder joined with
@@ -308,8 +311,16 @@ fn parse_fixtures(map: &Map<String, Value>) -> Result<Fixtures, String> {
         let mapping = match spec {
             Value::Null => None,
             Value::Object(o) => {
+                if o.get("note").is_some_and(|n| !n.is_string()) {
+                    return Err(format!("`fixtures.{role}.note` must be a string"));
+                }
+                if o.get("tool").is_none() && o.contains_key("note") {
+                    // A role left out, with the reason (`conformance init` writes these).
+                    roles.insert(role.clone(), None);
+                    continue;
+                }
                 let tool = o.get("tool").and_then(Value::as_str).ok_or_else(|| {
-                    format!("`fixtures.{role}.tool` must be the server's tool name")
+                    format!("`fixtures.{role}.tool` must be the server's tool name (or leave the role out, or give only a `note` saying why)")
                 })?;
                 let arguments = o.get("arguments").cloned();
                 if arguments.as_ref().is_some_and(|a| !a.is_object()) {
@@ -576,6 +587,20 @@ mod tests {
             .unwrap()
             .contains("needs a tool that plays `ticker`"));
         assert_eq!(fixtures.lacks("cancellations"), None);
+        let noted = parse_here(&json!({"command": ["srv"], "fixtures": {
+            "echo": {"tool": "say", "note": "checked"},
+            "sleep": {"note": "no tool sleeps"}
+        }}))
+        .unwrap()
+        .fixtures
+        .unwrap();
+        assert!(noted.has("echo"));
+        assert!(noted.roles.contains_key("sleep") && !noted.has("sleep"));
+        assert!(parse_here(
+            &json!({"command": ["x"], "fixtures": {"echo": {"tool": "e", "note": 1}}})
+        )
+        .unwrap_err()
+        .contains("note"));
         assert!(parse_here(
             &json!({"command": ["x"], "fixtures": {"work": {"tool": "w", "progress": "no"}}})
         )

@@ -101,8 +101,9 @@ pub(crate) enum ToolError {
 }
 
 /// The `tools/list` result of `version`: the fixture profile, plus `job`
-/// where there are tasks, and each tool's `execution.taskSupport` where the
-/// version defines it (2025-11-25).
+/// where there are tasks, each tool's `readOnlyHint` where the version has
+/// annotations, and its `execution.taskSupport` where the version defines it
+/// (2025-11-25).
 pub(crate) fn list(version: ProtocolVersion) -> Value {
     let mut list = profile();
     let Some(Value::Array(tools)) = list.get_mut("tools") else {
@@ -110,6 +111,13 @@ pub(crate) fn list(version: ProtocolVersion) -> Value {
     };
     if version.has_tasks() {
         tools.push(job());
+    }
+    // Tool annotations exist from 2025-03-26. No tool here changes anything outside the
+    // call itself, and saying so lets a client (`conformance init`) call them unprompted.
+    if version.has_tool_annotations() {
+        for tool in tools.iter_mut() {
+            tool["annotations"] = json!({"readOnlyHint": true});
+        }
     }
     if version.has_core_tasks() {
         for tool in tools.iter_mut() {

@@ -143,6 +143,11 @@ impl ProtocolVersion {
         self.has_core_tasks() || self.has_tasks_extension()
     }
 
+    /// Whether tools carry `annotations` such as `readOnlyHint` (2025-03-26 on).
+    pub fn has_tool_annotations(self) -> bool {
+        self >= Self::V2025_03_26
+    }
+
     // Streamable HTTP.
 
     /// Whether the version defines Streamable HTTP (2025-03-26 on; 2024-11-05

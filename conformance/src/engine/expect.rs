@@ -194,7 +194,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             // A wait ends only once the harness has caught up with what the target wrote.
             let got = self.next(tick).await;
             if !got {
-                if self.cut_off() {
+                if self.liveness.cut_off() {
                     return Err(Stop::Hung);
                 }
                 if let Some(stop) = S::ended(self) {

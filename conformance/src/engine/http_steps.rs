@@ -7,7 +7,6 @@ use crate::outcome::{FindingKind, Severity};
 use crate::pattern::canonical;
 use crate::transcript::Entry;
 use crate::transport::{Channel, Transport};
-use std::time::Instant;
 use tokio::time::Instant as Deadline;
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
@@ -120,7 +119,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         entry.channel = channel;
         entry.session = self.streams.session;
         self.transcript.push(entry);
-        self.last_send = Instant::now();
+        self.clock.sent();
         self.transcript.len() - 1
     }
 

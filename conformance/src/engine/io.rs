@@ -1,59 +1,16 @@
-//! The engine's outbound direction: what the harness sends (and what each message means to
-//! the request ledger), and the bound on what a case keeps of either direction (the inbound
-//! one is `receive.rs`).
-//!
-//! Every message the target writes is judged by the standing rules, however many there are;
-//! what is *kept* is bounded (see [`KEEP_BYTES`]): past the budget, messages that are not
-//! the first answers to the harness's requests (notifications, the target's own requests and
-//! the harness's replies to them, responses to ids it never used, second responses) are
-//! judged and counted but not stored, and the report says so. What the verdict needs of them
-//! is in the ledger and the findings, which stay small. The transcript may be cut short; the
-//! verdict never is.
+//! The engine's outbound direction: what the harness sends, and what each message means to
+//! the request ledger (the inbound one is `receive.rs`; what a case keeps of either is
+//! bounded by [`super::parts::budget`]).
 
 use super::ledger::{Due, SentRequest};
 use super::{Engine, Side, Stop};
 use crate::fixtures;
 use crate::outcome::Severity;
+use crate::requirement::Req;
 use crate::transcript::Entry;
 use crate::transport::{Channel, SendError, Transport};
 use serde_json::Value;
 use std::time::{Duration, Instant};
-
-/// How much memory (roughly: the text, its parsed form and the entry) the messages of one
-/// case may take in its transcript. Every case's report is kept until the run ends, so this
-/// times the number of cases is what a run that floods in every case keeps.
-pub const KEEP_BYTES: usize = 2 << 20;
-/// How many messages one case keeps in its transcript.
-pub const KEEP_ENTRIES: usize = 5_000;
-
-/// Roughly how much memory a transcript entry of this text and parsed value takes, counting
-/// what the allocator adds: a parsed object costs a map node (room for 11 entries, some 640
-/// bytes) per 11 keys, whatever it holds.
-pub(super) fn footprint(text: &str, value: Option<&Value>) -> usize {
-    const ALLOCATION: usize = 16;
-    const MAP_NODE: usize = 640;
-    fn parsed(value: &Value) -> usize {
-        match value {
-            Value::String(s) => s.len() + ALLOCATION,
-            Value::Array(items) => {
-                ALLOCATION
-                    + items
-                        .iter()
-                        .map(|v| std::mem::size_of::<Value>() + parsed(v))
-                        .sum::<usize>()
-            }
-            Value::Object(map) => {
-                MAP_NODE * map.len().div_ceil(11).max(1)
-                    + map
-                        .iter()
-                        .map(|(k, v)| k.len() + ALLOCATION + parsed(v))
-                        .sum::<usize>()
-            }
-            _ => 0,
-        }
-    }
-    std::mem::size_of::<Entry>() + text.len() + ALLOCATION + value.map_or(0, parsed)
-}
 
 /// When the answer to a request of `method` (calling fixture role `tool`) is due.
 fn due(method: &str, tool: Option<&str>, natural_end: Option<Duration>) -> Due {
@@ -68,7 +25,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// Sends one message (a case's line, or the harness's own when `internal`) and records
     /// what it means in the ledger: a request to track, a cancel, an answer.
     pub(crate) async fn write(&mut self, text: String, internal: bool) -> Result<(), Stop> {
-        if self.ended {
+        if self.liveness.ended {
             // Nobody is left to send it to; the diff still shows what the case would send.
             if !internal {
                 self.expected.push(format!("{} {text}", S::SENDS));
@@ -186,7 +143,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             entry.stamped = true;
         }
         self.transcript.push(entry);
-        self.last_send = Instant::now();
+        self.clock.sent();
         if let Some(value) = self.transcript[index].value.clone() {
             S::sent(self, &value);
         }
@@ -205,12 +162,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 Ok(())
             }
             Err(SendError::Stalled(waited)) => {
-                self.stalled(waited);
+                self.stall(waited);
                 Err(Stop::Hung)
             }
             Err(error) => match S::lost(self, error).await {
                 Stop::Done => {
-                    self.ended = true;
+                    self.liveness.ended = true;
                     Ok(())
                 }
                 stop => Err(stop),
@@ -219,12 +176,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     }
 
     /// The target stopped reading what the harness writes: the case cannot go on.
-    fn stalled(&mut self, waited: Duration) {
-        if !self.stalled {
-            self.stalled = true;
+    fn stall(&mut self, waited: Duration) {
+        if !self.liveness.stalled {
+            self.liveness.stalled = true;
             self.rule(
                 Severity::Fail,
-                "CAN-11",
+                Req::Can11,
                 format!(
                     "{} stopped reading what the harness sends: a write waited {waited:?} for room; a peer must keep reading its input while it works",
                     S::WRITER.who
@@ -269,7 +226,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// [`Engine::reply`] on a channel the caller chose (a message of an earlier session that
     /// the ledger no longer knows).
     pub(crate) async fn reply_via(&mut self, answer: Value, reply_to: Option<Channel>) {
-        if self.cut_off() {
+        if self.liveness.cut_off() {
             return;
         }
         let text = answer.to_string();
@@ -290,7 +247,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let index = self.transcript.len();
         S::sent(self, &answer);
         if kept {
-            self.kept_bytes += footprint(&text, Some(&answer));
+            self.budget.keep(&text, Some(&answer));
             let mut entry = Entry::sent(self.now(), text.clone(), Some(answer), true);
             entry.session = self.streams.session;
             self.transcript.push(entry);
@@ -300,7 +257,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         match self.io.send(text.as_bytes(), reply_to).await {
             Ok(channel) if kept => self.opened(channel, index, None),
             Ok(_) => {}
-            Err(SendError::Stalled(waited)) => self.stalled(waited),
+            Err(SendError::Stalled(waited)) => self.stall(waited),
             Err(_) => {}
         }
     }

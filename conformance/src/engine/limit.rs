@@ -58,10 +58,7 @@ impl Limit {
                 .unwrap_or_default()
         };
         let harness = since(self.harness.read(), self.harness_before);
-        let target = since(
-            self.waits.as_ref().and_then(GroupWaits::read),
-            self.before,
-        );
+        let target = since(self.waits.as_ref().and_then(GroupWaits::read), self.before);
         let pressure = load::stretched(self.base, load::stretch()) - self.base;
         target.max(harness).max(pressure).min(most)
     }

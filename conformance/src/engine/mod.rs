@@ -11,39 +11,42 @@
 //! any step looks at it. Steps then wait for what they expect, event-driven: nothing sleeps
 //! unless the case asks for a time window.
 
-mod adapter;
 mod cancel;
 pub mod client;
-mod client_start;
-mod client_stateless;
 mod expect;
 pub mod http;
 mod http_steps;
 mod io;
 pub mod ledger;
 pub(crate) mod limit;
+pub mod parts;
 mod proof;
 mod receive;
 pub mod server;
-pub mod session;
 mod side;
 mod steps;
 mod waited;
 
-pub use io::{KEEP_BYTES, KEEP_ENTRIES};
+pub use parts::budget::{KEEP_BYTES, KEEP_ENTRIES};
 pub use side::Side;
 
-use crate::case::{Arrival, Case};
+use crate::case::Case;
 use crate::era::ProtocolVersion;
 use crate::fixtures::Fixtures;
 use crate::outcome::{Finding, FindingKind, Outcome, Severity};
 use crate::pattern::Captures;
+use crate::requirement::Req;
 use crate::transcript::Entry;
 use crate::transport::process::TargetLog;
 use crate::transport::Transport;
 use ledger::Ledger;
+use parts::arrivals::Arrivals;
+use parts::budget::Budget;
+use parts::clock::Clock;
+use parts::findings::Findings;
+use parts::liveness::Liveness;
+use parts::proofs::Proofs;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
 
@@ -133,96 +136,38 @@ pub enum Stop {
     Skip(String),
 }
 
-/// One run of one case.
+/// One run of one case: the step loop's state, as owned parts (see [`parts`]).
 pub struct Engine<'a, T, S> {
     pub(crate) case: &'a Case,
     pub(crate) options: &'a Options,
     pub(crate) io: T,
     pub(crate) side: S,
+    /// What was exchanged, and the budget that bounds what of it is kept.
     pub(crate) transcript: Vec<Entry>,
-    pub(crate) findings: Vec<Finding>,
-    pub(crate) captures: Captures,
-    pub(crate) ledger: Ledger,
+    pub(crate) budget: Budget,
+    /// The expected side of the diff, and replacements for blessing.
     pub(crate) expected: Vec<String>,
     pub(crate) bless: Vec<(usize, String)>,
-    /// The case line being carried out.
-    pub(crate) line: usize,
-    pub(crate) last_send: Instant,
-    /// Numbers the harness's own request ids.
-    pub(crate) counter: u32,
-    /// The target process exited.
-    pub(crate) exited: bool,
-    /// A client finished its actions and ended its session while steps remained: what the
-    /// harness would still send goes nowhere, and the remaining expected messages are checked
-    /// against what the client sent before it ended.
-    pub(crate) ended: bool,
-    /// The target's output ended (a server's stdout, a client's relay connection).
-    pub(crate) output_closed: bool,
-    /// When the target process exited, as the harness saw it.
-    pub(crate) exited_at: Option<Instant>,
-    /// When the target first wrote anything (since it started): it had started by then.
-    pub(crate) heard: Option<Duration>,
-    /// The target stopped reading what the harness writes (reported once).
-    pub(crate) stalled: bool,
-    /// The target wrote a line to stdout that is not JSON: the case ends there (nothing it
-    /// says after can be trusted to be framed as it meant).
-    pub(crate) garbled: bool,
-    /// Every message the harness sent before this transcript index is proven read.
-    pub(crate) proven: usize,
-    /// When that proof arrived (since the target started).
-    pub(crate) proven_at: Option<Duration>,
-    /// How long the target had waited for a CPU when it arrived.
-    pub(crate) proven_waited: Option<Duration>,
-    /// The last reading of how long they have waited, and when it was taken.
-    waited_cache: std::cell::Cell<Option<(Instant, Option<Duration>)>>,
-    /// The CPU waits of the target's process group, kept across its threads' exits.
-    group_waits: std::cell::OnceCell<Option<crate::load::GroupWaits>>,
-    /// The transcript index of the last probe sent, if any.
-    pub(crate) probing: Option<usize>,
-    /// When the last event from the target arrived.
-    pub(crate) last_event: Option<Instant>,
-    /// How long the harness has waited in all for the target to write its events (not the
-    /// time it took to read them).
-    pub(crate) idle: Duration,
-    /// How many messages the target wrote.
-    pub(crate) received: usize,
-    /// The target wrote the start of a line it has not finished (yet).
-    pub(crate) partial: bool,
-    /// The shortest round trip of the harness's requests.
-    pub(crate) rtt: Option<Duration>,
-    /// How late the harness itself woke up at the worst: how busy the machine was.
-    pub(crate) lateness: Duration,
-    /// How much waits are stretched now for the machine's CPU pressure (1.0 when calm), when
-    /// that was last read, and the most it was.
-    pub(crate) stretch: f64,
-    stretch_read: Instant,
-    stretch_most: f64,
-    /// Roughly the memory the messages in the transcript take (see `io::KEEP_BYTES`).
-    pub(crate) kept_bytes: usize,
-    /// Messages judged (or, the harness's replies, sent) and not kept.
-    pub(crate) dropped: usize,
-    /// The protocol version agreed (or played).
-    pub(crate) version: Option<String>,
-    /// A `! arrives` window for the next expected message.
-    arrival: Option<Arrival>,
-    /// When the last expected message arrived.
-    last_arrival: Option<Duration>,
-    /// How long the target's processes had waited for a CPU when the pending `! arrives` was
-    /// read.
-    waited_before: Option<Duration>,
+    pub(crate) findings: Findings,
+    pub(crate) captures: Captures,
+    pub(crate) ledger: Ledger,
+    pub(crate) clock: Clock,
+    pub(crate) liveness: Liveness,
+    pub(crate) proofs: Proofs,
+    pub(crate) arrivals: Arrivals,
     /// The HTTP channels of the case (empty on stdio).
     pub(crate) streams: http::Streams,
+    /// The case line being carried out.
+    pub(crate) line: usize,
+    /// The protocol version agreed (or played).
+    pub(crate) version: Option<String>,
     /// The pattern of the expected message the steps are waiting for, if any: a client's
     /// request that matches it is left to the case.
     pub(crate) awaiting: Option<Value>,
-    /// Where each finding is in `findings`, by what makes it the same finding.
-    finding_index: HashMap<(Severity, FindingKind, usize, String), usize>,
-    /// How many different findings of each severity and kind are kept.
-    finding_kinds: HashMap<(Severity, FindingKind), usize>,
 }
 
 /// How many different findings of one severity and kind a case keeps; more are counted in one.
-pub const FINDINGS_KEPT: usize = 100;
+pub const FINDINGS_KEPT: usize = parts::findings::KEPT;
 
 impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
     /// A run of `case` against the target behind `io`.
@@ -233,46 +178,20 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             io,
             side,
             transcript: vec![],
-            findings: vec![],
-            captures: Captures::new(),
-            ledger: Ledger::default(),
+            budget: Budget::default(),
             expected: vec![],
             bless: vec![],
-            line: 0,
-            last_send: Instant::now(),
-            counter: 0,
-            exited: false,
-            ended: false,
-            output_closed: false,
-            exited_at: None,
-            heard: None,
-            stalled: false,
-            garbled: false,
-            proven: 0,
-            proven_at: None,
-            proven_waited: None,
-            waited_cache: std::cell::Cell::new(None),
-            group_waits: std::cell::OnceCell::new(),
-            probing: None,
-            last_event: None,
-            idle: Duration::ZERO,
-            received: 0,
-            partial: false,
-            rtt: None,
-            lateness: Duration::ZERO,
-            stretch: crate::load::stretch(),
-            stretch_read: Instant::now(),
-            stretch_most: 1.0,
-            kept_bytes: 0,
-            dropped: 0,
-            version: None,
-            arrival: None,
-            last_arrival: None,
-            waited_before: None,
+            findings: Findings::default(),
+            captures: Captures::new(),
+            ledger: Ledger::default(),
+            clock: Clock::default(),
+            liveness: Liveness::default(),
+            proofs: Proofs::default(),
+            arrivals: Arrivals::default(),
             streams: http::Streams::default(),
+            line: 0,
+            version: None,
             awaiting: None,
-            finding_index: HashMap::new(),
-            finding_kinds: HashMap::new(),
         }
     }
 
@@ -286,36 +205,28 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             self.drain().await;
             S::drained(&mut self);
         }
-        if self.stretch_most >= 1.5 {
+        if let Some(note) = self.clock.busy_note() {
             self.line = 0;
-            self.finding(
-                Severity::Note,
-                FindingKind::Limit,
-                format!(
-                    "the machine was busy (CPU pressure up to {:.0} %): waits for answers were stretched up to {:.1} times",
-                    (1.0 - 1.0 / self.stretch_most) * 100.0,
-                    self.stretch_most
-                ),
-            );
+            self.finding(Severity::Note, FindingKind::Limit, note);
         }
         let mut log = self.io.shutdown(Duration::ZERO).await;
-        if self.dropped > 0 {
+        if self.budget.dropped() > 0 {
             log.push(
                 self.now(),
                 format!(
                     "[harness] {} messages (the target's, and the harness's replies to its requests) were judged and not kept in the transcript",
-                    self.dropped
+                    self.budget.dropped()
                 ),
             );
         }
         let outcome = if skip.is_some() {
             Outcome::Skip
         } else {
-            Outcome::from_findings(self.case.level, &self.findings)
+            Outcome::from_findings(self.case.level, self.findings.list())
         };
         Report {
             outcome,
-            findings: self.findings,
+            findings: self.findings.into_list(),
             skip_reason: skip,
             transcript: self.transcript,
             log,
@@ -332,49 +243,16 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
     async fn drain(&mut self) {
         self.io.close_input();
         let until = Deadline::now() + Duration::from_millis(250);
-        while !self.exited && !self.stalled && self.next(until).await {}
+        while !self.liveness.exited && !self.liveness.stalled && self.next(until).await {}
     }
 
-    /// Records a finding; the same finding again only counts one more time. Past
-    /// [`FINDINGS_KEPT`] different findings of one kind and severity, further ones are counted
-    /// in one finding that says so: a target that floods (a response for every id it makes
-    /// up) cannot make the findings grow without bound, and the verdict, which rests on the
-    /// worst severity, is the same.
+    /// Records a finding at the case line being carried out (see [`Findings`]).
     pub(crate) fn finding(&mut self, severity: Severity, kind: FindingKind, message: String) {
-        let line = self.line;
-        let key = (severity, kind, line, message);
-        if let Some(&same) = self.finding_index.get(&key) {
-            self.findings[same].times += 1;
-            return;
-        }
-        let (severity, kind, line, message) = key;
-        let distinct = self.finding_kinds.entry((severity, kind)).or_default();
-        let message = if *distinct >= FINDINGS_KEPT {
-            format!(
-                "and more findings of this kind, counted and not kept one by one (the harness keeps {FINDINGS_KEPT} different ones of each kind per case)"
-            )
-        } else {
-            *distinct += 1;
-            message
-        };
-        let key = (severity, kind, line, message);
-        if let Some(&same) = self.finding_index.get(&key) {
-            self.findings[same].times += 1;
-            return;
-        }
-        self.finding_index.insert(key.clone(), self.findings.len());
-        let (severity, kind, line, message) = key;
-        self.findings.push(Finding {
-            severity,
-            line,
-            kind,
-            message,
-            times: 1,
-        });
+        self.findings.add(severity, kind, self.line, message);
     }
 
     /// A standing rule's finding.
-    pub(crate) fn rule(&mut self, severity: Severity, requirement: &'static str, message: String) {
+    pub(crate) fn rule(&mut self, severity: Severity, requirement: Req, message: String) {
         self.finding(severity, FindingKind::Rule(requirement), message);
     }
 
@@ -392,15 +270,6 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         )
     }
 
-    /// Reads the machine's CPU pressure again, at most once a second.
-    pub(crate) fn refresh_stretch(&mut self) {
-        if self.stretch_read.elapsed() >= Duration::from_secs(1) {
-            self.stretch = crate::load::stretch();
-            self.stretch_read = Instant::now();
-        }
-        self.stretch_most = self.stretch_most.max(self.stretch);
-    }
-
     /// The case's time limit: its own or `--timeout`. A busy machine lengthens it only by
     /// the target's own waits for a CPU (see [`limit::Limit`]).
     pub(crate) fn case_limit(&self) -> Duration {
@@ -410,12 +279,6 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
     /// A time limit of `base` that starts now, for this target.
     pub(crate) fn limit(&self, base: Duration) -> limit::Limit {
         limit::Limit::start(base, self.io.process_group())
-    }
-
-    /// Whether the harness has stopped talking with the target: it stopped reading, or wrote
-    /// what is not JSON on stdout.
-    pub(crate) fn cut_off(&self) -> bool {
-        self.stalled || self.garbled
     }
 
     /// Time since the target started.

@@ -16,17 +16,16 @@
 use super::ledger::Due;
 use super::{Engine, Side, Stop};
 use crate::era::ProtocolVersion;
-use crate::load;
 use crate::outcome::Severity;
 use crate::pattern::canonical;
+use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transport::Transport;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
 
-/// The least time a message may still take after what caused it was proven read.
-const MIN_GRACE: Duration = Duration::from_millis(250);
+use super::parts::proofs::MIN_GRACE;
 /// How long a wait for an answer due at once goes without proof before a probe is sent.
 const PROBE_AFTER: Duration = Duration::from_millis(250);
 
@@ -88,7 +87,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// The grace a message may still take after the last proof: the calm grace and the time
     /// lost to load since (see `waited.rs`).
     pub(crate) fn grace(&self) -> Duration {
-        self.grace_after(self.proven_waited)
+        self.grace_after(self.proofs.waited())
     }
 
     /// The grace on a calm machine: the larger of 250 ms and four round trips (over HTTP,
@@ -97,7 +96,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if self.streams.over_http {
             return self.streams.grace();
         }
-        MIN_GRACE.max(self.rtt.unwrap_or_default() * 4)
+        self.proofs.calm_grace()
     }
 
     /// How long a wait that began at `began` may last: `--reply-timeout` once the target has
@@ -106,14 +105,14 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// On a busy machine both are stretched in proportion to the CPU pressure (see
     /// [`crate::load`]): a slow answer there is not a missing one.
     fn allowance_deadline(&self, began: Deadline) -> (Deadline, Duration) {
-        let reply = load::stretched(self.options.reply_timeout, self.stretch);
-        match self.heard {
+        let reply = self.clock.stretched(self.options.reply_timeout);
+        match self.liveness.heard {
             Some(at) => {
                 let heard = Deadline::from_std(self.io.started() + at);
                 (began.max(heard) + reply, reply)
             }
             None => {
-                let startup = load::stretched(self.options.startup_timeout, self.stretch);
+                let startup = self.clock.stretched(self.options.startup_timeout);
                 (began + startup, startup)
             }
         }
@@ -128,7 +127,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         due: Due,
     ) -> (Deadline, Ran) {
         let (deadline, allowance) = self.allowance_deadline(began);
-        let proven = subject.filter(|s| *s < self.proven).and(self.proven_at);
+        let proven = subject.and_then(|s| self.proofs.read_at(s));
         let due_at = match due {
             Due::AtOnce => Some(Duration::ZERO),
             Due::By(end) => Some(end),
@@ -160,22 +159,21 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let waited = Deadline::now().saturating_duration_since(began);
         if !S::PROBES
             || !self.io.ordered()
-            || subject < self.proven
-            || self.probing.is_some_and(|p| p > subject)
+            || self.proofs.read_at(subject).is_some()
+            || self.proofs.probing_after(subject)
             || waited < PROBE_AFTER
             || now < due_at
-            || self.cut_off()
-            || self.exited
+            || self.liveness.cut_off()
+            || self.liveness.exited
         {
             return;
         }
-        self.counter += 1;
-        let id = format!("probe-{}", self.counter);
+        let id = self.proofs.next_id("probe");
         let probe = self
             .protocol()
             .unwrap_or(ProtocolVersion::V2025_11_25)
             .probe(&id);
-        self.probing = Some(self.transcript.len());
+        self.proofs.probe_sent(self.transcript.len());
         let _ = self.write(probe.to_string(), true).await;
     }
 
@@ -184,7 +182,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     pub(crate) async fn request_internal(
         &mut self,
         message: Value,
-        requirement: &'static str,
+        requirement: Req,
     ) -> Result<Value, Stop> {
         let id = message["id"].clone();
         let method = message["method"].as_str().unwrap_or("").to_string();
@@ -259,17 +257,18 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if now < deadline {
             return Wait::On;
         }
-        let idle_then = *past.get_or_insert(self.idle);
+        let idle_then = *past.get_or_insert(self.clock.idle());
         // Quiet means the target had a CPU and wrote nothing for a grace: a target kept from
         // running (a flood of its own requests on a busy machine) is not quiet, so the grace
         // grows by its waits for a CPU, as after a proof.
         let quiet_from = self
-            .last_event
+            .clock
+            .last_event()
             .map_or(deadline, |at| Deadline::from_std(at) + self.grace());
         if now >= quiet_from {
             return Wait::Quiet;
         }
-        let talked = self.idle.saturating_sub(idle_then);
+        let talked = self.clock.idle().saturating_sub(idle_then);
         if talked >= self.talk_allowance() {
             return Wait::Talking(talked);
         }
@@ -282,7 +281,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// message instead of spinning.
     pub(crate) fn tick(&self, deadline: Deadline, every: Duration) -> Deadline {
         let quiet_from = self
-            .last_event
+            .clock
+            .last_event()
             .map_or(deadline, |at| Deadline::from_std(at) + self.grace());
         deadline.max(quiet_from).min(Deadline::now() + every)
     }
@@ -291,12 +291,14 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// (time the harness spends reading what is already written does not count): as long as a
     /// reply may take.
     pub(crate) fn talk_allowance(&self) -> Duration {
-        load::stretched(self.options.reply_timeout, self.stretch).max(MIN_GRACE)
+        self.clock
+            .stretched(self.options.reply_timeout)
+            .max(MIN_GRACE)
     }
 
     /// What the target wrote meanwhile, for a finding about a missing answer.
     pub(crate) fn what_was_heard(&self) -> String {
-        match (self.received, self.partial) {
+        match (self.liveness.received, self.liveness.partial) {
             (0, false) => "the target wrote nothing, so it never started serving (check the command, or raise --startup-timeout for a slow start)".into(),
             (0, true) => "the target wrote the start of a line and never finished it".into(),
             (n, _) => format!(
@@ -309,10 +311,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// A wait ran out: the stop to take when that is because the target is gone or stopped
     /// reading (already reported), else `None`.
     pub(crate) fn wait_ended(&mut self) -> Option<Stop> {
-        if self.cut_off() {
+        if self.liveness.cut_off() {
             return Some(Stop::Hung);
         }
-        if self.exited || self.output_closed {
+        if self.liveness.exited || self.liveness.output_closed {
             S::gone(self);
             return Some(Stop::Gone);
         }
@@ -325,14 +327,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// barrier first waits for every earlier POST's status and the grace after the last
     /// accepted cancel (see `http.rs`), and the probe then checks liveness.
     pub(crate) async fn barrier(&mut self) -> Result<(), Stop> {
-        if self.ended {
+        if self.liveness.ended {
             return Ok(());
         }
         if self.streams.over_http {
             self.settle().await;
         }
-        self.counter += 1;
-        let id = format!("barrier-{}", self.counter);
+        let id = self.proofs.next_id("barrier");
         let probe = self
             .protocol()
             .unwrap_or(ProtocolVersion::V2025_11_25)
@@ -340,9 +341,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         // `ping`, or `server/discover` where `ping` no longer exists (LIF-11).
         let method = probe["method"].as_str().unwrap_or("ping").to_string();
         let requirement = if method == "ping" {
-            "PING-01"
+            Req::Ping01
         } else {
-            "LIF-11"
+            Req::Lif11
         };
         let asked = Instant::now();
         let answer = self.request_internal(probe, requirement).await?;
@@ -375,16 +376,15 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     pub(crate) fn proof_arrived(&mut self, index: usize, sent: Duration, now: Duration) {
         // A round trip counts only once the target was running: the first answer of a slow
         // start says how long the start took, not how long a round trip takes.
-        let running = self.heard.is_some_and(|heard| heard <= sent);
+        let running = self.liveness.heard.is_some_and(|heard| heard <= sent);
         if let Some(rtt) = now.checked_sub(sent).filter(|_| running) {
-            self.rtt = Some(self.rtt.map_or(rtt, |r| r.min(rtt)));
+            self.proofs.round_trip(rtt);
         }
-        if !self.io.ordered() || index < self.proven {
+        if !self.io.ordered() || index < self.proofs.proven() {
             return;
         }
-        self.proven = index + 1;
-        self.proven_at = Some(now);
-        self.proven_waited = self.waited();
-        self.ledger.prove_read(self.proven, now, self.proven_waited);
+        let waited = self.waited();
+        self.proofs.proved(index + 1, now, waited);
+        self.ledger.prove_read(index + 1, now, waited);
     }
 }

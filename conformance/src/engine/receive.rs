@@ -1,9 +1,10 @@
 //! The engine's inbound direction: each event the transport reports is taken in, recorded
 //! within the transcript's budget (see [`super::KEEP_BYTES`]) and judged.
 
-use super::io::{footprint, KEEP_BYTES, KEEP_ENTRIES};
+use super::parts::budget::{KEEP_BYTES, KEEP_ENTRIES};
 use super::{Engine, Side};
 use crate::outcome::{FindingKind, Severity};
+use crate::requirement::Req;
 use crate::rules::envelope;
 use crate::transcript::Entry;
 use crate::transport::process::MAX_LINE;
@@ -29,39 +30,38 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// A target that stopped reading says nothing more worth waiting for, and one whose process
     /// exited gets only a short grace for what it wrote before.
     pub(crate) async fn next(&mut self, deadline: Deadline) -> bool {
-        if self.cut_off() {
+        if self.liveness.cut_off() {
             return false;
         }
-        self.refresh_stretch();
-        let deadline = match (self.exited_at, S::EXIT_GRACE) {
+        self.clock.refresh();
+        let deadline = match (self.liveness.exited_at, S::EXIT_GRACE) {
             (Some(at), Some(grace)) => deadline.min(Deadline::from_std(at + grace)),
             _ => deadline,
         };
         let waiting = Instant::now();
         let Some((at, event)) = self.io.next(deadline).await else {
             let late = Deadline::now().saturating_duration_since(deadline);
-            self.lateness = self.lateness.max(late);
+            self.clock.woke_late(late);
             return false;
         };
         // How long the harness waited for the target to write this (its arrival stamp is when
         // the transport read it): what was already written when the harness looked costs
         // nothing, however long the harness takes to read it.
-        self.idle += at.saturating_duration_since(waiting);
-        self.last_event = Some(Instant::now());
+        self.clock.event(at.saturating_duration_since(waiting));
         let at = at.saturating_duration_since(self.io.started());
         match event {
             Event::Message { channel, bytes } => {
-                self.heard(at);
-                self.received += 1;
-                self.partial = false;
+                self.liveness.heard(at);
+                self.liveness.received += 1;
+                self.liveness.partial = false;
                 self.receive(at, channel, bytes).await;
             }
             Event::Partial(_) => {
-                self.heard(at);
-                self.partial = true;
+                self.liveness.heard(at);
+                self.liveness.partial = true;
             }
             Event::Overlong(channel) if channel != Channel::Stdio => {
-                self.heard(at);
+                self.liveness.heard(at);
                 self.record(
                     at,
                     channel,
@@ -78,7 +78,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 );
             }
             Event::Overlong(channel) => {
-                self.heard(at);
+                self.liveness.heard(at);
                 self.record(
                     at,
                     channel,
@@ -87,7 +87,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 );
                 self.rule(
                     Severity::Fail,
-                    "STD-02",
+                    Req::Std02,
                     format!(
                         "{} wrote a line longer than {MAX_LINE} bytes {}",
                         S::WRITER.who,
@@ -95,24 +95,19 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     ),
                 );
             }
-            Event::OutputClosed => self.output_closed = true,
+            Event::OutputClosed => self.liveness.output_closed = true,
             Event::Exited(_) => {
-                self.exited = true;
-                self.exited_at.get_or_insert_with(Instant::now);
+                self.liveness.exited = true;
+                self.liveness.exited_at.get_or_insert_with(Instant::now);
             }
             event @ (Event::Status { .. } | Event::Body { .. } | Event::Closed { .. }) => {
-                self.heard(at);
+                self.liveness.heard(at);
                 self.stream_event(at, &event);
                 S::observe(self, at, event);
             }
             other => S::observe(self, at, other),
         }
         true
-    }
-
-    /// The target has written something: it has started, and the startup allowance is over.
-    pub(crate) fn heard(&mut self, at: Duration) {
-        self.heard.get_or_insert(at);
     }
 
     /// Records a message the target wrote; returns its transcript index.
@@ -123,7 +118,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         text: String,
         value: Option<Value>,
     ) -> usize {
-        self.kept_bytes += footprint(&text, value.as_ref());
+        self.budget.keep(&text, value.as_ref());
         let mut entry = Entry::received(at, channel, text, value);
         entry.session = self.streams.session_of(channel);
         if let Some(stream) = self.streams.by.get_mut(&channel) {
@@ -135,12 +130,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
 
     /// Whether the transcript has used up what a case may keep.
     pub(super) fn over_budget(&self) -> bool {
-        self.kept_bytes > KEEP_BYTES || self.transcript.len() > KEEP_ENTRIES
+        self.budget.over(self.transcript.len())
     }
 
     /// Counts a message judged and not kept; the first one adds the note that says so.
     pub(super) fn not_kept(&mut self) {
-        if self.dropped == 0 {
+        if self.budget.drop_one() {
             self.finding(
                 Severity::Note,
                 FindingKind::Limit,
@@ -151,7 +146,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 ),
             );
         }
-        self.dropped += 1;
     }
 
     /// Whether the received message at transcript index `index` (of session `session`) is the
@@ -193,7 +187,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if channel == Channel::Stdio && self.transcript[index].value.is_none() {
             // Stdout carries only messages: past a line that is not one, nothing the target
             // says can be read as it meant it. The case ends here, with that line quoted.
-            self.garbled = true;
+            self.liveness.garbled = true;
             return;
         }
         let session = self.transcript[index].session;
@@ -210,9 +204,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let last = index + 1 == self.transcript.len();
         if over && last && !taken && !self.answers_a_request(index, session) {
             let entry = self.transcript.remove(index);
-            self.kept_bytes = self
-                .kept_bytes
-                .saturating_sub(footprint(&entry.text, entry.value.as_ref()));
+            self.budget.release(&entry.text, entry.value.as_ref());
             self.not_kept();
         }
     }

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
+use super::parts::arrivals::Late;
 use super::{Engine, Side, Stop};
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
@@ -29,7 +30,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 if let Some(stop) = S::halted(self) {
                     return Err(stop);
                 }
-                if self.cut_off() {
+                if self.liveness.cut_off() {
                     return Err(Stop::Hung);
                 }
                 self.step(step).await?;
@@ -48,7 +49,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             StepKind::Barrier => self.barrier().await,
             StepKind::Cancel { id, reason } => self.cancel(id, reason.as_deref()).await,
             StepKind::After(span) => {
-                let until = self.last_send + self.span(span);
+                let until = self.clock.last_send() + self.span(span);
                 self.pump_until(Deadline::from_std(until)).await;
                 Ok(())
             }
@@ -58,8 +59,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 Ok(())
             }
             StepKind::Arrives(arrival) => {
-                self.arrival = Some(*arrival);
-                self.waited_before = self.waited();
+                let waited = self.waited();
+                self.arrivals.expect(*arrival, waited);
                 Ok(())
             }
             StepKind::Repeat { .. } | StepKind::Sweep { .. } => {
@@ -98,7 +99,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// A reference to a variable that an earlier, already reported mismatch never captured
     /// ends the case quietly; otherwise it is a bug in the case.
     fn missing_capture(&mut self, name: String) -> Stop {
-        if !self.findings.iter().any(|f| f.severity > Severity::Note) {
+        if !self
+            .findings
+            .list()
+            .iter()
+            .any(|f| f.severity > Severity::Note)
+        {
             self.finding(
                 Severity::Fail,
                 FindingKind::CaseBug,
@@ -135,53 +141,39 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// timers ran late by at least half the overshoot). Then the timing cannot tell the
     /// target's delay from the machine's, and the finding is a note that says so.
     pub(crate) fn arrived(&mut self, line: usize, at: Duration) {
-        if let (Some(arrival), Some(previous)) = (self.arrival.take(), self.last_arrival) {
-            let gap = at.saturating_sub(previous);
-            if let Some(complaint) = arrival.judge(gap) {
-                self.line = line;
-                let overshoot = gap.saturating_sub(arrival.to);
-                let starved = self
-                    .waited()
-                    .zip(self.waited_before)
-                    .map(|(now, before)| now.saturating_sub(before))
-                    .unwrap_or_default();
-                if !overshoot.is_zero() && starved >= overshoot {
-                    self.finding(
-                        Severity::Note,
-                        FindingKind::Unmet,
-                        format!(
-                            "{complaint}, but {}'s processes waited {} ms for a CPU meanwhile: the machine was busy and the timing cannot tell",
-                            S::WRITER.who,
-                            starved.as_millis()
-                        ),
-                    );
-                } else if !overshoot.is_zero() && self.lateness * 2 >= overshoot {
-                    self.finding(
-                        Severity::Note,
-                        FindingKind::Unmet,
-                        format!(
-                            "{complaint}, but the harness's own timers ran up to {} ms late meanwhile: the machine was busy and the timing cannot tell",
-                            self.lateness.as_millis()
-                        ),
-                    );
-                } else {
-                    self.finding(self.case_severity(), FindingKind::Unmet, complaint);
-                }
-            }
-        }
-        self.last_arrival = Some(at);
+        let waited = self.waited();
+        let Some(late) = self.arrivals.arrived(at, waited, self.clock.lateness()) else {
+            return;
+        };
+        self.line = line;
+        let (severity, message) = match late {
+            Late::TargetStarved(complaint, starved) => (
+                Severity::Note,
+                format!(
+                    "{complaint}, but {}'s processes waited {} ms for a CPU meanwhile: the machine was busy and the timing cannot tell",
+                    S::WRITER.who,
+                    starved.as_millis()
+                ),
+            ),
+            Late::HarnessLate(complaint, lateness) => (
+                Severity::Note,
+                format!(
+                    "{complaint}, but the harness's own timers ran up to {} ms late meanwhile: the machine was busy and the timing cannot tell",
+                    lateness.as_millis()
+                ),
+            ),
+            Late::Judged(complaint) => (self.case_severity(), complaint),
+        };
+        self.finding(severity, FindingKind::Unmet, message);
     }
 
     /// A wait for the next expected message lasts at least until the end of its `! arrives`
     /// window (stretched on a busy machine): a message the case allows that late is not
     /// missing.
     pub(crate) fn arrival_deadline(&self, deadline: Deadline) -> Deadline {
-        match (self.arrival, self.last_arrival) {
-            (Some(arrival), Some(previous)) => {
-                let end = previous + crate::load::stretched(arrival.to, self.stretch);
-                deadline.max(Deadline::from_std(self.io.started() + end))
-            }
-            _ => deadline,
+        match self.arrivals.window_end(|d| self.clock.stretched(d)) {
+            Some(end) => deadline.max(Deadline::from_std(self.io.started() + end)),
+            None => deadline,
         }
     }
 

@@ -12,12 +12,8 @@
 
 use super::ledger::CancelMark;
 use super::{Engine, Side};
-use crate::load;
 use crate::transport::Transport;
-use std::time::{Duration, Instant};
-
-/// How long a reading of the wait counters is reused: reading them scans `/proc`.
-const FRESH: Duration = Duration::from_millis(20);
+use std::time::Duration;
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// How long the target's processes have waited for a CPU so far, summed over their
@@ -28,18 +24,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// wake-up, again and again. An idle target (blocked on its input) waits for nothing, so
     /// the grace stops growing as soon as the target has done what it had to.
     pub(crate) fn waited(&self) -> Option<Duration> {
-        if let Some((at, waited)) = self.waited_cache.get() {
-            if at.elapsed() < FRESH {
-                return waited;
-            }
-        }
-        let waited = self
-            .group_waits
-            .get_or_init(|| self.io.process_group().map(load::GroupWaits::new))
-            .as_ref()
-            .and_then(load::GroupWaits::read);
-        self.waited_cache.set(Some((Instant::now(), waited)));
-        waited
+        self.clock.target_waits(|| self.io.process_group())
     }
 
     /// How long the target has waited for a CPU since a reading `before`;
@@ -54,7 +39,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     pub(crate) fn grace_after(&self, before: Option<Duration>) -> Duration {
         match self.lost_since(before) {
             Some(lost) => self.calm_grace() + lost,
-            None => load::stretched(self.calm_grace(), self.stretch),
+            None => self.clock.stretched(self.calm_grace()),
         }
     }
 
@@ -69,7 +54,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
         Some(match self.lost_since(mark.waited) {
             Some(lost) => read + lost,
-            None => read + load::stretched(self.calm_grace(), self.stretch) - self.calm_grace(),
+            None => read + self.clock.stretched(self.calm_grace()) - self.calm_grace(),
         })
     }
 }

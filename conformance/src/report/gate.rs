@@ -293,6 +293,7 @@ impl std::fmt::Display for Summary {
 mod tests {
     use super::*;
     use crate::outcome::Finding;
+    use crate::requirement::Req;
 
     fn report(findings: &[(Severity, FindingKind)]) -> Report {
         let mut report = Report::skipped(String::new(), "t".into());
@@ -319,12 +320,12 @@ mod tests {
         assert!(blessable(&report(&[(Severity::Fail, Mismatch)])));
         assert!(blessable(&report(&[
             (Severity::Fail, Mismatch),
-            (Severity::Note, Rule("CAN-08"))
+            (Severity::Note, Rule(Req::Can08))
         ])));
         // A standing rule broken in the same run: blessing would hide it.
         assert!(!blessable(&report(&[
             (Severity::Fail, Mismatch),
-            (Severity::Fail, Rule("RPC-04"))
+            (Severity::Fail, Rule(Req::Rpc04))
         ])));
         assert!(!blessable(&report(&[(Severity::Fail, Unmet)])));
         let mut nothing = report(&[(Severity::Fail, Mismatch)]);
@@ -336,7 +337,7 @@ mod tests {
     fn clean_means_nothing_above_a_note() {
         assert!(clean(&report(&[(
             Severity::Note,
-            FindingKind::Rule("CAN-08")
+            FindingKind::Rule(Req::Can08)
         )])));
         assert!(!clean(&report(&[(Severity::Info, FindingKind::Unmet)])));
         assert!(!clean(&Report::skipped("n/a".into(), "t".into())));

@@ -10,6 +10,7 @@ use crate::engine::ledger::ReceivedRequest;
 use crate::engine::Engine;
 use crate::outcome::Severity;
 use crate::pattern::{canonical, id_key};
+use crate::requirement::Req;
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
 
@@ -72,7 +73,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if !(id.is_string() || id.is_i64() || id.is_u64()) {
             self.rule(
                 Severity::Fail,
-                "RPC-02",
+                Req::Rpc02,
                 format!(
                     "the client's `{method}` request has id {}; an id is a string or an integer",
                     canonical(id)
@@ -101,7 +102,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             if !(token.is_string() || token.is_i64() || token.is_u64()) {
                 self.rule(
                     Severity::Fail,
-                    "PRG-01",
+                    Req::Prg01,
                     format!(
                         "progress token {} is neither a string nor an integer",
                         canonical(token)
@@ -118,7 +119,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                     "progress token {} of request {key} is already used by active request {other}; tokens must be unique among active requests",
                     canonical(token)
                 );
-                self.rule(Severity::Fail, "PRG-01", message);
+                self.rule(Severity::Fail, Req::Prg01, message);
             }
         }
         let channel = self.transcript[index].channel;
@@ -226,7 +227,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if !self.session_ready() {
             self.rule(
                 Severity::Warn,
-                "LIF-04",
+                Req::Lif04,
                 format!("the client sent `{method}` before its `initialize` was answered; until then it should send nothing but `ping`"),
             );
         } else if !initialized && self.may_cross() {
@@ -236,7 +237,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         } else if !initialized {
             self.rule(
                 Severity::Warn,
-                "LIF-03",
+                Req::Lif03,
                 format!("the client sent `{method}` before `notifications/initialized`; it sends that first, once `initialize` is answered"),
             );
         }
@@ -302,13 +303,13 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if mark.is_read(at) {
             self.rule(
                 Severity::Warn,
-                "CAN-13",
+                Req::Can13,
                 format!("the client answered the harness's request {key} after it had certainly read the harness's cancel of it (it answered a later request first); a cancelled request should get no response"),
             );
         } else {
             self.rule(
                 Severity::Note,
-                "CAN-13",
+                Req::Can13,
                 format!("the client's answer to request {key} crossed the harness's cancel (allowed, AMB-25)"),
             );
         }
@@ -326,7 +327,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             let shown = token.map(canonical).unwrap_or_else(|| "none".into());
             self.rule(
                 Severity::Fail,
-                "PRG-06",
+                Req::Prg06,
                 format!("the client sent progress for token {shown}, which no request of the harness's carries"),
             );
             return;
@@ -336,7 +337,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             if !message.is_string() && has_message {
                 self.rule(
                     Severity::Fail,
-                    "PRG-05",
+                    Req::Prg05,
                     format!(
                         "the client's progress `message` must be text, got {}",
                         canonical(message)
@@ -350,7 +351,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         let Some(value) = value else {
             self.rule(
                 Severity::Fail,
-                "PRG-02",
+                Req::Prg02,
                 format!("the client's progress for request {request} has no numeric `progress`"),
             );
             return;
@@ -369,13 +370,13 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 if value <= previous && crossed {
                     self.rule(
                         Severity::Note,
-                        "PRG-03",
+                        Req::Prg03,
                         format!("the client's progress for request {request} went from {previous} to {value}, within the time two of its POSTs may cross: the order of arrival cannot tell"),
                     );
                 } else if value <= previous {
                     self.rule(
                         Severity::Fail,
-                        "PRG-03",
+                        Req::Prg03,
                         format!("the client's progress for request {request} went from {previous} to {value}; it must increase"),
                     );
                 }

@@ -6,6 +6,7 @@ use crate::engine::client::{ClientTarget, T_GRACE};
 use crate::engine::Engine;
 use crate::outcome::Severity;
 use crate::pattern::id_key;
+use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transport::Transport;
 use serde_json::Value;
@@ -25,7 +26,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         let Some(params) = params.filter(|p| p.is_object()) else {
             self.rule(
                 Severity::Fail,
-                "CAN-01",
+                Req::Can01,
                 "a `notifications/cancelled` without params; it must carry `requestId`".into(),
             );
             return;
@@ -33,7 +34,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if let Some(reason) = params.get("reason").filter(|r| !r.is_string()) {
             self.rule(
                 Severity::Fail,
-                "CAN-01",
+                Req::Can01,
                 format!(
                     "a cancel's `reason` must be a string, got {}",
                     short(reason)
@@ -46,7 +47,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         else {
             self.rule(
                 Severity::Fail,
-                "CAN-01",
+                Req::Can01,
                 format!(
                     "a cancel needs `requestId`, a string or an integer: {}",
                     short(params)
@@ -65,14 +66,14 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             if posted {
                 self.rule(
                     Severity::Note,
-                    "CAN-12",
+                    Req::Can12,
                     format!("the client POSTed `notifications/cancelled` for request {key}; in 2026-07-28 over HTTP closing the request's stream is the cancel and the notification is not expected (allowed, AMB-06)"),
                 );
             }
             if method == "initialize" {
                 self.rule(
                     Severity::Fail,
-                    "CAN-04",
+                    Req::Can04,
                     format!("the client cancelled its `initialize` request (id {key}); initialize must never be cancelled (LIF-08)"),
                 );
             }
@@ -84,13 +85,13 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 // say, by the machine's CPU pressure.
                 let grace = match self.lost_since(answered_waited) {
                     Some(lost) => T_GRACE + lost,
-                    None => crate::load::stretched(T_GRACE, self.stretch),
+                    None => self.clock.stretched(T_GRACE),
                 };
                 if late > grace {
                     let severity = self.case_severity().min(Severity::Warn);
                     self.rule(
                         severity,
-                        "CAN-03",
+                        Req::Can03,
                         format!(
                             "the client cancelled request {key} {} ms after the harness had answered it; a cancel must only reference a request still in progress",
                             late.as_millis()
@@ -99,7 +100,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 } else if late > T_GRACE {
                     self.rule(
                         Severity::Note,
-                        "CAN-08",
+                        Req::Can08,
                         format!(
                             "the cancel of request {key} came {} ms after the harness had answered it, later than the {} ms a calm machine allows, but the client was kept waiting for a CPU meanwhile (grace grown to {} ms): it may have crossed the response, and the timing cannot tell",
                             late.as_millis(),
@@ -110,7 +111,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 } else {
                     self.rule(
                         Severity::Note,
-                        "CAN-08",
+                        Req::Can08,
                         format!("the cancel of request {key} crossed its response (allowed)"),
                     );
                 }
@@ -118,7 +119,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             if again {
                 self.rule(
                     Severity::Note,
-                    "CAN-01",
+                    Req::Can01,
                     format!("the client cancelled request {key} more than once"),
                 );
             }
@@ -146,7 +147,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if self.ledger.sent.contains_key(&key) {
             self.rule(
                 Severity::Fail,
-                "CAN-02",
+                Req::Can02,
                 format!("the client cancelled request {key}, which the harness (its server) issued; a party may only cancel its own requests"),
             );
             return;
@@ -163,6 +164,6 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             ),
             None => format!("the client cancelled request {key}, which it never sent"),
         };
-        self.rule(Severity::Fail, "CAN-01", message);
+        self.rule(Severity::Fail, Req::Can01, message);
     }
 }

@@ -17,6 +17,7 @@
 use crate::engine::client::{ClientTarget, T_GRACE};
 use crate::engine::Engine;
 use crate::outcome::Severity;
+use crate::requirement::Req;
 use crate::transport::Transport;
 use serde_json::Value;
 use std::time::Duration;
@@ -62,7 +63,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     fn crossing_grace(&self, held: &Held) -> Duration {
         match self.lost_since(held.waited) {
             Some(lost) => T_GRACE + lost,
-            None => crate::load::stretched(T_GRACE, self.stretch),
+            None => self.clock.stretched(T_GRACE),
         }
     }
 
@@ -82,7 +83,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             let crossed = self.crossed(&held, at);
             self.rule(
                 Severity::Note,
-                "CAN-01",
+                Req::Can01,
                 format!(
                     "the cancel of request {key} arrived {} ms before the request itself: its POST overtook the request's ({})",
                     at.saturating_sub(held.at).as_millis(),
@@ -108,7 +109,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             if self.crossed(&held, at) {
                 self.rule(
                     Severity::Note,
-                    "LIF-03",
+                    Req::Lif03,
                     format!(
                         "the client's `{}` arrived {} ms before its `notifications/initialized`: their POSTs crossed (allowed)",
                         held.what.as_str().unwrap_or("request"),
@@ -148,7 +149,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     fn too_early(&mut self, held: &Held) {
         self.rule(
             Severity::Warn,
-            "LIF-03",
+            Req::Lif03,
             format!(
                 "the client sent `{}` before `notifications/initialized`; it sends that first, once `initialize` is answered",
                 held.what.as_str().unwrap_or("a request")

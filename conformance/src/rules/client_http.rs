@@ -6,46 +6,18 @@
 //! `text/event-stream` acceptable (HTTP-12); and DELETE at the end, which `! exit` judges. A
 //! stream the harness closes is no cancel; what the client makes of it is recorded (AMB-23).
 
+use crate::engine::client::http::NotFound;
 use crate::engine::client::ClientTarget;
 use crate::engine::Engine;
 use crate::era::ProtocolVersion;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::json_equal;
+use crate::requirement::Req;
 use crate::transcript::Direction;
 use crate::transport::http_server::ClientRequest;
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-
-/// What the client side of the harness knows about a client's HTTP requests.
-#[derive(Debug, Default)]
-pub struct HttpSide {
-    /// Where the client stands after a 404 for a session the server forgot.
-    pub not_found: NotFound,
-    /// The harness forgot the session (`! expire-session`): a new one is no restart.
-    pub expired: bool,
-    /// Streams the harness closed without a cancel (`! disconnect`): the request's id and
-    /// when.
-    pub disconnected: Vec<(Value, Duration)>,
-    /// GET requests: when (since the target started), and their `Last-Event-ID`.
-    pub gets: Vec<(Duration, Option<String>)>,
-    /// The request that got the 404 for a forgotten session, as it arrived: requests of that
-    /// session arriving within the crossing grace after it were sent before the client could
-    /// have read it.
-    pub(crate) first_not_found: Option<crate::rules::client_crossing::Held>,
-}
-
-/// Where a client stands after the harness answered 404 for a session it forgot.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub enum NotFound {
-    /// No such 404 is pending.
-    #[default]
-    Clear,
-    /// A 404 came and the client has not yet started a new session.
-    Awaiting,
-    /// The client went on without a new session (reported once).
-    Reported,
-}
 
 /// Whether an `Accept` header lists a media type.
 fn accepts(accept: Option<&str>, kind: &str) -> bool {
@@ -64,7 +36,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// The standing rules for one HTTP request the client made.
     pub(crate) fn http_request(&mut self, at: Duration, seen: ClientRequest) {
         self.side.connected = true;
-        self.heard(at);
+        self.liveness.heard(at);
         let channel = seen.channel.unwrap_or(Channel::Post(0));
         let what = match &seen.method {
             Some(method) if method == "notifications/cancelled" => "the cancel POST".to_string(),
@@ -91,7 +63,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if seen.path != "/mcp" {
             self.rule(
                 Severity::Fail,
-                "HTTP-04",
+                Req::Http04,
                 format!(
                     "the client made a {} request to {}, not to the MCP endpoint it was given",
                     seen.verb, seen.path
@@ -106,7 +78,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 if !accepts(seen.accept.as_deref(), "text/event-stream") {
                     self.rule(
                         Severity::Fail,
-                        "HTTP-12",
+                        Req::Http12,
                         format!(
                             "{what}: a GET must accept text/event-stream, its Accept was {:?}",
                             seen.accept
@@ -135,7 +107,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if !both {
             self.rule(
                 Severity::Fail,
-                "HTTP-05",
+                Req::Http05,
                 format!(
                     "{what} must accept both application/json and text/event-stream; its Accept was {:?}",
                     seen.accept
@@ -146,7 +118,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             if seen.session.is_some() {
                 self.rule(
                     Severity::Fail,
-                    "HTTP-16",
+                    Req::Http16,
                     format!(
                         "{what} carried Mcp-Session-Id {:?}; a fresh `initialize` carries none",
                         seen.session
@@ -200,7 +172,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             self.side.http.not_found = NotFound::Reported;
             self.rule(
                 Severity::Fail,
-                "HTTP-16",
+                Req::Http16,
                 format!("after the harness answered 404 for a forgotten session, the client's next request was {what}; it must start a new session with a fresh `initialize` without Mcp-Session-Id"),
             );
         }
@@ -214,7 +186,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if seen.session.is_none() {
             self.rule(
                 Severity::Fail,
-                "HTTP-16",
+                Req::Http16,
                 format!("{what} carried no Mcp-Session-Id; every request after `initialize` carries the session id the server gave ({session})"),
             );
         }
@@ -231,7 +203,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 .map_or_else(|| "none".to_string(), |v| format!("{v:?}"));
             self.rule(
                 Severity::Fail,
-                "HTTP-18",
+                Req::Http18,
                 format!("{what} carried MCP-Protocol-Version {got}; every request after `initialize` carries the agreed version {agreed:?}"),
             );
         }
@@ -270,7 +242,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if pending && self.side.stopped.is_none() {
             self.rule(
                 Severity::Fail,
-                "HTTP-16",
+                Req::Http16,
                 "after the harness answered 404 for a forgotten session, the client never started a new session with a fresh `initialize`".into(),
             );
         }

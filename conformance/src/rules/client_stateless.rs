@@ -21,6 +21,7 @@ use crate::engine::Engine;
 use crate::era::{META_CAPABILITIES, META_CLIENT_INFO, META_VERSION};
 use crate::outcome::Severity;
 use crate::pattern::canonical;
+use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transport::http_server::ClientRequest;
 use crate::transport::Transport;
@@ -60,7 +61,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if !missing.is_empty() {
             self.rule(
                 Severity::Fail,
-                "LIF-10",
+                Req::Lif10,
                 format!(
                     "the client's `{method}` request lacks {} in `params._meta`; every request of 2026-07-28 carries its version and the client's capabilities",
                     missing.join(" and ")
@@ -70,7 +71,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if field(META_CLIENT_INFO).is_none() {
             self.rule(
                 Severity::Warn,
-                "LIF-10",
+                Req::Lif10,
                 format!("the client's `{method}` request carries no `{META_CLIENT_INFO}` in `params._meta`; a client should name itself on every request of 2026-07-28"),
             );
         }
@@ -94,24 +95,24 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             let message = format!(
                 "the client reused id {key} for `{method}`; its `{earlier_method}` request with that id is {state}, and an id must not be used twice in a session"
             );
-            return self.rule(Severity::Fail, "RPC-03", message);
+            return self.rule(Severity::Fail, Req::Rpc03, message);
         }
         if earlier.outstanding() {
             self.rule(
                 Severity::Fail,
-                "RPC-03",
+                Req::Rpc03,
                 format!("the client reused id {key} for `{method}` while its `{earlier_method}` request with that id was still outstanding; an id must not match a request still waiting for its response"),
             );
         } else if !answered {
             self.rule(
                 Severity::Warn,
-                "RPC-03",
+                Req::Rpc03,
                 format!("the client reused id {key} for `{method}`; its `{earlier_method}` request with that id was cancelled and never answered, so it never received its response (AMB-20)"),
             );
         } else if self.side.era.refused.contains(key) {
             self.rule(
                 self.case_severity().min(Severity::Warn),
-                "LIF-12",
+                Req::Lif12,
                 format!("the client retried its `{earlier_method}` request, which the harness refused with -32022, under the same id {key}; a retry is a new request with a new id"),
             );
         }
@@ -123,7 +124,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         self.transcript[index].consumed_by = Some(0);
         self.rule(
             Severity::Fail,
-            "RPC-15",
+            Req::Rpc15,
             format!(
                 "the client sent a response ({}); in 2026-07-28 a client never sends responses (the harness sent it no request)",
                 short(&value)
@@ -164,7 +165,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if !wrong.is_empty() {
             self.rule(
                 Severity::Fail,
-                "HTTP-19",
+                Req::Http19,
                 format!(
                     "{what} carried {}; every request of 2026-07-28 carries MCP-Protocol-Version equal to its `_meta` version, Mcp-Method, and for tools/call, prompts/get and resources/read Mcp-Name",
                     wrong.join(", ")

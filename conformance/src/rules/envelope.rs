@@ -3,6 +3,7 @@
 
 use crate::outcome::Severity;
 use crate::pattern::canonical;
+use crate::requirement::Req;
 use serde_json::Value;
 
 /// Who wrote the lines, and which stdio rule governs them.
@@ -12,20 +13,20 @@ pub struct Writer {
     /// Where the lines went: `to stdout`, `to its server`.
     pub stream: &'static str,
     /// The rule for that stream (STD-03 for a server's stdout, STD-04 for a client's writes).
-    pub rule: &'static str,
+    pub rule: Req,
 }
 
 /// A server target writing to its stdout.
 pub const SERVER: Writer = Writer {
     who: "the target",
     stream: "to stdout",
-    rule: "STD-03",
+    rule: Req::Std03,
 };
 /// A client target writing to the server it started.
 pub const CLIENT: Writer = Writer {
     who: "the client",
     stream: "to its server",
-    rule: "STD-04",
+    rule: Req::Std04,
 };
 
 /// Something wrong with a line, before any case looks at it.
@@ -33,7 +34,7 @@ pub struct Problem {
     /// How it weighs.
     pub severity: Severity,
     /// The requirement id.
-    pub requirement: &'static str,
+    pub requirement: Req,
     /// What was wrong.
     pub message: String,
 }
@@ -69,7 +70,7 @@ pub fn check(writer: &Writer, text: &str, value: Option<&Value>) -> Vec<Problem>
     };
     let Some(message) = value.as_object() else {
         return vec![fail(
-            "RPC-01",
+            Req::Rpc01,
             format!(
                 "{} wrote `{}`, which is not a JSON-RPC message object",
                 writer.who,
@@ -79,7 +80,7 @@ pub fn check(writer: &Writer, text: &str, value: Option<&Value>) -> Vec<Problem>
     };
     if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return vec![fail(
-            "RPC-01",
+            Req::Rpc01,
             format!("a message without `\"jsonrpc\": \"2.0\"`: {}", short(value)),
         )];
     }

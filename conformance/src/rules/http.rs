@@ -10,6 +10,7 @@ use crate::engine::server::ServerTarget;
 use crate::engine::Engine;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::canonical;
+use crate::requirement::Req;
 use crate::transport::{Channel, Event, Head, StreamEnd, Transport};
 use serde_json::Value;
 use std::time::Duration;
@@ -34,7 +35,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             if raw.is_empty() || !raw.iter().all(|b| (0x21..=0x7e).contains(b)) {
                 self.rule(
                     Severity::Fail,
-                    "HTTP-16",
+                    Req::Http16,
                     format!(
                         "{channel} assigned the session id {:?}, which is not visible ASCII (0x21 to 0x7E)",
                         String::from_utf8_lossy(raw)
@@ -51,7 +52,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         if head.session.is_some() && self.errors_answer() && !initialize {
             self.rule(
                 Severity::Warn,
-                "HTTP-20",
+                Req::Http20,
                 format!(
                     "{channel} carried Mcp-Session-Id {:?}; 2026-07-28 has no sessions, so a server mints none",
                     String::from_utf8_lossy(head.session.as_deref().unwrap_or_default())
@@ -79,7 +80,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 if (200..400).contains(&code) {
                     self.rule(
                         Severity::Fail,
-                        "HTTP-07",
+                        Req::Http07,
                         format!("{what} got HTTP {shown}; a notification is accepted with 202 and an empty body, or refused with an error status{}", redirect.unwrap_or_default()),
                     );
                     return;
@@ -88,7 +89,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 match live {
                     Some(request) if !request.starts => self.rule(
                         Severity::Warn,
-                        "HTTP-17",
+                        Req::Http17,
                         format!(
                             "the cancel of request {} ({channel}) got HTTP {shown}; a cancel of the client's own request gets 202 (a refusal is allowed only as a warning, AMB-09)",
                             cancels.unwrap_or_default()
@@ -96,14 +97,14 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                     ),
                     _ => self.rule(
                         Severity::Note,
-                        "HTTP-07",
+                        Req::Http07,
                         format!("{what} got HTTP {shown} (allowed for a notification the server cannot accept, AMB-10)"),
                     ),
                 }
             }
             Opened::Response => self.rule(
                 Severity::Fail,
-                "HTTP-07",
+                Req::Http07,
                 format!("{channel} (the harness's answer to the server's request) got HTTP {shown}; a response is accepted with 202 and an empty body"),
             ),
             Opened::Request(key) => {
@@ -124,7 +125,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                     // A cancelled request's POST still needs some HTTP answer (AMB-03).
                     self.rule(
                         Severity::Note,
-                        "HTTP-08",
+                        Req::Http08,
                         format!("{channel} (request {key}, cancelled) got HTTP {shown} (allowed for a cancelled request, AMB-03)"),
                     );
                     return;
@@ -139,7 +140,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 };
                 self.rule(
                     Severity::Fail,
-                    "HTTP-08",
+                    Req::Http08,
                     format!("{channel} (request {key}) got HTTP {shown}; {why}"),
                 );
             }
@@ -148,7 +149,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 if !(code == 405 || (code == 200 && sse)) {
                     self.rule(
                         Severity::Fail,
-                        "HTTP-12",
+                        Req::Http12,
                         format!("{channel} got HTTP {shown}; a GET gets text/event-stream or 405"),
                     );
                 }
@@ -166,7 +167,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         if accepted && opened.wants_accepted() && bytes > 0 {
             self.rule(
                 Severity::Fail,
-                "HTTP-07",
+                Req::Http07,
                 format!(
                     "{channel} got 202 with a body of {bytes} bytes; 202 comes with an empty body"
                 ),
@@ -207,7 +208,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             };
             self.rule(
                 Severity::Fail,
-                "HTTP-08",
+                Req::Http08,
                 format!("{channel} (request {key}) got HTTP {status} {why}"),
             );
             return;
@@ -228,7 +229,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         };
         self.rule(
             severity,
-            "HTTP-09",
+            Req::Http09,
             format!("{channel} (request {key}) ended without its response ({}); a stream opened by a request carries its response", end),
         );
     }
@@ -258,7 +259,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 let first = *first;
                 self.rule(
                     Severity::Fail,
-                    "HTTP-13",
+                    Req::Http13,
                     format!("the same message came on {first} and on {channel}; a server sends each message on one stream only: {}", crate::rules::envelope::short(&value)),
                 );
             }
@@ -287,13 +288,13 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         match channel {
             Channel::Get(_) if is_response => self.rule(
                 Severity::Fail,
-                "HTTP-12",
+                Req::Http12,
                 format!("the response to request {key} came on {channel}; a GET stream carries no responses (it belongs on {own})"),
             ),
             Channel::Get(_) => {}
             _ => self.rule(
                 Severity::Warn,
-                "HTTP-09",
+                Req::Http09,
                 format!(
                     "a {} for request {key} came on {channel}, which another message opened; it belongs on {own}",
                     if is_response { "response" } else { "progress notification" }
@@ -337,7 +338,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         for (key, channel, _) in open_after_response(self) {
             self.rule(
                 Severity::Warn,
-                "HTTP-09",
+                Req::Http09,
                 format!(
                     "{channel} (request {key}) stayed open for more than {} after it carried its response; the server should close a request's stream once its response is sent",
                     crate::transcript::span(grace)
@@ -372,7 +373,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         }
         notes.sort();
         for note in notes {
-            self.rule(Severity::Note, "HTTP-17", note);
+            self.rule(Severity::Note, Req::Http17, note);
         }
     }
 

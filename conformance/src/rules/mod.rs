@@ -22,6 +22,7 @@ use crate::engine::ledger::SentRequest;
 use crate::engine::{Engine, Side};
 use crate::era::Era;
 use crate::outcome::Severity;
+use crate::requirement::Req;
 use crate::transport::Transport;
 use envelope::short;
 use serde_json::Value;
@@ -37,7 +38,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if has_result == error.is_some() {
             self.rule(
                 Severity::Fail,
-                "RPC-05",
+                Req::Rpc05,
                 format!(
                     "a response must carry exactly one of `result` and `error`: {}",
                     short(&value)
@@ -50,7 +51,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             if !code_ok || !message_ok {
                 self.rule(
                     Severity::Fail,
-                    "RPC-06",
+                    Req::Rpc06,
                     format!(
                         "an error needs an integer `code` and a string `message`: {}",
                         short(&value)
@@ -63,7 +64,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             if has_result {
                 self.rule(
                     Severity::Fail,
-                    "RPC-04",
+                    Req::Rpc04,
                     format!("a result with no request id: {}", short(&value)),
                 );
             }
@@ -76,7 +77,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             self.transcript[index].consumed_by = Some(0);
             self.rule(
                 Severity::Fail,
-                "RPC-04",
+                Req::Rpc04,
                 format!("{who} sent a response for id {key}, which the harness never used as a request id (ids must be echoed exactly, type included)"),
             );
             return None;
@@ -99,7 +100,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             {
                 self.rule(
                     Severity::Fail,
-                    "RPC-14",
+                    Req::Rpc14,
                     format!(
                         "a 2026-07-28 result must carry `resultType` (\"complete\" or \"input_required\"): {}",
                         short(&value)
@@ -111,7 +112,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             self.transcript[index].consumed_by = Some(0);
             self.rule(
                 Severity::Fail,
-                "RPC-04",
+                Req::Rpc04,
                 format!(
                     "{who} sent a second response for request {key} (sent at line {}); every request gets exactly one",
                     request.line

@@ -9,6 +9,7 @@ use crate::engine::Engine;
 use crate::era::Era;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::canonical;
+use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transcript::Direction;
 use crate::transport::{Channel, Transport};
@@ -27,7 +28,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 self.transcript[index].internal = true;
                 self.rule(
                     Severity::Fail,
-                    "RPC-15",
+                    Req::Rpc15,
                     format!(
                         "the server sent a `{method}` request (id {}) in {}, where servers must not send requests (input they need goes through an input_required result); the harness does not answer it",
                         canonical(id),
@@ -63,7 +64,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             let shown = token.map(canonical).unwrap_or_else(|| "none".into());
             self.rule(
                 Severity::Fail,
-                "PRG-06",
+                Req::Prg06,
                 format!("progress for token {shown}, which no request in flight carries"),
             );
             return;
@@ -82,7 +83,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         match ended {
             Some((true, _)) => self.rule(
                 Severity::Fail,
-                "PRG-07",
+                Req::Prg07,
                 format!("progress for request {request_key} after its response; progress must stop when the operation completes"),
             ),
             Some((false, Some(mark))) if self.read_by(&mark).is_some_and(|read| read <= at) => {
@@ -135,7 +136,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         let Some(value) = value else {
             self.rule(
                 Severity::Fail,
-                "PRG-02",
+                Req::Prg02,
                 format!("progress for request {request_key} without a numeric `progress`"),
             );
             return;
@@ -155,12 +156,12 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         match last {
             Some(prev) if value < prev => self.rule(
                 Severity::Fail,
-                "PRG-03",
+                Req::Prg03,
                 format!("progress for request {request_key} went down from {prev} to {value}; it must increase"),
             ),
             Some(prev) if value == prev => self.rule(
                 Severity::Warn,
-                "PRG-03",
+                Req::Prg03,
                 format!("progress for request {request_key} repeated {value}; it must increase with every notification"),
             ),
             _ => {}
@@ -253,10 +254,10 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         match judged {
             Ok(why) => self.rule(
                 self.after_cancel_severity(),
-                "CAN-05",
+                Req::Can05,
                 format!("request {key} was answered after it was cancelled ({why}); a cancelled request should get no response{}", self.after_cancel_rule()),
             ),
-            Err(note) => self.rule(Severity::Note, "CAN-08", note),
+            Err(note) => self.rule(Severity::Note, Req::Can08, note),
         }
     }
 
@@ -314,14 +315,14 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                         lost.as_millis()
                     )
                 };
-                self.rule(Severity::Note, "CAN-08", message);
+                self.rule(Severity::Note, Req::Can08, message);
                 continue;
             }
             let judged = if first.explained {
                 self.line = first.line;
                 self.rule(
                     Severity::Note,
-                    "CAN-08",
+                    Req::Can08,
                     format!("one progress for request {key} came just after the proof that its cancel was read; it may have been produced before (the timing cannot tell), so it is not judged"),
                 );
                 &messages[1..]
@@ -332,7 +333,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 self.line = m.line;
                 self.rule(
                     self.after_cancel_severity(),
-                    "CAN-05",
+                    Req::Can05,
                     format!(
                         "progress for request {key} after the target had read its cancel ({}){}",
                         mark.proof(),

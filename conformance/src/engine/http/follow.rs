@@ -4,6 +4,7 @@
 use super::super::{Engine, Side};
 use super::*;
 use crate::outcome::Severity;
+use crate::requirement::Req;
 use crate::transcript::Entry;
 use crate::transport::{Channel, Event, Head, StreamEnd, Transport};
 use serde_json::Value;
@@ -272,7 +273,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
 
     /// `--reply-timeout`, stretched for the machine's CPU pressure now.
     pub(crate) fn reply_allowance(&self) -> Duration {
-        crate::load::stretched(self.options.reply_timeout, self.stretch)
+        self.clock.stretched(self.options.reply_timeout)
     }
 
     /// Over HTTP, before a `! cancel`: waits until the target has shown it received the
@@ -371,7 +372,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             };
             self.rule(
                 Severity::Note,
-                "HTTP-17",
+                Req::Http17,
                 format!(
                     "the cancel of request {key} ({channel}) {what}: nothing proves the server read it, so a late response to it is not charged and only the witness can tell whether its work stopped"
                 ),
@@ -391,7 +392,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             };
             self.rule(
                 Severity::Note,
-                "HTTP-11",
+                Req::Http11,
                 format!(
                     "{what}: nothing on the wire shows when the server noticed, so the barrier waited a grace of {} ms, and only the witness can tell whether the work stopped",
                     grace.as_millis()

@@ -4,6 +4,7 @@
 use super::super::Engine;
 use super::ServerTarget;
 use crate::outcome::Severity;
+use crate::requirement::Req;
 use crate::transport::Transport;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
@@ -27,7 +28,7 @@ pub(super) async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, wind
         }
     };
     let watch = |until: Instant| Deadline::from_std(until.min(Instant::now() + SAMPLE_EVERY));
-    while !e.exited && Instant::now() < closed + window {
+    while !e.liveness.exited && Instant::now() < closed + window {
         let tick = watch(closed + window);
         if !e.next(tick).await {
             // Nothing more can come (a target that stopped reading): just wait.
@@ -35,11 +36,11 @@ pub(super) async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, wind
         }
         sample(e, &mut starved);
     }
-    if e.exited {
+    if e.liveness.exited {
         if let Some(status) = e.io.exit_status().filter(|s| !s.success()) {
             e.rule(
                 Severity::Note,
-                "STD-07",
+                Req::Std07,
                 format!("the target exited with {status} after its stdin closed"),
             );
         }
@@ -48,19 +49,19 @@ pub(super) async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, wind
     // Long enough to say when it exited; longer for a target that is kept from running.
     loop {
         let until = closed + window + LATE_WATCH + starved.min(LATE_WATCH);
-        if e.exited || Instant::now() >= until {
+        if e.liveness.exited || Instant::now() >= until {
             break;
         }
         let tick = watch(until);
         if !e.next(tick).await {
             tokio::time::sleep_until(tick).await;
         }
-        if !e.exited {
+        if !e.liveness.exited {
             sample(e, &mut starved);
         }
     }
     let took = closed.elapsed();
-    let when = if e.exited {
+    let when = if e.liveness.exited {
         format!("it exited after {:.1} s", took.as_secs_f64())
     } else {
         format!("it was still running after {:.1} s", took.as_secs_f64())
@@ -79,7 +80,7 @@ pub(super) async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, wind
     if took.saturating_sub(starved) + EXIT_MARGIN <= window {
         e.rule(
             Severity::Note,
-            "STD-07",
+            Req::Std07,
             format!(
                 "the target did not exit within {window:?} after its stdin closed ({when}{waited}): without that wait it would have, so the machine was too busy for the timing to tell"
             ),
@@ -88,7 +89,7 @@ pub(super) async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, wind
     }
     e.rule(
         e.case_severity(),
-        "STD-07",
+        Req::Std07,
         format!(
             "the target did not exit within {window:?} after its stdin closed ({when}{waited}); \
              a server should exit promptly when its input ends"

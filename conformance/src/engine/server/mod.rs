@@ -17,6 +17,7 @@ use crate::era::Era;
 use crate::fixtures;
 use crate::outcome::Severity;
 use crate::pattern::{self};
+use crate::requirement::Req;
 use crate::rules::envelope::{Writer, SERVER};
 use crate::transport::http::{Http, HttpTarget};
 use crate::transport::process::{display_argv, Launch};
@@ -150,9 +151,9 @@ impl Side for ServerTarget {
             Ok(opened) => opened,
             Err(ran) => {
                 let (rule, what) = if e.protocol().map(|v| v.era()) == Some(Era::Stateless) {
-                    ("LIF-11", "`server/discover`")
+                    (Req::Lif11, "`server/discover`")
                 } else {
-                    ("LIF-02", "the `initialize` handshake")
+                    (Req::Lif02, "the `initialize` handshake")
                 };
                 e.line = 0;
                 e.rule(
@@ -180,7 +181,7 @@ impl Side for ServerTarget {
             Err(ran) => {
                 e.rule(
                     Severity::Fail,
-                    "CAN-11",
+                    Req::Can11,
                     format!(
                         "the case did not finish within its time limit of {} (it ran {}; \
                          a busy machine lengthens it, at most fourfold); the target hung (see the \
@@ -277,22 +278,22 @@ impl Side for ServerTarget {
     async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, _error: SendError) -> Stop {
         // The target is gone; the exit event tells how.
         let until = Deadline::now() + Duration::from_millis(200);
-        while !e.exited && e.next(until).await {}
+        while !e.liveness.exited && e.next(until).await {}
         Self::gone(e);
         Stop::Gone
     }
 
     fn gone<T: Transport>(e: &mut Engine<'_, T, Self>) {
         let (rule, closed) = if e.streams.over_http {
-            ("HTTP-04", "its endpoint refused connections")
+            (Req::Http04, "its endpoint refused connections")
         } else {
-            ("STD-01", "stdout closed")
+            (Req::Std01, "stdout closed")
         };
         let status =
             e.io.exit_status()
                 .map(|s| s.to_string())
                 .unwrap_or_else(|| closed.into());
-        if !e.findings.iter().any(|f| f.requirement() == rule) {
+        if !e.findings.cites(rule) {
             e.rule(
                 Severity::Fail,
                 rule,
@@ -302,7 +303,7 @@ impl Side for ServerTarget {
     }
 
     fn ended<T: Transport>(e: &mut Engine<'_, T, Self>) -> Option<Stop> {
-        if e.exited || e.output_closed {
+        if e.liveness.exited || e.liveness.output_closed {
             Self::gone(e);
             return Some(Stop::Gone);
         }
@@ -345,7 +346,7 @@ async fn body<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), S
     e.steps(&steps).await?;
     // A session the case ended has nobody left to answer the last barrier.
     let ended = e.streams.deleted.contains(&e.streams.session);
-    if e.io.input_open() && !e.exited && !ended && !e.cut_off() {
+    if e.io.input_open() && !e.liveness.exited && !ended && !e.liveness.cut_off() {
         e.barrier().await?;
         let unwatched = e
             .ledger

@@ -6,6 +6,7 @@ use super::ServerTarget;
 use crate::era::{Era, ProtocolVersion, HANDSHAKE_VERSIONS};
 use crate::outcome::Severity;
 use crate::pattern::canonical;
+use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
@@ -78,7 +79,7 @@ pub(super) async fn handshake<T: Transport>(
             "clientInfo": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")}
         }
     });
-    let answer = e.request_internal(init, "LIF-02").await?;
+    let answer = e.request_internal(init, Req::Lif02).await?;
     let Some(version) = answer
         .pointer("/result/protocolVersion")
         .and_then(Value::as_str)
@@ -86,7 +87,7 @@ pub(super) async fn handshake<T: Transport>(
     else {
         e.rule(
             Severity::Fail,
-            "LIF-02",
+            Req::Lif02,
             format!(
                 "initialize was not answered with a result carrying protocolVersion: {}; the \
                  target must complete the handshake before anything can be tested",
@@ -98,7 +99,7 @@ pub(super) async fn handshake<T: Transport>(
     if version != requested && !HANDSHAKE_VERSIONS.contains(&version.as_str()) {
         e.rule(
             Severity::Fail,
-            "LIF-06",
+            Req::Lif06,
             format!(
                 "asked for {requested}, the target answered with `{version}`, which is no \
                  protocol version of the handshake era"
@@ -147,7 +148,7 @@ pub(super) async fn discover<T: Transport>(
     // Over HTTP every POST of the case carries the era's headers from now on (HTTP-19).
     e.io.agreed(&version);
     let probe = crate::era::ProtocolVersion::V2026_07_28.probe("discover");
-    let answer = e.request_internal(probe, "LIF-11").await?;
+    let answer = e.request_internal(probe, Req::Lif11).await?;
     let listed = answer
         .pointer("/result/supportedVersions")
         .and_then(Value::as_array)
@@ -155,7 +156,7 @@ pub(super) async fn discover<T: Transport>(
     if !listed {
         e.rule(
             Severity::Fail,
-            "LIF-11",
+            Req::Lif11,
             format!(
                 "server/discover must answer with `supportedVersions` listing the versions the server speaks ({version} among them): {}",
                 short(&answer)

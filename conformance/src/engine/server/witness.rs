@@ -5,9 +5,9 @@ use super::super::proof;
 use super::super::{Engine, Stop};
 use super::ServerTarget;
 use crate::fixtures;
-use crate::load;
 use crate::outcome::Severity;
 use crate::pattern::{self, canonical};
+use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transport::Transport;
 use serde_json::{json, Value};
@@ -52,22 +52,21 @@ pub(super) async fn witness<T: Transport>(
                 ids.join(", ")
             )
         };
-        e.rule(Severity::Note, "CAN-05", message);
+        e.rule(Severity::Note, Req::Can05, message);
         return Ok(());
     }
-    let reply = load::stretched(e.options.reply_timeout, e.stretch);
+    let reply = e.clock.stretched(e.options.reply_timeout);
     let deadline = Instant::now() + reply;
     let mut pause = Duration::from_millis(2);
     loop {
-        e.counter += 1;
-        let id = format!("witness-{}", e.counter);
+        let id = e.proofs.next_id("witness");
         let asked = e.now();
         let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "cancellations", "arguments": {}}});
-        let answer = e.request_internal(call, "CAN-11").await?;
+        let answer = e.request_internal(call, Req::Can11).await?;
         let Some(listed_ids) = fixtures::witness_list(&answer) else {
             e.rule(
                 witness_severity(e),
-                "CAN-05",
+                Req::Can05,
                 format!("the `cancellations` fixture did not answer with a JSON array in a text item: {}", short(&answer)),
             );
             return Ok(());
@@ -81,7 +80,7 @@ pub(super) async fn witness<T: Transport>(
             if !stopped.is_empty() {
                 e.rule(
                     witness_severity(e),
-                    "HTTP-10",
+                    Req::Http10,
                     format!(
                         "the server's witness lists request {}: its handler observed a cancellation the harness never sent (a closed stream is no cancel up to 2025-11-25, AMB-24)",
                         stopped.join(", ")
@@ -132,7 +131,7 @@ pub(super) async fn witness<T: Transport>(
                 let unseen: Vec<String> = unseen.iter().map(|v| canonical(v)).collect();
                 e.rule(
                     Severity::Note,
-                    "CAN-05",
+                    Req::Can05,
                     format!(
                         "the server's witness does not list request {}, but nothing had shown the request arrived (no response head, nothing on its stream) when the harness closed its stream: the server may never have started the work, so the timing cannot tell whether it stopped",
                         unseen.join(", ")
@@ -157,7 +156,7 @@ pub(super) async fn witness<T: Transport>(
             let missing: Vec<String> = missing.iter().map(|v| canonical(v)).collect();
             e.rule(
                 witness_severity(e),
-                "CAN-05",
+                Req::Can05,
                 format!(
                     "the server's witness does not list request {}: its handler never observed the cancellation, so the work did not stop ({why}; listed: {})",
                     missing.join(", "),

@@ -7,23 +7,30 @@
 //! each action ended (`@outcomes`) and how the client shut its server down (STD-06). The
 //! adapter contract is in the README ("Testing a client").
 
-use super::adapter::{actions_done, adapter_line, settle, wind_down};
-pub(crate) use super::client_start::initialize_answer;
-use super::client_start::{connect, handshake, played_version};
-pub(crate) use super::client_stateless::unsupported;
-use super::client_stateless::StatelessSide;
-use super::session::Sessions;
+mod adapter;
+pub mod http;
+pub mod session;
+mod start;
+mod stateless;
+
 use super::{Engine, Options, Report, Side, Stop};
 use crate::case::{Case, Step, StepKind, TransportKind};
 use crate::era::{Era, ProtocolVersion, STATELESS_VERSION};
 use crate::outcome::{FindingKind, Severity};
-use crate::rules::client_http::HttpSide;
+use crate::requirement::Req;
 use crate::rules::envelope::{Writer, CLIENT};
 use crate::transport::http_server::HttpServer;
 use crate::transport::process::{display_argv, Launch};
 use crate::transport::relay::Relay;
 use crate::transport::{Channel, Event, SendError, Transport};
+use adapter::{actions_done, adapter_line, settle, wind_down};
+use http::HttpSide;
 use serde_json::{json, Value};
+use session::Sessions;
+pub(crate) use start::initialize_answer;
+use start::{connect, handshake, played_version};
+pub(crate) use stateless::unsupported;
+use stateless::StatelessSide;
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 use tokio::time::Instant as Deadline;
@@ -230,7 +237,7 @@ impl Side for ClientTarget {
             Err(ran) => {
                 e.rule(
                     Severity::Fail,
-                    "TMO-02",
+                    Req::Tmo02,
                     format!(
                         "the case did not finish within its time limit of {} (it ran {}; a busy \
                          machine lengthens it, at most fourfold); the client hung (see the \
@@ -273,7 +280,7 @@ impl Side for ClientTarget {
     fn observe<T: Transport>(e: &mut Engine<'_, T, Self>, at: Duration, event: Event) {
         match event {
             Event::Connected(count) => {
-                e.heard(at);
+                e.liveness.heard(at);
                 e.side.connected = true;
                 if count > 1 {
                     e.io.note(format!("[relay] the client started server process {count}"));
@@ -328,7 +335,7 @@ impl Side for ClientTarget {
                 e.expected.push(format!("{} {text}", Self::SENDS));
                 e.transcript
                     .push(crate::transcript::Entry::sent(e.now(), text, None, false));
-                e.last_send = std::time::Instant::now();
+                e.clock.sent();
                 e.io.close_input();
                 Ok(())
             }
@@ -346,8 +353,8 @@ impl Side for ClientTarget {
 
     async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, _error: SendError) -> Stop {
         // The adapter's last outcome lines travel on another pipe: let them arrive.
-        let until = Deadline::now() + crate::load::stretched(Duration::from_millis(200), e.stretch);
-        while !actions_done(e) && !e.exited && e.next(until).await {}
+        let until = Deadline::now() + e.clock.stretched(Duration::from_millis(200));
+        while !actions_done(e) && !e.liveness.exited && e.next(until).await {}
         if actions_done(e) {
             return Stop::Done;
         }
@@ -356,7 +363,7 @@ impl Side for ClientTarget {
     }
 
     fn gone<T: Transport>(e: &mut Engine<'_, T, Self>) {
-        if e.side.server_exited || e.findings.iter().any(|f| f.requirement() == "CAN-08") {
+        if e.side.server_exited || e.findings.cites(Req::Can08) {
             return;
         }
         let how = match (e.side.sessions.current(), e.io.exit_status()) {
@@ -368,7 +375,7 @@ impl Side for ClientTarget {
         };
         e.rule(
             Severity::Fail,
-            "CAN-08",
+            Req::Can08,
             format!("the client ended the session while the case still needed it ({how}); see its stderr"),
         );
     }
@@ -390,7 +397,7 @@ impl Side for ClientTarget {
     }
 
     fn absence<T: Transport>(e: &Engine<'_, T, Self>) -> String {
-        if e.exited {
+        if e.liveness.exited {
             format!(
                 " (the client had exited with {})",
                 e.io.exit_status()

@@ -1,11 +1,12 @@
 //! What a client adapter reports and how it ends: its outcome lines on stdout, judged against
 //! the case's `@outcomes`, and its exit once its actions are done.
 
-use super::client::ClientTarget;
-use super::Engine;
+use super::ClientTarget;
 use crate::case::Level;
+use crate::engine::Engine;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{canonical, json_equal};
+use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transcript::Direction;
 use crate::transport::Transport;
@@ -60,12 +61,12 @@ pub(super) fn actions_done<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> boo
 /// After the last step: the adapter reports its remaining actions and exits.
 pub(super) async fn wind_down<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
     let waited = e.await_exit(e.options.reply_timeout).await;
-    if !e.exited {
+    if !e.liveness.exited {
         e.side.hung = true;
         let done = e.side.outcomes.len();
         e.rule(
             e.case_severity(),
-            "TMO-02",
+            Req::Tmo02,
             format!(
                 "the client was still running {:.1} s after the case's last step ({done} of {} actions reported); it hangs, or the adapter does not exit after its last action",
                 waited.as_secs_f64(),
@@ -94,7 +95,7 @@ pub(super) async fn wind_down<T: Transport>(e: &mut Engine<'_, T, ClientTarget>)
 pub(super) async fn settle<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
     e.serve_outstanding().await;
     e.await_exit(e.options.reply_timeout).await;
-    if e.exited {
+    if e.liveness.exited {
         e.read_to_end().await;
     }
     judge_outcomes(e);
@@ -136,7 +137,7 @@ pub(super) fn judge_outcomes<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) 
                 let (severity, kind) = if cancelled && word == "result" {
                     (
                         e.case_severity().min(Severity::Warn),
-                        FindingKind::Rule("CAN-07"),
+                        FindingKind::Rule(Req::Can07),
                     )
                 } else {
                     (e.case_severity(), FindingKind::Unmet)

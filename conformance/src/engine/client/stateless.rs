@@ -16,11 +16,12 @@
 //! closing the request's response stream (CAN-12); `! cancelled` waits for whichever the
 //! version and the transport call for.
 
-use super::client::ClientTarget;
-use super::Engine;
+use super::ClientTarget;
+use crate::engine::Engine;
 use crate::era::{ProtocolVersion, MODERN_ERRORS, STATELESS_VERSION, UNSUPPORTED_VERSION};
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{canonical, id_key, json_equal};
+use crate::requirement::Req;
 use crate::transcript::{Direction, Entry};
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
@@ -87,7 +88,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             ("server/discover", _) => Some(discover_result(id)),
             // A cacheable result of the era: it says how long it may be kept (ttlMs, cacheScope).
             ("tools/list", _) => {
-                let mut list = super::client::tool_list();
+                let mut list = super::tool_list();
                 list["ttlMs"] = json!(0);
                 list["cacheScope"] = json!("public");
                 let mut answer = json!({"jsonrpc": "2.0", "id": id, "result": list});
@@ -114,12 +115,12 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         match self.side.era.modern_error {
             Some(code) if !self.io.ordered() => self.rule(
                 Severity::Fail,
-                "HTTP-20",
+                Req::Http20,
                 format!("the client fell back to `initialize` after the harness answered {code} with 400: a stateless-era error means the server is modern, and a client that inspects the body must not fall back"),
             ),
             Some(code) => self.rule(
                 self.case_severity().min(Severity::Warn),
-                "LIF-12",
+                Req::Lif12,
                 format!("the client fell back to `initialize` after the harness answered {code}: the server is modern, and the client should retry with a version it lists"),
             ),
             None => {
@@ -242,7 +243,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 self.arrived(line, at);
                 return Ok(());
             }
-            let allowed = crate::load::stretched(self.options.reply_timeout, self.stretch);
+            let allowed = self.clock.stretched(self.options.reply_timeout);
             let deadline = self.arrival_deadline(began + allowed);
             if Deadline::now() >= deadline {
                 break;
@@ -263,7 +264,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         });
         let waited = format!(
             "within {:?}",
-            crate::load::stretched(self.options.reply_timeout, self.stretch)
+            self.clock.stretched(self.options.reply_timeout)
         );
         let message = if posted {
             format!("the client POSTed `notifications/cancelled` for its request {key} but did not close the request's stream {waited}; in 2026-07-28 over HTTP closing the stream is the cancel, and the notification is not expected (AMB-06)")
@@ -274,7 +275,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         };
         self.finding(
             self.case_severity().min(Severity::Warn),
-            FindingKind::Rule("CAN-12"),
+            FindingKind::Rule(Req::Can12),
             message,
         );
         Ok(())

@@ -10,10 +10,11 @@
 //! (CAN-08). Older sessions are still served as a plain server would serve them, and every
 //! session's end is noted, so the report says how the client shut each one down.
 
-use super::client::ClientTarget;
-use super::Engine;
+use super::ClientTarget;
+use crate::engine::Engine;
 use crate::outcome::Severity;
 use crate::pattern::id_key;
+use crate::requirement::Req;
 use crate::transport::{Channel, PeerSignal, Transport};
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -198,7 +199,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             };
             self.rule(
                 self.case_severity(),
-                "CAN-08",
+                Req::Can08,
                 format!(
                     "{how} (session {number}) after its session had been {}: the session was torn down and restarted",
                     if self.side.era.plays { "in use" } else { "initialized" }
@@ -206,7 +207,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             );
         }
         self.ledger.received.clear();
-        self.output_closed = false;
+        self.liveness.output_closed = false;
         self.side.sessions.list.push(Session::new(channel, http_id));
     }
 
@@ -229,7 +230,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             PeerSignal::Ended => {
                 session.ended.get_or_insert(now);
                 if current {
-                    self.output_closed = true;
+                    self.liveness.output_closed = true;
                 }
                 "the server's connection ended"
             }
@@ -255,7 +256,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// in proportion to the CPU pressure, so a slow exit is not taken for a hang. Returns how
     /// long it waited at most.
     pub(crate) async fn await_exit(&mut self, within: Duration) -> Duration {
-        self.wait_until(within, |e| e.exited).await
+        self.wait_until(within, |e| e.liveness.exited).await
     }
 
     /// Takes in events until `done` holds or `within`, stretched for the machine's CPU
@@ -263,9 +264,9 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     async fn wait_until(&mut self, within: Duration, done: impl Fn(&Self) -> bool) -> Duration {
         let began = Deadline::now();
         loop {
-            let allowed = crate::load::stretched(within, self.stretch);
+            let allowed = self.clock.stretched(within);
             let until = began + allowed;
-            if done(self) || self.cut_off() || Deadline::now() >= until {
+            if done(self) || self.liveness.cut_off() || Deadline::now() >= until {
                 return allowed;
             }
             let tick = until.min(Deadline::now() + Duration::from_millis(250));
@@ -303,7 +304,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             })
             .collect();
         for note in notes {
-            self.rule(Severity::Note, "STD-06", note);
+            self.rule(Severity::Note, Req::Std06, note);
         }
     }
 
@@ -329,7 +330,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             };
             self.rule(
                 Severity::Fail,
-                "LIF-03",
+                Req::Lif03,
                 format!("the client never sent `notifications/initialized` after the harness answered its `initialize`{which}"),
             );
         }
@@ -350,11 +351,11 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     pub(crate) async fn judge_exit(&mut self, within: Duration) {
         let waited = self.await_exit(within).await;
         let severity = self.case_severity();
-        if !self.exited {
+        if !self.liveness.exited {
             let shown = crate::transcript::millis(waited);
             self.rule(
                 severity,
-                "STD-06",
+                Req::Std06,
                 format!(
                     "the client was still running {} after its last action",
                     shown.trim_start_matches('+')
@@ -371,7 +372,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             if session.deleted.is_none() {
                 self.rule(
                     severity.min(Severity::Warn),
-                    "HTTP-16",
+                    Req::Http16,
                     "the client exited without ending its HTTP session with DELETE".into(),
                 );
             }
@@ -391,7 +392,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             ),
         };
         if let Some(complaint) = complaint {
-            self.rule(severity, "STD-06", complaint.into());
+            self.rule(severity, Req::Std06, complaint.into());
         }
     }
 }

@@ -4,10 +4,11 @@
 //! handshake era, also when asked to play 2026-07-28.
 
 use super::adapter::actions_done;
-use super::client::{ClientTarget, START_TIMEOUT};
-use super::{Engine, Stop};
+use super::{ClientTarget, START_TIMEOUT};
+use crate::engine::{Engine, Stop};
 use crate::era::HANDSHAKE_VERSIONS;
 use crate::outcome::Severity;
+use crate::requirement::Req;
 use crate::transcript::Direction;
 use crate::transport::http_server::ENV_SERVER_URL;
 use crate::transport::Transport;
@@ -16,11 +17,11 @@ use tokio::time::Instant as Deadline;
 
 /// Waits for the client to start its server, which connects back to the harness.
 pub(super) async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Result<(), Stop> {
-    let start = crate::load::stretched(START_TIMEOUT, e.stretch).min(e.case_limit());
+    let start = e.clock.stretched(START_TIMEOUT).min(e.case_limit());
     let deadline = Deadline::now() + start;
     while !e.side.connected {
-        if !e.next(deadline).await || (e.exited && !e.side.connected) {
-            if e.exited {
+        if !e.next(deadline).await || (e.liveness.exited && !e.side.connected) {
+            if e.liveness.exited {
                 // What it wrote before exiting may still be on its way.
                 e.read_to_end().await;
                 if e.side.connected {
@@ -29,7 +30,7 @@ pub(super) async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -
                 if gave_up_first(e) {
                     e.rule(
                         Severity::Note,
-                        "STD-01",
+                        Req::Std01,
                         "the client's connect deadline passed before its first request reached the server: it sent nothing, so the case has nothing more to judge".into(),
                     );
                     return Err(Stop::Done);
@@ -49,7 +50,7 @@ pub(super) async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -
             };
             e.rule(
                 Severity::Fail,
-                "STD-01",
+                Req::Std01,
                 format!(
                     "the client never reached the server ({how}); {contract} (see its stderr below)"
                 ),
@@ -66,7 +67,7 @@ pub(super) async fn handshake<T: Transport>(
     e: &mut Engine<'_, T, ClientTarget>,
 ) -> Result<(), Stop> {
     e.line = 0;
-    let within = crate::load::stretched(e.options.reply_timeout, e.stretch);
+    let within = e.clock.stretched(e.options.reply_timeout);
     let deadline = Deadline::now() + within;
     let index = loop {
         let found = e.transcript.iter().position(|entry| {
@@ -80,7 +81,7 @@ pub(super) async fn handshake<T: Transport>(
         if !e.next(deadline).await {
             e.rule(
                 Severity::Fail,
-                "LIF-01",
+                Req::Lif01,
                 format!("the client sent no `initialize` within {within:?} of starting its server"),
             );
             return Err(Stop::Hung);

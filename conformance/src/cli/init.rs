@@ -1,0 +1,168 @@
+//! `conformance init`: the command line around [`conformance::init`]: which server, where the
+//! file goes, what the console says as init goes.
+
+use crate::args::InitArgs;
+use crate::console::say;
+use conformance::case::TransportKind;
+use conformance::init::draft::{self, Reach};
+use conformance::init::session::{StartHttp, StartStdio};
+use conformance::init::{inspect, Ask, Inspection, Seen};
+use conformance::transport::http::{HttpTarget, PORT};
+use conformance::transport::process::Launch;
+use conformance::{suite, target_file};
+use std::io::Write as _;
+use std::process::ExitCode;
+
+pub(super) fn init(args: InitArgs) -> ExitCode {
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The server as the command line gives it.
+enum Given {
+    Stdio(Launch),
+    Http(HttpTarget),
+}
+
+fn given(args: &InitArgs) -> Result<Given, String> {
+    let launch = (!args.argv.is_empty()).then(|| Launch::argv(args.argv.clone()));
+    match (&args.url, launch) {
+        (Some(url), launch) => {
+            if url.contains(PORT) && launch.is_none() {
+                return Err(format!(
+                    "`{url}` has `{PORT}`, which only a server init starts can listen on; give its command after `--`, or the port it listens on"
+                ));
+            }
+            Ok(Given::Http(HttpTarget {
+                url: url.clone(),
+                launch,
+            }))
+        }
+        (None, Some(launch)) => Ok(Given::Stdio(launch)),
+        (None, None) => Err(
+            "give the server: its command after `--` (stdio), or --url (Streamable HTTP), or both; e.g. `conformance init -- node server.js`"
+                .into(),
+        ),
+    }
+}
+
+fn run(args: &InitArgs) -> Result<(), String> {
+    let given = given(args)?;
+    let shown = args.output.display();
+    if args.output.exists() && !args.force {
+        return Err(format!(
+            "{shown} exists; give --force to overwrite it, or -o another path"
+        ));
+    }
+    let ask = Ask {
+        tries: args.tries.clone(),
+        startup: args.startup_timeout,
+        reply: args.reply_timeout,
+    };
+    let mut print = |seen: Seen<'_>| match seen {
+        Seen::Opened(identity, version) => say(format_args!(
+            "server: {}, protocol version {version}",
+            identity.map_or_else(
+                || "no serverInfo".to_string(),
+                |i| format!("{} {}", i.name, i.version)
+            )
+        )),
+        Seen::Tools(tools) => {
+            for line in draft::tools_lines(tools, &args.tries) {
+                say(format_args!("{line}"));
+            }
+            say(format_args!("roles:"));
+        }
+        Seen::Role(role) => {
+            for line in draft::role_lines(role) {
+                say(format_args!("{line}"));
+            }
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
+    let inspection: Inspection = match &given {
+        Given::Stdio(launch) => runtime.block_on(inspect(
+            &StartStdio {
+                launch,
+                patience: args.reply_timeout,
+            },
+            &ask,
+            &mut print,
+        )),
+        Given::Http(target) => runtime.block_on(inspect(
+            &StartHttp {
+                target,
+                patience: args.reply_timeout,
+                startup: args.startup_timeout,
+            },
+            &ask,
+            &mut print,
+        )),
+    }?;
+    for tried in &args.tries {
+        let candidate = inspection
+            .roles
+            .iter()
+            .any(|r| r.tried.iter().any(|t| &t.candidate.tool == tried));
+        if !candidate {
+            say(format_args!(
+                "note: --try {tried}: no role's candidate, so init did not call it"
+            ));
+        }
+    }
+    let reach = match &given {
+        Given::Stdio(launch) => Reach::Stdio(launch),
+        Given::Http(target) => Reach::Http(target),
+    };
+    write(args, &draft::target_file(reach, &inspection))?;
+    target_file::load(&args.output).map_err(|e| {
+        format!("init wrote a target file that does not load ({e}); this is a bug in conformance, please report it")
+    })?;
+    say(format_args!("wrote {shown}"));
+    let cases = suite::embedded().map_err(|errors| {
+        format!(
+            "the embedded cases do not parse ({} error(s)); this is a bug in conformance",
+            errors.len()
+        )
+    })?;
+    let transport = match given {
+        Given::Stdio(_) => TransportKind::Stdio,
+        Given::Http(_) => TransportKind::Http,
+    };
+    let unlocked = draft::unlocked(&cases, transport, &inspection.fixtures(), &inspection.tools);
+    for line in draft::unlocked_lines(&unlocked) {
+        say(format_args!("{line}"));
+    }
+    say(format_args!(
+        "next: read the notes in {shown}, then `conformance server --target {shown}`"
+    ));
+    Ok(())
+}
+
+/// Writes the file; without --force, only if it still does not exist.
+fn write(args: &InitArgs, text: &str) -> Result<(), String> {
+    let shown = args.output.display();
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    if args.force {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    let mut file = options.open(&args.output).map_err(|e| match e.kind() {
+        std::io::ErrorKind::AlreadyExists => {
+            format!("{shown} appeared while init ran; give --force to overwrite it")
+        }
+        _ => format!("cannot write {shown}: {e}"),
+    })?;
+    file.write_all(text.as_bytes())
+        .map_err(|e| format!("cannot write {shown}: {e}"))
+}

@@ -1,0 +1,16 @@
+//! The engine's owned parts: each keeps one kind of state of a run, with its own invariants
+//! and tests, and none reaches into another. The engine's step loop holds one of each.
+//!
+//! - [`findings`]: what went wrong, each once, bounded;
+//! - [`clock`]: how busy the machine is and when things happened;
+//! - [`liveness`]: whether the target can still be talked to;
+//! - [`proofs`]: what the target is proven to have read;
+//! - [`arrivals`]: `! arrives` windows;
+//! - [`budget`]: what a case keeps of its transcript.
+
+pub mod arrivals;
+pub mod budget;
+pub mod clock;
+pub mod findings;
+pub mod liveness;
+pub mod proofs;

@@ -1,0 +1,296 @@
+//! Checking a proposal by calling it, the way the cases will: an echo must give back the text
+//! it was given, a sleep must take about the time asked for, `work` and `ticker` must send
+//! progress when given a token and still be running when init cancels them, the witness
+//! must answer a JSON array. Whether a call stops when cancelled is the cases' business.
+//!
+//! Only `inspect` decides which candidates are called; these functions call what they are
+//! given.
+
+use super::propose::PING_TEXT;
+use super::session::{cut, failure, result_text, Enough, Session, Watched};
+use super::{Candidate, Verdict};
+use crate::fixtures::{fill_arguments, sleep_natural_end, witness_list};
+use crate::transcript::span;
+use crate::transport::Transport;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// The sleeps asked for, in milliseconds.
+const SLEEPS: [u64; 2] = [300, 1000];
+/// The interval asked of a ticker, in milliseconds.
+const TICK_MS: u64 = 100;
+/// How long `work` is watched at least, once it sent progress.
+const WORK_WATCH: Duration = Duration::from_secs(1);
+
+/// Calls `candidate` as its role's cases would and says whether it plays the role. `reply` is
+/// how long an answer or progress may take beyond what was asked for.
+pub async fn check<T: Transport>(
+    session: &mut Session<T>,
+    candidate: &Candidate,
+    reply: Duration,
+) -> Verdict {
+    match candidate.role.as_str() {
+        "echo" => echo(session, candidate, reply).await,
+        "ping" => ping(session, candidate, reply).await,
+        "sleep" => sleep(session, candidate, reply).await,
+        "work" => work(session, candidate, reply).await,
+        "ticker" => ticker(session, candidate, reply).await,
+        "cancellations" => witness(session, candidate, reply).await,
+        other => Verdict::Unchecked(format!("init knows no check for `{other}`")),
+    }
+}
+
+/// The arguments a case's call of the role becomes.
+fn arguments(candidate: &Candidate, case_arguments: Value) -> Value {
+    match &candidate.arguments {
+        Some(template) => fill_arguments(template, &case_arguments),
+        None => case_arguments,
+    }
+}
+
+/// Calls and waits for the answer only.
+async fn answer_of<T: Transport>(
+    session: &mut Session<T>,
+    candidate: &Candidate,
+    case_arguments: Value,
+    within: Duration,
+) -> Result<(Value, Duration), String> {
+    let arguments = arguments(candidate, case_arguments);
+    let watched = session
+        .call(
+            &candidate.tool,
+            &arguments,
+            None,
+            Enough {
+                within,
+                progress: None,
+            },
+        )
+        .await;
+    match watched {
+        Watched {
+            answer: Some(answer),
+            answered_after: Some(after),
+            ..
+        } => match failure(&answer) {
+            Some(why) => Err(format!("called with {arguments}, {why}")),
+            None => Ok((answer, after)),
+        },
+        Watched { gone: true, .. } => Err(format!(
+            "called with {arguments}, the target stopped before it answered"
+        )),
+        _ => Err(format!(
+            "called with {arguments}, no answer within {}",
+            span(within)
+        )),
+    }
+}
+
+/// A text no tool could have made up.
+fn fresh_text() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "conformance init {:08x}",
+        nanos ^ std::process::id().rotate_left(16)
+    )
+}
+
+async fn echo<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration) -> Verdict {
+    let text = fresh_text();
+    let (answer, after) = match answer_of(s, c, json!({"text": text}), reply).await {
+        Ok(a) => a,
+        Err(why) => return Verdict::Failed(why),
+    };
+    let got = result_text(&answer).unwrap_or_default();
+    let checked = if got == text {
+        format!("answered exactly the text it was given, in {}", span(after))
+    } else if got.contains(&text) {
+        format!(
+            "answered `{}` for a text it was given, in {} (not the text alone; cases accept any result of a mapped tool)",
+            cut(&got.replace(&text, "<text>"), 120),
+            span(after)
+        )
+    } else {
+        return Verdict::Failed(format!("given `{text}`, it answered `{}`", cut(&got, 120)));
+    };
+    Verdict::Passed {
+        checked,
+        progress: true,
+    }
+}
+
+async fn ping<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration) -> Verdict {
+    let (answer, after) = match answer_of(s, c, json!({}), reply).await {
+        Ok(a) => a,
+        Err(why) => return Verdict::Failed(why),
+    };
+    let got = result_text(&answer).unwrap_or_default();
+    let fixed_text = c
+        .arguments
+        .as_ref()
+        .is_some_and(|a| a.to_string().contains(PING_TEXT));
+    if fixed_text && !got.contains(PING_TEXT) {
+        return Verdict::Failed(format!(
+            "given `{PING_TEXT}`, it answered `{}`",
+            cut(&got, 120)
+        ));
+    }
+    Verdict::Passed {
+        checked: format!("answered `{}` in {}", cut(&got, 120), span(after)),
+        progress: true,
+    }
+}
+
+async fn sleep<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration) -> Verdict {
+    let mut took = vec![];
+    for ms in SLEEPS {
+        let asked = Duration::from_millis(ms);
+        let within = asked * 2 + reply;
+        let after = match answer_of(s, c, json!({"ms": ms}), within).await {
+            Ok((_, after)) => after,
+            Err(why) => return Verdict::Failed(format!("asked for {ms} ms: {why}")),
+        };
+        if after < sleep_natural_end(ms) {
+            return Verdict::Failed(format!(
+                "asked for {ms} ms, it answered after {}: sooner than asked",
+                span(after)
+            ));
+        }
+        // About the time asked for: a busy machine may add a second.
+        if after > asked * 2 + Duration::from_secs(1) {
+            return Verdict::Failed(format!(
+                "asked for {ms} ms, it answered after {}: much later than asked",
+                span(after)
+            ));
+        }
+        took.push(format!("{ms} ms took {}", span(after)));
+    }
+    Verdict::Passed {
+        checked: format!("asked to sleep, {}", took.join(", ")),
+        progress: true,
+    }
+}
+
+/// A progress token of its own for each call.
+fn token(role: &str) -> String {
+    format!(
+        "init-{role}-{}",
+        fresh_text().rsplit(' ').next().unwrap_or("")
+    )
+}
+
+async fn work<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration) -> Verdict {
+    let arguments = arguments(c, json!({}));
+    let token = token("work");
+    let enough = Enough {
+        within: reply.max(WORK_WATCH),
+        progress: Some((1, WORK_WATCH)),
+    };
+    let watched = s.call(&c.tool, &arguments, Some(&token), enough).await;
+    if let Some(why) = ended_on_its_own(&watched, &arguments) {
+        return Verdict::Failed(why);
+    }
+    match watched.progress.first() {
+        Some(first) => Verdict::Passed {
+            checked: format!(
+                "given a progress token, progress came {} after the call ({} notification(s) in {}), and it was still running when init cancelled it",
+                span(*first),
+                watched.progress.len(),
+                span(watched.watched)
+            ),
+            progress: true,
+        },
+        None => Verdict::Passed {
+            checked: format!(
+                "given a progress token, it sent no progress in {} and was still running when init cancelled it (`\"progress\": false`: cases that wait for its progress are skipped)",
+                span(watched.watched)
+            ),
+            progress: false,
+        },
+    }
+}
+
+async fn ticker<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration) -> Verdict {
+    let arguments = arguments(c, json!({"interval_ms": TICK_MS}));
+    let asked_as = match c.arguments {
+        Some(_) => format!("{arguments} (`interval_ms` {TICK_MS})"),
+        None => arguments.to_string(),
+    };
+    let token = token("ticker");
+    let enough = Enough {
+        within: reply,
+        progress: Some((4, Duration::ZERO)),
+    };
+    let watched = s.call(&c.tool, &arguments, Some(&token), enough).await;
+    if let Some(why) = ended_on_its_own(&watched, &arguments) {
+        return Verdict::Failed(why);
+    }
+    let gaps: Vec<Duration> = watched
+        .progress
+        .windows(2)
+        .map(|w| w[1].saturating_sub(w[0]))
+        .collect();
+    let mut sorted = gaps.clone();
+    sorted.sort();
+    let Some(median) = sorted.get(sorted.len() / 2).copied() else {
+        return Verdict::Failed(format!(
+            "called with {arguments} and a progress token: {} progress notification(s) in {}; a ticker sends one every `interval_ms`",
+            watched.progress.len(),
+            span(watched.watched)
+        ));
+    };
+    let asked = Duration::from_millis(TICK_MS);
+    if median < asked / 3 || median > asked * 10 {
+        return Verdict::Failed(format!(
+            "called with {asked_as} and a progress token: progress about every {}, not every {}",
+            span(median),
+            span(asked)
+        ));
+    }
+    Verdict::Passed {
+        checked: format!(
+            "called with {asked_as} and a progress token: {} progress notifications about every {}, and it was still running when init cancelled it",
+            watched.progress.len(),
+            span(median)
+        ),
+        progress: true,
+    }
+}
+
+/// Why a call that should run until cancelled did not.
+fn ended_on_its_own(watched: &Watched, arguments: &Value) -> Option<String> {
+    if let (Some(answer), Some(after)) = (&watched.answer, watched.answered_after) {
+        let what = failure(answer).unwrap_or_else(|| "it answered".into());
+        return Some(format!(
+            "called with {arguments}, {what} after {}, on its own: the role runs until cancelled",
+            span(after)
+        ));
+    }
+    watched
+        .gone
+        .then(|| format!("called with {arguments}, the target stopped"))
+}
+
+async fn witness<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration) -> Verdict {
+    let (answer, after) = match answer_of(s, c, json!({}), reply).await {
+        Ok(a) => a,
+        Err(why) => return Verdict::Failed(why),
+    };
+    match witness_list(&answer) {
+        Some(ids) => Verdict::Passed {
+            checked: format!(
+                "answered a JSON array ({} id(s)) in {}",
+                ids.len(),
+                span(after)
+            ),
+            progress: true,
+        },
+        None => Verdict::Failed(format!(
+            "answered `{}`, not a JSON array of request ids",
+            cut(&result_text(&answer).unwrap_or_default(), 120)
+        )),
+    }
+}

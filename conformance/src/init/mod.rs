@@ -1,0 +1,282 @@
+//! `conformance init`: drafts a target file for a server as it ships. It starts the server,
+//! lists its tools, proposes for each role of the fixture profile the tools that could play
+//! it (`propose`), checks each proposal by calling it (`check`), and writes what held, with a
+//! note per role saying what was checked and what was not (`draft`).
+//!
+//! It never calls a tool that could change anything on its own: operators point it at real
+//! servers (a filesystem, a git repository, a database), and a probe that writes, commits or
+//! deletes would be a defect. Only tools annotated `readOnlyHint: true` are called; any other
+//! candidate is proposed, marked unchecked and left out of the mapping, and is called only
+//! when the operator names it (`--try TOOL`). Roles no tool could play are left out rather
+//! than guessed: the cases that need them are skipped with the reason.
+
+pub mod check;
+pub mod draft;
+pub mod propose;
+pub mod session;
+
+use crate::discovery::{self, Tool};
+use crate::era::ProtocolVersion;
+use crate::fixtures::{Fixtures, Mapping, Source};
+use crate::transport::Transport;
+use crate::versions::Identity;
+use propose::Unit;
+use serde_json::Value;
+use session::{Session, Start};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// The order roles are checked in: `sleep` before `work` and `ticker`, whose duration's unit
+/// a passing `sleep` on the same tool settles.
+pub const CHECK_ORDER: [&str; 6] = ["echo", "ping", "sleep", "work", "ticker", "cancellations"];
+
+/// One way a tool could play a role.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The role.
+    pub role: String,
+    /// The tool.
+    pub tool: String,
+    /// The argument template (`None`: the case's arguments, unchanged).
+    pub arguments: Option<Value>,
+    /// Whether the tool says it changes nothing.
+    pub read_only: bool,
+    /// Why it could play the role, as the note says it.
+    pub why: String,
+    /// The unit its duration argument is taken in, where it has one.
+    pub unit: Option<Unit>,
+}
+
+impl Candidate {
+    fn of(role: &str, tool: &Tool, arguments: Option<Value>, why: String) -> Candidate {
+        Candidate {
+            role: role.to_string(),
+            tool: tool.name.clone(),
+            arguments,
+            read_only: tool.read_only,
+            why,
+            unit: None,
+        }
+    }
+
+    /// The mapping as the target file writes it: `{"tool": …, "arguments": …}`.
+    pub fn shown(&self) -> String {
+        match &self.arguments {
+            Some(arguments) => format!("`{}` {}", self.tool, arguments),
+            None => format!("`{}`", self.tool),
+        }
+    }
+}
+
+/// What became of one candidate.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Called, and it did what the role needs: what was seen.
+    Passed {
+        /// What the call showed.
+        checked: String,
+        /// Whether it sent progress (only `work` may do without).
+        progress: bool,
+    },
+    /// Called, and it did not: why.
+    Failed(String),
+    /// Not called: why not.
+    Unchecked(String),
+}
+
+/// A candidate and its verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tried {
+    /// The candidate.
+    pub candidate: Candidate,
+    /// What became of it.
+    pub verdict: Verdict,
+}
+
+/// One role's outcome: the candidates in the order they were considered, and the one chosen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoleDraft {
+    /// The role.
+    pub role: &'static str,
+    /// Its candidates, as far as they were considered.
+    pub tried: Vec<Tried>,
+    /// The index of the chosen one, if one passed.
+    pub chosen: Option<usize>,
+}
+
+impl RoleDraft {
+    /// The chosen candidate and what its check saw.
+    pub fn chosen(&self) -> Option<(&Candidate, &str, bool)> {
+        let tried = &self.tried[self.chosen?];
+        match &tried.verdict {
+            Verdict::Passed { checked, progress } => Some((&tried.candidate, checked, *progress)),
+            _ => None,
+        }
+    }
+
+    /// The mapping the target file gets, if a candidate passed.
+    pub fn mapping(&self) -> Option<Mapping> {
+        self.chosen().map(|(candidate, _, progress)| Mapping {
+            tool: candidate.tool.clone(),
+            arguments: candidate.arguments.clone(),
+            progress,
+        })
+    }
+}
+
+/// What the operator asked of `init`.
+#[derive(Debug, Clone)]
+pub struct Ask {
+    /// Tools that may be called although they are not annotated read-only.
+    pub tries: Vec<String>,
+    /// How long the server may take to answer the opening.
+    pub startup: Duration,
+    /// How long a check waits for an answer or progress, beyond the time it asked for.
+    pub reply: Duration,
+}
+
+/// What `init` found.
+#[derive(Debug, Clone)]
+pub struct Inspection {
+    /// Who the server says it is.
+    pub identity: Option<Identity>,
+    /// The protocol version of the session.
+    pub version: ProtocolVersion,
+    /// Its tools.
+    pub tools: Vec<Tool>,
+    /// One per role, in [`CHECK_ORDER`].
+    pub roles: Vec<RoleDraft>,
+}
+
+impl Inspection {
+    /// The roles as a target file maps them.
+    pub fn fixtures(&self) -> Fixtures {
+        Fixtures {
+            roles: self
+                .roles
+                .iter()
+                .map(|r| (r.role.to_string(), r.mapping()))
+                .collect(),
+            source: Source::TargetFile,
+        }
+    }
+}
+
+/// What `inspect` has seen so far, as it sees it (the console prints it as it goes).
+pub enum Seen<'a> {
+    /// The session is open.
+    Opened(Option<&'a Identity>, ProtocolVersion),
+    /// The tools are listed.
+    Tools(&'a [Tool]),
+    /// A role is settled.
+    Role(&'a RoleDraft),
+}
+
+/// Opens a session with the target, lists its tools, and proposes and checks candidates for
+/// every role, one session for all of them.
+pub async fn inspect<S: Start>(
+    start: &S,
+    ask: &Ask,
+    seen: &mut dyn FnMut(Seen<'_>),
+) -> Result<Inspection, String> {
+    let mut session = session::open(start, ask.startup).await?;
+    seen(Seen::Opened(session.identity.as_ref(), session.version));
+    let version = session.version;
+    let listed = discovery::list_tools(
+        &mut session.io,
+        false,
+        |r| {
+            version.stamp(r);
+        },
+        ask.reply,
+    )
+    .await;
+    let tools = match listed {
+        Ok(tools) => tools,
+        Err(why) => {
+            session.io.shutdown(Duration::ZERO).await;
+            return Err(format!("cannot list the tools: {why}"));
+        }
+    };
+    if let Some(unknown) = ask
+        .tries
+        .iter()
+        .find(|t| !tools.iter().any(|x| &x.name == *t))
+    {
+        session.io.shutdown(Duration::ZERO).await;
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        return Err(format!(
+            "--try {unknown}: the server lists no tool of that name (nothing was called); its tools: {}",
+            names.join(", ")
+        ));
+    }
+    seen(Seen::Tools(&tools));
+    let mut roles = vec![];
+    let mut units: HashMap<String, Unit> = HashMap::new();
+    for role in CHECK_ORDER {
+        let candidates = propose::candidates(role, &tools)
+            .into_iter()
+            .filter(|c| match (c.unit, units.get(&c.tool)) {
+                (Some(unit), Some(known)) => unit == *known,
+                _ => true,
+            })
+            .collect();
+        let draft = settle(&mut session, role, candidates, ask).await;
+        if let Some((candidate, _, _)) = draft.chosen() {
+            if let Some(unit) = candidate.unit {
+                units.entry(candidate.tool.clone()).or_insert(unit);
+            }
+        }
+        seen(Seen::Role(&draft));
+        roles.push(draft);
+    }
+    session.io.shutdown(Duration::from_millis(500)).await;
+    Ok(Inspection {
+        identity: session.identity,
+        version,
+        tools,
+        roles,
+    })
+}
+
+/// Considers a role's candidates in order until one passes its check. `work` prefers a
+/// candidate that sends progress: one that passes without is kept only if none does.
+async fn settle<T: Transport>(
+    session: &mut Session<T>,
+    role: &'static str,
+    candidates: Vec<Candidate>,
+    ask: &Ask,
+) -> RoleDraft {
+    let mut draft = RoleDraft {
+        role,
+        tried: vec![],
+        chosen: None,
+    };
+    let mut gone = false;
+    for candidate in candidates {
+        let verdict = if gone {
+            Verdict::Unchecked("the target stopped during an earlier check".into())
+        } else if !candidate.read_only && !ask.tries.contains(&candidate.tool) {
+            Verdict::Unchecked(format!(
+                "`{}` is not annotated read-only (`readOnlyHint`), so init did not call it; `--try {}` lets it",
+                candidate.tool, candidate.tool
+            ))
+        } else {
+            let verdict = check::check(session, &candidate, ask.reply).await;
+            gone = session.io.finished();
+            verdict
+        };
+        let passed = matches!(verdict, Verdict::Passed { .. });
+        let with_progress = matches!(verdict, Verdict::Passed { progress: true, .. });
+        draft.tried.push(Tried { candidate, verdict });
+        if passed {
+            if draft.chosen.is_none() || with_progress {
+                draft.chosen = Some(draft.tried.len() - 1);
+            }
+            if role != "work" || with_progress {
+                break;
+            }
+        }
+    }
+    draft
+}

@@ -1,0 +1,519 @@
+//! Which of a server's tools could play each role, by name, description and input schema
+//! alone: pure functions of `tools/list`, so that what is proposed can be reviewed without
+//! running anything. Checking a proposal is `check`'s job.
+//!
+//! The heuristics, per role (a tool named as the role whose schema fits it always comes
+//! first, with the case's arguments passed unchanged):
+//! - `echo`: a tool named or described like an echo (echo, say, repeat, parrot, mirror) that
+//!   takes one string, required (or the only one it has): `{"that": "{text}"}`.
+//! - `ping`: a tool named ping, health, heartbeat or alive that requires nothing; else every
+//!   echo candidate with its text fixed to `Server: still available`.
+//! - `sleep`: a tool named or described as sleeping, waiting, delaying or running long, with a
+//!   numeric duration argument (ms, millis, duration, seconds, delay, …) and nothing else
+//!   required: `"{ms}"` for milliseconds, `"{ms/1000}"` for seconds (whole seconds cannot
+//!   play it: cases sleep 30 ms). A unit neither the name nor a description gives is
+//!   proposed both ways, seconds first (a wrong guess then answers at once, not in an hour).
+//! - `work`, `ticker`: a tool described as long-running, or as reporting progress or steps,
+//!   with such a duration: `work` asks for an hour (progress every 200 ms where it takes a
+//!   `steps` argument), `ticker` sets the interval through the steps (so it needs one). A
+//!   unit not given is proposed both ways, milliseconds first (a wrong guess then runs
+//!   longer, not shorter).
+//! - `cancellations`: only the witness by name (`cancellations`, or a name with it that says
+//!   it lists requests): a tool that merely lists cancelled things would mislead verdicts.
+
+use super::Candidate;
+use crate::discovery::{fits, Tool};
+use serde_json::{json, Map, Value};
+
+/// The most candidates proposed for one role.
+const MAX_PER_ROLE: usize = 4;
+
+/// What `ping` answers in the fixture profile; an echo plays it with this text.
+pub const PING_TEXT: &str = "Server: still available";
+
+/// A duration's unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Milliseconds.
+    Millis,
+    /// Seconds.
+    Seconds,
+}
+
+/// The candidates for `role` among `tools`, best first.
+pub fn candidates(role: &str, tools: &[Tool]) -> Vec<Candidate> {
+    let mut found: Vec<Candidate> = tools
+        .iter()
+        .filter(|t| t.name == role && fits(t, role))
+        .map(|t| {
+            Candidate::of(
+                role,
+                t,
+                None,
+                format!("named `{role}`, takes what the cases pass"),
+            )
+        })
+        .collect();
+    for tool in tools.iter().filter(|t| !(t.name == role && fits(t, role))) {
+        found.extend(by_likeness(role, tool));
+    }
+    found.truncate(MAX_PER_ROLE);
+    found
+}
+
+fn by_likeness(role: &str, tool: &Tool) -> Vec<Candidate> {
+    match role {
+        "echo" => echo_like(tool)
+            .map(|(property, why)| {
+                Candidate::of(role, tool, Some(json!({ property: "{text}" })), why)
+            })
+            .into_iter()
+            .collect(),
+        "ping" => ping_like(tool),
+        "sleep" => sleep_like(tool),
+        "work" | "ticker" => long_running(role, tool),
+        "cancellations" => witness_like(tool).into_iter().collect(),
+        _ => vec![],
+    }
+}
+
+/// The words of a name or a text, lower case: `trigger-long-running-operation`,
+/// `longRunningOperation` and `long_running operation` all give long, running, operation.
+pub fn words(text: &str) -> Vec<String> {
+    let mut words = vec![];
+    let mut word = String::new();
+    let mut previous_lower = false;
+    for c in text.chars() {
+        if !c.is_alphanumeric() {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && previous_lower && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        word.extend(c.to_lowercase());
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+fn any_word(text: &str, of: &[&str]) -> Option<String> {
+    words(text).into_iter().find(|w| of.contains(&w.as_str()))
+}
+
+fn description(tool: &Tool) -> &str {
+    tool.description.as_deref().unwrap_or("")
+}
+
+fn properties(tool: &Tool) -> Vec<(&str, &Value)> {
+    tool.input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.iter().map(|(k, v)| (k.as_str(), v)).collect())
+        .unwrap_or_default()
+}
+
+fn type_of(property: &Value) -> &str {
+    property.get("type").and_then(Value::as_str).unwrap_or("")
+}
+
+fn is_number(property: &Value) -> bool {
+    matches!(type_of(property), "number" | "integer")
+}
+
+/// `(property, why)` when `tool` looks like an echo.
+fn echo_like(tool: &Tool) -> Option<(String, String)> {
+    const NAMES: [&str; 6] = ["echo", "say", "repeat", "parrot", "mirror", "reflect"];
+    const SAID: [&str; 6] = ["echo", "echoes", "echoed", "repeats", "parrots", "mirrors"];
+    let hint = any_word(&tool.name, &NAMES)
+        .map(|w| format!("named like an echo (`{w}`)"))
+        .or_else(|| {
+            any_word(description(tool), &SAID).map(|w| format!("described as an echo (`{w}`)"))
+        })?;
+    let strings: Vec<&str> = properties(tool)
+        .into_iter()
+        .filter(|(_, p)| type_of(p) == "string")
+        .map(|(name, _)| name)
+        .collect();
+    let required = tool.required();
+    let property = match required.as_slice() {
+        [one] if strings.contains(one) => one.to_string(),
+        [] if strings.len() == 1 => strings[0].to_string(),
+        _ => return None,
+    };
+    Some((
+        property.clone(),
+        format!("{hint}, takes one string `{property}`"),
+    ))
+}
+
+fn ping_like(tool: &Tool) -> Vec<Candidate> {
+    const NAMES: [&str; 5] = ["ping", "health", "healthcheck", "heartbeat", "alive"];
+    if let Some(word) = any_word(&tool.name, &NAMES) {
+        if tool.required().is_empty() {
+            return vec![Candidate::of(
+                "ping",
+                tool,
+                None,
+                format!("named like a liveness check (`{word}`), requires nothing"),
+            )];
+        }
+    }
+    let exact_echo = tool.name == "echo" && fits(tool, "echo");
+    let property = if exact_echo {
+        Some(("text".to_string(), "the fixture's `echo`".to_string()))
+    } else {
+        echo_like(tool)
+    };
+    property
+        .map(|(property, why)| {
+            Candidate::of(
+                "ping",
+                tool,
+                Some(json!({ property: PING_TEXT })),
+                format!("{why}; the text fixed to `{PING_TEXT}`"),
+            )
+        })
+        .into_iter()
+        .collect()
+}
+
+/// A numeric argument that is a duration, with its unit where the schema or a description
+/// says it.
+#[derive(Debug, Clone)]
+struct DurationArgument {
+    property: String,
+    unit: Option<Unit>,
+    integer: bool,
+}
+
+fn duration_of(tool: &Tool) -> Option<DurationArgument> {
+    const DURATION: [&str; 11] = [
+        "ms",
+        "millis",
+        "milliseconds",
+        "msec",
+        "duration",
+        "seconds",
+        "secs",
+        "sec",
+        "delay",
+        "sleep",
+        "wait",
+    ];
+    let (name, property) = properties(tool)
+        .into_iter()
+        .find(|(name, p)| is_number(p) && any_word(name, &DURATION).is_some())?;
+    let unit_in = |text: &str| -> Option<Unit> {
+        let millis = any_word(text, &["ms", "millis", "milliseconds", "msec", "msecs"]);
+        let seconds = any_word(text, &["s", "seconds", "second", "secs", "sec"]);
+        match (millis, seconds) {
+            (Some(_), None) => Some(Unit::Millis),
+            (None, Some(_)) => Some(Unit::Seconds),
+            _ => None,
+        }
+    };
+    let unit = unit_in(name)
+        .or_else(|| unit_in(property.get("description").and_then(Value::as_str)?))
+        .or_else(|| unit_in(description(tool)));
+    Some(DurationArgument {
+        property: name.to_string(),
+        unit,
+        integer: type_of(property) == "integer",
+    })
+}
+
+/// A numeric argument that says how many progress steps a run takes.
+fn steps_of(tool: &Tool) -> Option<String> {
+    properties(tool)
+        .into_iter()
+        .find(|(name, p)| {
+            is_number(p) && any_word(name, &["steps", "ticks", "iterations", "updates"]).is_some()
+        })
+        .map(|(name, _)| name.to_string())
+}
+
+/// Whether `tool` requires nothing beyond `allowed`.
+fn requires_only(tool: &Tool, allowed: &[&str]) -> bool {
+    tool.required().iter().all(|r| allowed.contains(r))
+}
+
+fn long_running_hint(tool: &Tool) -> Option<String> {
+    let text = format!("{} {}", tool.name, description(tool));
+    let words = words(&text);
+    let has = |w: &str| words.iter().any(|x| x == w);
+    if has("long") && has("running") || has("longrunning") {
+        Some("described as long-running".into())
+    } else {
+        ["progress", "steps"]
+            .into_iter()
+            .find(|w| has(w))
+            .map(|w| format!("described with `{w}`"))
+    }
+}
+
+fn sleep_like(tool: &Tool) -> Vec<Candidate> {
+    const NAMES: [&str; 6] = ["sleep", "sleeps", "wait", "waits", "delay", "pause"];
+    let Some(duration) = duration_of(tool) else {
+        return vec![];
+    };
+    let steps = steps_of(tool);
+    let mut allowed = vec![duration.property.as_str()];
+    allowed.extend(steps.as_deref());
+    if !requires_only(tool, &allowed) {
+        return vec![];
+    }
+    let Some(hint) = any_word(&format!("{} {}", tool.name, description(tool)), &NAMES)
+        .map(|w| format!("named or described as `{w}`"))
+        .or_else(|| long_running_hint(tool))
+    else {
+        return vec![];
+    };
+    let units = match duration.unit {
+        Some(Unit::Seconds) if duration.integer => return vec![],
+        Some(unit) => vec![unit],
+        None if duration.integer => vec![Unit::Millis],
+        None => vec![Unit::Seconds, Unit::Millis],
+    };
+    units
+        .into_iter()
+        .map(|unit| {
+            let mut arguments = Map::new();
+            let (template, said) = match unit {
+                Unit::Millis => ("{ms}", "milliseconds"),
+                Unit::Seconds => ("{ms/1000}", "seconds"),
+            };
+            arguments.insert(duration.property.clone(), json!(template));
+            if let Some(steps) = &steps {
+                arguments.insert(steps.clone(), json!(1));
+            }
+            let guessed = if duration.unit.is_none() {
+                " (the unit is a guess)"
+            } else {
+                ""
+            };
+            let mut candidate = Candidate::of(
+                "sleep",
+                tool,
+                Some(Value::Object(arguments)),
+                format!("{hint}, takes `{}` in {said}{guessed}", duration.property),
+            );
+            candidate.unit = Some(unit);
+            candidate
+        })
+        .collect()
+}
+
+fn long_running(role: &str, tool: &Tool) -> Vec<Candidate> {
+    let Some(hint) = long_running_hint(tool) else {
+        return vec![];
+    };
+    let Some(duration) = duration_of(tool) else {
+        return vec![];
+    };
+    let steps = steps_of(tool);
+    let mut allowed = vec![duration.property.as_str()];
+    allowed.extend(steps.as_deref());
+    if !requires_only(tool, &allowed) || (role == "ticker" && steps.is_none()) {
+        return vec![];
+    }
+    let units: Vec<Unit> = match duration.unit {
+        Some(unit) => vec![unit],
+        None => vec![Unit::Millis, Unit::Seconds],
+    };
+    units
+        .into_iter()
+        .map(|unit| {
+            let per_second = match unit {
+                Unit::Millis => 1000,
+                Unit::Seconds => 1,
+            };
+            let mut arguments = Map::new();
+            let said = if role == "work" {
+                // An hour, with progress every 200 ms where the steps can say so.
+                arguments.insert(duration.property.clone(), json!(3600 * per_second));
+                if let Some(steps) = &steps {
+                    arguments.insert(steps.clone(), json!(3600 * 5));
+                }
+                "asked to run an hour"
+            } else {
+                // A million steps of `interval_ms` each.
+                let factor = 1000 * per_second;
+                arguments.insert(
+                    duration.property.clone(),
+                    json!(format!("{{interval_ms*{factor}}}")),
+                );
+                if let Some(steps) = &steps {
+                    arguments.insert(steps.clone(), json!(1_000_000));
+                }
+                "a million steps of `interval_ms` each"
+            };
+            let unit_said = match (unit, duration.unit) {
+                (Unit::Millis, Some(_)) => "milliseconds",
+                (Unit::Seconds, Some(_)) => "seconds",
+                (Unit::Millis, None) => "milliseconds (a guess)",
+                (Unit::Seconds, None) => "seconds (a guess)",
+            };
+            let mut candidate = Candidate::of(
+                role,
+                tool,
+                Some(Value::Object(arguments)),
+                format!(
+                    "{hint}, takes `{}` in {unit_said}; {said}",
+                    duration.property
+                ),
+            );
+            candidate.unit = Some(unit);
+            candidate
+        })
+        .collect()
+}
+
+fn witness_like(tool: &Tool) -> Option<Candidate> {
+    let named = words(&tool.name).iter().any(|w| w == "cancellations");
+    let lists_requests = any_word(description(tool), &["request", "requests"]).is_some();
+    (named && lists_requests && tool.required().is_empty()).then(|| {
+        Candidate::of(
+            "cancellations",
+            tool,
+            None,
+            "named `cancellations`, described as listing requests".into(),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(entry: Value) -> Tool {
+        Tool::of(&entry).expect("a tool")
+    }
+
+    #[test]
+    fn words_split_every_naming_style() {
+        assert_eq!(
+            words("trigger-long-running-operation"),
+            ["trigger", "long", "running", "operation"]
+        );
+        assert_eq!(
+            words("longRunningOperation"),
+            ["long", "running", "operation"]
+        );
+        assert_eq!(words("duration_ms"), ["duration", "ms"]);
+        assert_eq!(words("HTTPServer"), ["httpserver"]);
+    }
+
+    #[test]
+    fn echo_candidates_need_a_hint_and_one_string() {
+        let say = tool(json!({"name": "say", "inputSchema": {"type": "object",
+            "properties": {"message": {"type": "string"}}, "required": ["message"]}}));
+        let query = tool(json!({"name": "query", "inputSchema": {"type": "object",
+            "properties": {"sql": {"type": "string"}}, "required": ["sql"]}}));
+        let two = tool(json!({"name": "echo_to", "inputSchema": {"type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["a", "b"]}}));
+        let found = candidates("echo", &[query, two, say]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].tool, "say");
+        assert_eq!(found[0].arguments, Some(json!({"message": "{text}"})));
+    }
+
+    #[test]
+    fn whole_seconds_cannot_sleep_and_an_unknown_unit_is_tried_both_ways() {
+        let whole = tool(json!({"name": "wait", "inputSchema": {"type": "object",
+            "properties": {"seconds": {"type": "integer"}}, "required": ["seconds"]}}));
+        assert!(candidates("sleep", &[whole]).is_empty());
+        let vague = tool(json!({"name": "pause", "inputSchema": {"type": "object",
+            "properties": {"duration": {"type": "number"}}}}));
+        let found = candidates("sleep", &[vague]);
+        assert_eq!(
+            found
+                .iter()
+                .map(|c| c.arguments.clone())
+                .collect::<Vec<_>>(),
+            [
+                Some(json!({"duration": "{ms/1000}"})),
+                Some(json!({"duration": "{ms}"}))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_duration_without_a_hint_is_no_sleep() {
+        let ttl = tool(
+            json!({"name": "set_cache", "inputSchema": {"type": "object",
+            "properties": {"duration": {"type": "number"}}}}),
+        );
+        assert!(candidates("sleep", &[ttl]).is_empty());
+    }
+
+    /// server-everything 2026.8.31's tools as it lists them (the ones that matter here):
+    /// the first candidates are the mapping `targets/server-everything.json` was written with.
+    #[test]
+    fn server_everything_gets_the_mapping_a_person_wrote() {
+        let tools: Vec<Tool> = [
+            json!({"name": "echo", "description": "Echoes back the input string",
+                "annotations": {"readOnlyHint": true},
+                "inputSchema": {"type": "object", "properties": {"message":
+                    {"type": "string", "description": "Message to echo"}}, "required": ["message"]}}),
+            json!({"name": "get-sum", "description": "Returns the sum of two numbers",
+                "inputSchema": {"type": "object", "properties": {"a": {"type": "number"},
+                    "b": {"type": "number"}}, "required": ["a", "b"]}}),
+            json!({"name": "toggle-simulated-logging",
+                "description": "Toggles simulated, random-leveled logging on or off.",
+                "inputSchema": {"type": "object", "properties": {}}}),
+            json!({"name": "trigger-long-running-operation",
+                "description": "Demonstrates a long running operation with progress updates.",
+                "annotations": {"readOnlyHint": true},
+                "inputSchema": {"type": "object", "properties": {
+                    "duration": {"default": 10, "description": "Duration of the operation in seconds", "type": "number"},
+                    "steps": {"default": 5, "description": "Number of steps in the operation", "type": "number"}}}}),
+        ]
+        .iter()
+        .map(|t| Tool::of(t).expect("a tool"))
+        .collect();
+        let first = |role: &str| {
+            candidates(role, &tools)
+                .into_iter()
+                .next()
+                .map(|c| (c.tool, c.arguments))
+        };
+        let long = "trigger-long-running-operation".to_string();
+        assert_eq!(
+            first("work"),
+            Some((
+                long.clone(),
+                Some(json!({"duration": 3600, "steps": 18000}))
+            ))
+        );
+        assert_eq!(
+            first("sleep"),
+            Some((
+                long.clone(),
+                Some(json!({"duration": "{ms/1000}", "steps": 1}))
+            ))
+        );
+        assert_eq!(
+            first("ticker"),
+            Some((
+                long,
+                Some(json!({"duration": "{interval_ms*1000}", "steps": 1000000}))
+            ))
+        );
+        assert_eq!(
+            first("echo"),
+            Some(("echo".into(), Some(json!({"message": "{text}"}))))
+        );
+        assert_eq!(
+            first("ping"),
+            Some(("echo".into(), Some(json!({"message": PING_TEXT}))))
+        );
+        assert_eq!(first("cancellations"), None);
+    }
+}

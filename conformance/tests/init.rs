@@ -1,0 +1,302 @@
+//! `conformance init`: it proposes exactly the fixture mapping for the reference server (and
+//! the file it writes passes), never overwrites a file without --force, never calls a tool
+//! that may change things unless named with --try, and leaves out a candidate that does not
+//! behave, saying why.
+
+use assert_cmd::Command;
+use conformance::fixtures::{Mapping, ROLES};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const FAKE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/init_server.py");
+
+/// A folder of its own under the system temp dir, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!(
+            "conformance-init-{}-{name}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempDir(dir)
+    }
+
+    fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn conformance() -> Command {
+    let mut cmd = Command::cargo_bin("conformance").expect("the conformance binary is built");
+    cmd.env_remove("CI")
+        .env_remove("CONFORMANCE_BLESS")
+        .timeout(Duration::from_secs(120));
+    cmd
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `conformance init -o FILE [extra…] -- python3 init_server.py LOG [mode]`.
+fn init_fake(file: &Path, log: &Path, extra: &[&str], mode: &[&str]) -> std::process::Output {
+    conformance()
+        .arg("init")
+        .arg("-o")
+        .arg(file)
+        .args(extra)
+        .args(["--", "python3", FAKE])
+        .arg(log)
+        .args(mode)
+        .output()
+        .expect("runs")
+}
+
+/// The tool names the fake server was called with, in order.
+fn called(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| {
+            let call: Value = serde_json::from_str(line).expect("a logged call");
+            call["name"].as_str().unwrap_or("").to_string()
+        })
+        .collect()
+}
+
+fn fixtures_of(file: &Path) -> Value {
+    let text = std::fs::read_to_string(file).expect("the target file");
+    let value: Value = serde_json::from_str(&text).expect("JSON");
+    value["fixtures"].clone()
+}
+
+#[test]
+fn the_reference_server_gets_exactly_the_fixture_mapping_and_passes_with_it() {
+    let dir = TempDir::new("reference");
+    let file = dir.join("reference.json");
+    let output = conformance()
+        .arg("init")
+        .arg("-o")
+        .arg(&file)
+        .args(["--", env!("CARGO_BIN_EXE_conformance"), "reference-server"])
+        .output()
+        .expect("runs");
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    let loaded = conformance::target_file::load(&file).expect("the file loads");
+    let fixtures = loaded.fixtures.expect("a mapping");
+    for role in ROLES {
+        assert_eq!(
+            fixtures.mapping(role),
+            Some(&Mapping {
+                tool: role.to_string(),
+                arguments: None,
+                progress: true,
+            }),
+            "{role}: {stdout}"
+        );
+    }
+    assert_eq!(fixtures.roles.len(), ROLES.len());
+    for role in ROLES {
+        let note = fixtures_of(&file)[role]["note"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        assert!(
+            note.contains("Checked: ") && note.contains("Not checked: "),
+            "{role}: {note}"
+        );
+    }
+    let unlocks = stdout
+        .lines()
+        .find(|l| l.starts_with("unlocks "))
+        .unwrap_or_default();
+    let counts: Vec<&str> = unlocks.split_whitespace().collect();
+    assert!(
+        counts.len() > 4 && counts[1] == counts[4] && counts[1] != "0",
+        "every case that calls fixtures is unlocked: {unlocks}"
+    );
+    let run = conformance()
+        .arg("server")
+        .arg("--target")
+        .arg(&file)
+        .output()
+        .expect("runs");
+    let summary = text(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "{summary}");
+    assert!(summary.contains(" passed, 0 failed"), "{summary}");
+}
+
+#[test]
+fn an_existing_file_is_overwritten_only_with_force() {
+    let dir = TempDir::new("force");
+    let file = dir.join("target.json");
+    let log = dir.join("calls.log");
+    std::fs::write(&file, "keep me").expect("written");
+    let output = init_fake(&file, &log, &[], &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.starts_with("error: ") && stderr.contains("exists") && stderr.contains("--force"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
+    assert!(
+        !log.exists(),
+        "the server is not even started: {:?}",
+        called(&log)
+    );
+    let output = init_fake(&file, &log, &["--force"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    conformance::target_file::load(&file).expect("overwritten with a target file");
+}
+
+#[test]
+fn a_tool_that_may_change_things_is_called_only_when_named() {
+    let dir = TempDir::new("unmarked");
+    let file = dir.join("target.json");
+    let log = dir.join("calls.log");
+    let output = init_fake(&file, &log, &[], &[]);
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    // `say` echoes and `pause` sleeps as the roles need, but neither says it is read-only.
+    let calls = called(&log);
+    assert!(
+        calls
+            .iter()
+            .all(|c| ["echo", "sleep", "work"].contains(&c.as_str())),
+        "only the read-only tools are called: {calls:?}"
+    );
+    assert!(stdout.contains("say") && stdout.contains("may change things: never called"));
+    let fixtures = fixtures_of(&file);
+    for role in ["echo", "ping"] {
+        let note = fixtures[role]["note"].as_str().unwrap_or("");
+        assert!(fixtures[role].get("tool").is_none(), "{role}: {fixtures}");
+        assert!(
+            note.contains("`say`") && note.contains("unchecked") && note.contains("--try say"),
+            "{role}: {note}"
+        );
+    }
+    assert!(fixtures["sleep"]["note"]
+        .as_str()
+        .is_some_and(|n| n.contains("--try pause")));
+
+    let file = dir.join("tried.json");
+    std::fs::remove_file(&log).expect("log removed");
+    let output = init_fake(&file, &log, &["--try", "say"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let calls = called(&log);
+    assert!(calls.iter().any(|c| c == "say"), "{calls:?}");
+    assert!(
+        !calls.iter().any(|c| c == "pause" || c == "delete_file"),
+        "{calls:?}"
+    );
+    let fixtures = fixtures_of(&file);
+    assert_eq!(fixtures["echo"]["tool"], "say");
+    assert_eq!(fixtures["echo"]["arguments"], json!({"message": "{text}"}));
+    assert_eq!(fixtures["ping"]["tool"], "say");
+    assert_eq!(
+        fixtures["ping"]["arguments"],
+        json!({"message": "Server: still available"})
+    );
+    assert!(fixtures["sleep"].get("tool").is_none(), "{fixtures}");
+}
+
+#[test]
+fn a_candidate_that_does_not_behave_is_left_out_with_the_reason() {
+    let dir = TempDir::new("liars");
+    let file = dir.join("target.json");
+    let log = dir.join("calls.log");
+    let output = init_fake(&file, &log, &["--try", "pause"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let fixtures = fixtures_of(&file);
+    let note = |role: &str| fixtures[role]["note"].as_str().unwrap_or("").to_string();
+    // An echo that answers `pong`.
+    assert!(fixtures["echo"].get("tool").is_none());
+    assert!(
+        note("echo").contains("it answered `pong`"),
+        "{}",
+        note("echo")
+    );
+    // A sleep that answers at once: `pause` (named with --try) sleeps, and plays it.
+    assert_eq!(fixtures["sleep"]["tool"], "pause");
+    assert_eq!(fixtures["sleep"]["arguments"], json!({"delay_ms": "{ms}"}));
+    assert!(
+        note("sleep").contains("`sleep`") && note("sleep").contains("sooner than asked"),
+        "{}",
+        note("sleep")
+    );
+    // Work that ends on its own.
+    assert!(fixtures["work"].get("tool").is_none());
+    assert!(note("work").contains("on its own"), "{}", note("work"));
+    // Roles no tool could play are left out, not guessed.
+    assert!(fixtures.get("ticker").is_none() && fixtures.get("cancellations").is_none());
+    let loaded = conformance::target_file::load(&file).expect("loads");
+    let fixtures = loaded.fixtures.expect("fixtures");
+    assert!(fixtures.has("sleep") && !fixtures.has("echo") && !fixtures.has("work"));
+}
+
+#[test]
+fn a_try_that_names_no_tool_calls_nothing() {
+    let dir = TempDir::new("unknown-try");
+    let file = dir.join("target.json");
+    let log = dir.join("calls.log");
+    let output = init_fake(&file, &log, &["--try", "sya"], &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("--try sya") && stderr.contains("say"),
+        "{stderr}"
+    );
+    assert!(!log.exists(), "{:?}", called(&log));
+    assert!(!file.exists());
+}
+
+#[test]
+fn a_server_of_the_stateless_era_only_is_opened_with_server_discover() {
+    let dir = TempDir::new("stateless");
+    let file = dir.join("target.json");
+    let log = dir.join("calls.log");
+    let output = init_fake(&file, &log, &[], &["stateless"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    assert!(stdout.contains("protocol version 2026-07-28"), "{stdout}");
+    assert!(called(&log).iter().any(|c| c == "echo"));
+}
+
+#[test]
+fn no_server_is_a_usage_error() {
+    conformance()
+        .arg("init")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("error: give the server"));
+}
