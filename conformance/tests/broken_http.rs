@@ -68,7 +68,7 @@ fn check(case: &Case, mode: &str, want: &Expect, loaded: bool) -> Result<(), Fai
     Ok(want.check(&run).map_err(|e| format!("{mode} × {e}"))?)
 }
 /// Every case that runs over HTTP.
-const HTTP_CASES: [&str; 28] = [
+const HTTP_CASES: [&str; 29] = [
     "cancel-after-progress",
     "cancel-by-deadline",
     "cancel-id-type-mismatch",
@@ -87,6 +87,7 @@ const HTTP_CASES: [&str; 28] = [
     "progress-token-echoed",
     "server-alive-after-cancel",
     "unknown-method",
+    "unknown-method-code",
     "http-abort-cycles",
     "http-cancel-accepted",
     "http-cancelled-stream",
@@ -189,12 +190,16 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
         ("requests-client",          "stateless-no-server-requests", E::fails("RPC-15").at(STATELESS)),
         ("mints-session-id",         "http-stateless-no-sessions",   E::warns("HTTP-20").at(STATELESS)),
         ("no-header-check",          "http-stateless-headers",       E::fails("case").at(STATELESS)),
+        // 404 is the MUST for an unknown method in this era over HTTP (RPC-09); the code
+        // alone passes the cases that ask only for the code.
+        ("unknown-method-200",       "http-stateless-unknown-method", E::fails("case").at(STATELESS)),
+        ("unknown-method-200",       "unknown-method-code",          E::outcome(Pass).at(STATELESS)),
     ]);
     rows
 }
 
 /// The cases of 2026-07-28 over HTTP that the broken server's `correct` mode must pass.
-const STATELESS_CASES: [&str; 18] = [
+const STATELESS_CASES: [&str; 20] = [
     "cancel-after-progress",
     "cancel-by-deadline",
     "concurrent-cancel-isolation",
@@ -203,6 +208,8 @@ const STATELESS_CASES: [&str; 18] = [
     "no-response-after-cancel",
     "progress-monotonic",
     "unknown-method",
+    "unknown-method-code",
+    "http-stateless-unknown-method",
     "stateless-alive-after-cancel",
     "stateless-discover",
     "stateless-missing-meta",
