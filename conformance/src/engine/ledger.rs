@@ -182,6 +182,9 @@ pub struct TaskRecord {
     /// When (since the target started) an answer first showed the task terminal, the status
     /// it showed, and how long the target had waited for a CPU by then.
     pub terminal: Option<(Duration, String, Option<Duration>)>,
+    /// When the first `tasks/cancel` of it was answered with a result, and how long the
+    /// target had waited for a CPU by then: the proof that the server read the cancel.
+    pub cancel_answered: Option<(Duration, Option<Duration>)>,
 }
 
 /// Every request of one case, both ways.

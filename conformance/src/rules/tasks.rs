@@ -59,6 +59,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 self.ledger.tasks.entry(task).or_insert(TaskRecord {
                     request: key,
                     terminal: None,
+                    cancel_answered: None,
                 });
             }
             return;
@@ -66,6 +67,12 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         let Some(task) = sent.pointer("/params/taskId").and_then(Value::as_str) else {
             return;
         };
+        if request.method == "tasks/cancel" && answer.get("result").is_some() {
+            let waited = self.waited();
+            if let Some(record) = self.ledger.tasks.get_mut(task) {
+                record.cancel_answered.get_or_insert((at, waited));
+            }
+        }
         let Some(status) = terminal_status(&request.method, answer) else {
             return;
         };
@@ -115,6 +122,21 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
 }
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
+    /// The task a witness id names, if it names one of the case's tasks.
+    pub(crate) fn task_named(&self, id: &Value) -> Option<&TaskRecord> {
+        id.as_str().and_then(|id| self.ledger.tasks.get(id))
+    }
+
+    /// The rule a task's cancel answers to in this run's era: TSK-04 (2025-11-25), TSK-05
+    /// (the 2026-07-28 extension).
+    pub(crate) fn task_cancel_rule(&self) -> Req {
+        if self.protocol().is_some_and(|v| v.has_core_tasks()) {
+            Req::Tsk04
+        } else {
+            Req::Tsk05
+        }
+    }
+
     /// Whether request `key` created a task whose progress may come on any stream of the
     /// session (2025-11-25 over HTTP: the `tools/call`'s own stream ended with its answer).
     pub(crate) fn owns_task(&self, key: &str) -> bool {
