@@ -282,7 +282,9 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         let Some((key, own)) = about else {
             return;
         };
-        if own == channel {
+        // A task's progress outlives its call's stream (2025-11-25): any stream of the
+        // session may carry it.
+        if own == channel || (is_progress && self.owns_task(&key)) {
             return;
         }
         match channel {

@@ -17,6 +17,7 @@ mod client_stateless;
 pub mod envelope;
 mod http;
 mod server;
+pub mod tasks;
 
 use crate::engine::ledger::SentRequest;
 use crate::engine::{Engine, Side};

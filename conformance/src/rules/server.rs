@@ -69,11 +69,18 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             );
             return;
         };
-        let value = params
-            .and_then(|p| p.get("progress"))
-            .and_then(Value::as_f64);
         if let Some(r) = self.ledger.sent.get_mut(&request_key) {
             r.progress_seen += 1;
+        }
+        let answered = self
+            .ledger
+            .sent
+            .get(&request_key)
+            .is_some_and(|r| r.answers > 0);
+        if answered && self.task_progress(&request_key, at) {
+            // The task's own rule judged it (PRG-10); its values still must increase.
+            self.progress_values(&request_key, params, channel);
+            return;
         }
         let ended = self
             .ledger
@@ -133,6 +140,14 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             }
             _ => {}
         }
+        self.progress_values(&request_key, params, channel);
+    }
+
+    /// Progress values: numeric (PRG-02) and increasing within one stream (PRG-03).
+    fn progress_values(&mut self, request_key: &str, params: Option<&Value>, channel: Channel) {
+        let value = params
+            .and_then(|p| p.get("progress"))
+            .and_then(Value::as_f64);
         let Some(value) = value else {
             self.rule(
                 Severity::Fail,
@@ -144,7 +159,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         let request = self
             .ledger
             .sent
-            .get_mut(&request_key)
+            .get_mut(request_key)
             .expect("token maps to a request");
         // Progress is compared within one stream only: across HTTP streams, arrival order is
         // not send order (AMB-07).
@@ -186,8 +201,9 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         if request.starts {
             self.agreed_version(value);
         }
-        let key = self.ledger.key(&value["id"]);
         let at = self.transcript[index].at;
+        self.track_task(&request, value, at);
+        let key = self.ledger.key(&value["id"]);
         let Some(mark) = request.cancel else {
             return;
         };

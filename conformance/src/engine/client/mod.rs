@@ -186,10 +186,11 @@ fn scripted_methods(steps: &[Step], out: &mut HashSet<String>) {
                     out.insert(method);
                 }
             }
-            StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. } => {
-                scripted_methods(steps, out)
+            kind => {
+                if let Some(steps) = kind.inner() {
+                    scripted_methods(steps, out)
+                }
             }
-            _ => {}
         }
     }
 }

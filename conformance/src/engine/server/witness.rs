@@ -77,6 +77,21 @@ pub(super) async fn witness<T: Transport>(
                 .filter(|id| listed_ids.iter().any(|l| pattern::json_equal(l, id)))
                 .map(canonical)
                 .collect();
+            let (tasks, stopped): (Vec<String>, Vec<String>) =
+                stopped.into_iter().partition(|id| {
+                    e.task_named(&serde_json::from_str(id).unwrap_or_default())
+                        .is_some()
+                });
+            if !tasks.is_empty() {
+                e.rule(
+                    witness_severity(e),
+                    Req::Tsk03,
+                    format!(
+                        "the server's witness lists task {}: its work observed a cancellation, yet the harness sent no `tasks/cancel` for it (tasks are cancelled only with `tasks/cancel`, CAN-15)",
+                        tasks.join(", ")
+                    ),
+                );
+            }
             if !stopped.is_empty() {
                 e.rule(
                     witness_severity(e),
@@ -100,18 +115,12 @@ pub(super) async fn witness<T: Transport>(
         }
         // When a question asked now would settle each missing id: a grace after the proof that
         // its cancel was read (`None`: nothing proves it was).
-        let marks: Option<Vec<_>> = missing
-            .iter()
-            .map(|id| e.ledger.sent(id).and_then(|r| r.cancel))
-            .collect();
         // The latest of the proofs, and the grace after it (grown by the time lost to load).
-        let proof = marks.and_then(|marks| {
-            marks
-                .iter()
-                .map(|m| Some((e.read_by(m)?, e.grace_after(m.waited))))
-                .collect::<Option<Vec<_>>>()
-                .and_then(|p| p.into_iter().max_by_key(|(read, grace)| *read + *grace))
-        });
+        let proof = missing
+            .iter()
+            .map(|id| cancel_proof(e, id))
+            .collect::<Option<Vec<_>>>()
+            .and_then(|p| p.into_iter().max_by_key(|(read, grace)| *read + *grace));
         let grace = proof.map_or(e.calm_grace(), |(_, grace)| grace);
         let settled_at = proof.map(|(read, grace)| read + grace);
         let settled = settled_at.is_some_and(|at| asked >= at);
@@ -153,6 +162,24 @@ pub(super) async fn witness<T: Transport>(
             } else {
                 format!("asked for {reply:?}")
             };
+            let (tasks, missing): (Vec<&Value>, Vec<&Value>) = missing
+                .into_iter()
+                .partition(|id| e.task_named(id).is_some());
+            if !tasks.is_empty() {
+                let tasks: Vec<String> = tasks.iter().map(|v| canonical(v)).collect();
+                e.rule(
+                    witness_severity(e),
+                    e.task_cancel_rule(),
+                    format!(
+                        "the server's witness does not list task {}: its work never observed `tasks/cancel`, so it did not stop ({why}; listed: {})",
+                        tasks.join(", "),
+                        canonical(&Value::Array(listed_ids.clone()))
+                    ),
+                );
+            }
+            if missing.is_empty() {
+                return Ok(());
+            }
             let missing: Vec<String> = missing.iter().map(|v| canonical(v)).collect();
             e.rule(
                 witness_severity(e),
@@ -174,4 +201,19 @@ pub(super) async fn witness<T: Transport>(
         }
         e.pump_until(next).await;
     }
+}
+
+/// When the target had certainly read the cancel of `id`, and the grace after it: for a task,
+/// the answer to its `tasks/cancel`; for a request, the proof of its cancel. `None`: nothing
+/// proves it was read.
+fn cancel_proof<T: Transport>(
+    e: &Engine<'_, T, ServerTarget>,
+    id: &Value,
+) -> Option<(Duration, Duration)> {
+    if let Some(task) = e.task_named(id) {
+        let (at, waited) = task.cancel_answered?;
+        return Some((at, e.grace_after(waited)));
+    }
+    let mark = e.ledger.sent(id).and_then(|r| r.cancel)?;
+    Some((e.read_by(&mark)?, e.grace_after(mark.waited)))
 }
