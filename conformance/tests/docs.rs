@@ -554,6 +554,12 @@ fn notes(case: &Case) -> String {
     if !case.handshake {
         notes.push("opens the session itself");
     }
+    for need in &case.needs {
+        notes.push(match need {
+            conformance::case::Need::Tasks => "needs a server that declares tasks",
+            conformance::case::Need::NoTasks => "needs a server that declares no tasks",
+        });
+    }
     notes.join("; ")
 }
 
