@@ -14,6 +14,8 @@ mod broken_http;
 mod broken_http_stateless;
 #[path = "conformance/broken_stateless.rs"]
 mod broken_stateless;
+#[path = "conformance/broken_tasks.rs"]
+mod broken_tasks;
 
 use conformance::case::{Case, Role, TransportKind};
 use conformance::engine::client::{run_client_case, ClientTransport};
@@ -191,7 +193,7 @@ fn main() {
             if !broken_http_stateless::client(&mode) {
                 broken_http::client(&mode);
             }
-        } else if !broken_stateless::client(&mode) {
+        } else if !broken_stateless::client(&mode) && !broken_tasks::client(&mode) {
             broken::client(&mode);
         }
         return;
@@ -218,6 +220,10 @@ fn main() {
     // and loaded.
     let stateless = broken_stateless::rows();
     for (mode, case, expect) in stateless {
+        trials.extend(broken_trials(mode, find(case), expect));
+    }
+    // Task clients: one task rule broken per client, calm and loaded.
+    for (mode, case, expect) in broken_tasks::rows() {
         trials.extend(broken_trials(mode, find(case), expect));
     }
     for transport in [TransportKind::Stdio, TransportKind::Http] {

@@ -10,7 +10,7 @@ use crate::requirement::Req;
 use crate::transcript::Entry;
 use crate::transport::{Channel, SendError, Transport};
 use serde_json::Value;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// When the answer to a request of `method` (calling fixture role `tool`) is due.
 fn due(method: &str, tool: Option<&str>, natural_end: Option<Duration>) -> Due {
@@ -119,12 +119,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 (None, Some(id)) => {
                     let key = self.ledger.key(id);
                     let waited = self.waited();
-                    if let Some(r) = self.ledger.received.get_mut(&key) {
-                        if r.answered.is_none() {
-                            r.answered_waited = waited;
-                        }
-                        r.answered.get_or_insert_with(Instant::now);
-                        r.succeeded |= msg.contains_key("result");
+                    if let (Some(r), Some(answer)) =
+                        (self.ledger.received.get_mut(&key), value.as_ref())
+                    {
+                        r.answer(answer, waited);
                     }
                 }
                 _ => {}
@@ -234,11 +232,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             let key = self.ledger.key(id);
             let waited = self.waited();
             if let Some(r) = self.ledger.received.get_mut(&key) {
-                if r.answered.is_none() {
-                    r.answered_waited = waited;
-                }
-                r.answered.get_or_insert_with(Instant::now);
-                r.succeeded |= answer.get("result").is_some();
+                r.answer(&answer, waited);
             }
         }
         // Past the budget a reply on stdio is sent and counted, not kept (over HTTP its stream

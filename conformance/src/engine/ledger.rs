@@ -163,9 +163,25 @@ pub struct ReceivedRequest {
     /// A request of the stateless era (stamped with its version, or `server/discover`), which
     /// over HTTP is cancelled by closing its stream.
     pub stateless: bool,
+    /// The task its answer created (a `tools/call` answered with a `CreateTaskResult`): the
+    /// request is complete, and the task is cancelled with `tasks/cancel` (TSK-03).
+    pub task: Option<String>,
 }
 
 impl ReceivedRequest {
+    /// Takes note of the harness's `answer` to it, sent when the target had waited `waited`
+    /// for a CPU.
+    pub fn answer(&mut self, answer: &Value, waited: Option<Duration>) {
+        if self.answered.is_none() {
+            self.answered_waited = waited;
+        }
+        self.answered.get_or_insert_with(Instant::now);
+        self.succeeded |= answer.get("result").is_some();
+        if self.method == "tools/call" && self.task.is_none() {
+            self.task = crate::rules::tasks::created_task(answer);
+        }
+    }
+
     /// Neither answered nor cancelled.
     pub fn outstanding(&self) -> bool {
         self.answered.is_none() && !self.cancelled

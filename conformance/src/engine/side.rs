@@ -58,6 +58,10 @@ pub trait Side: Sized {
     /// Takes note of a message the harness sent (a case's line or its own answer).
     fn sent<T: Transport>(_e: &mut Engine<'_, T, Self>, _message: &Value) {}
 
+    /// After a case's line was sent: what the harness sends in consequence (the answers to
+    /// requests it held until that line).
+    async fn after_send<T: Transport>(_e: &mut Engine<'_, T, Self>) {}
+
     /// Prepares a message the harness is about to send (a target file's tool mapping).
     /// Returns the fixture role the message calls, when it calls one.
     fn prepare<T: Transport>(_e: &Engine<'_, T, Self>, _message: &mut Value) -> Option<String> {

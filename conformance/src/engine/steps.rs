@@ -43,7 +43,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         match &step.kind {
             StepKind::Send(text) => {
                 let text = self.fill(text)?;
-                self.write(text, false).await
+                self.write(text, false).await?;
+                S::after_send(self).await;
+                Ok(())
             }
             StepKind::Expect(text) => self.expect(step.line, text).await,
             StepKind::Barrier => self.barrier().await,

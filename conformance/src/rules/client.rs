@@ -5,6 +5,7 @@
 //! responses only to the harness's requests, once. Requests the case does not script are
 //! answered here as a plain server would answer them. The cancel rules are in `client_cancel`.
 
+use crate::engine::client::tasks::Served;
 use crate::engine::client::{initialize_answer, tool_list, ClientTarget};
 use crate::engine::ledger::ReceivedRequest;
 use crate::engine::Engine;
@@ -135,6 +136,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 token: token_key,
                 channel,
                 stateless,
+                task: None,
             },
         );
         self.request_arrived(&key, at);
@@ -163,12 +165,37 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if self.side.era.plays && method == "initialize" {
             return self.stateless_initialize(id, params).await;
         }
+        if !again && modern.is_none() {
+            let stateless = self.side.era.plays;
+            if let Some(served) = self.side.tasks.serve(id, method, params, stateless) {
+                if let Served::Answer(answer) = served {
+                    self.reply(self.task_answer(answer)).await;
+                }
+                self.send_released().await;
+                return;
+            }
+        }
         let answer = if again {
             initialize_answer(self, &self.value(index)).0
         } else {
             modern.unwrap_or_else(|| self.plain_answer(id, method, params))
         };
         self.reply(answer).await;
+    }
+
+    /// The answers to task waits the harness held, now that their task is terminal.
+    pub(crate) async fn send_released(&mut self) {
+        for answer in std::mem::take(&mut self.side.tasks.released) {
+            self.reply(self.task_answer(answer)).await;
+        }
+    }
+
+    /// A task answer of the harness's, stamped as the era wants.
+    fn task_answer(&self, mut answer: Value) -> Value {
+        if self.side.era.plays {
+            crate::era::ProtocolVersion::V2026_07_28.stamp_result(&mut answer);
+        }
+        answer
     }
 
     /// Whether the expected message the steps are waiting for would take this request.

@@ -1,6 +1,7 @@
 //! The standing rules for a client's `notifications/cancelled`: a well-formed cancel
 //! (CAN-01) of a request the client itself sent (CAN-02) and that is still in progress
-//! (CAN-03), never of `initialize` (CAN-04).
+//! (CAN-03), never of `initialize` (CAN-04), and never of a `tools/call` that created a
+//! task: a task is cancelled with `tasks/cancel` (TSK-03, CAN-15).
 
 use crate::engine::client::{ClientTarget, T_GRACE};
 use crate::engine::Engine;
@@ -61,6 +62,8 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             let answered = request.answered;
             let answered_waited = request.answered_waited;
             let again = request.cancelled;
+            let task = request.task.clone();
+            let stateless = request.stateless;
             let posted = request.stateless && !self.io.ordered();
             request.cancelled = true;
             if posted {
@@ -87,7 +90,11 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                     Some(lost) => T_GRACE + lost,
                     None => self.clock.stretched(T_GRACE),
                 };
-                if late > grace {
+                if let Some(task) = task {
+                    let (severity, req, message) =
+                        task_call_cancel(&key, &task, stateless, late, grace);
+                    self.rule(severity, req, message);
+                } else if late > grace {
                     let severity = self.case_severity().min(Severity::Warn);
                     self.rule(
                         severity,
@@ -165,5 +172,66 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             None => format!("the client cancelled request {key}, which it never sent"),
         };
         self.rule(Severity::Fail, Req::Can01, message);
+    }
+}
+
+/// How a `notifications/cancelled` naming the `tools/call` (id `key`) that created `task`
+/// weighs, `late` after the harness's `CreateTaskResult` with `grace` for crossing it. The
+/// call was complete once it created the task, and a task is cancelled with `tasks/cancel`
+/// (TSK-03; CAN-15 in the 2026-07-28 extension). Within the grace the client may have
+/// decided to cancel the call before it read that the call became a task: a note.
+pub(crate) fn task_call_cancel(
+    key: &str,
+    task: &str,
+    stateless: bool,
+    late: Duration,
+    grace: Duration,
+) -> (Severity, Req, String) {
+    let req = if stateless { Req::Can15 } else { Req::Tsk03 };
+    if late > grace {
+        return (
+            Severity::Fail,
+            req,
+            format!(
+                "the client sent `notifications/cancelled` for request {key} {} ms after the harness had answered it with task {task}; that call was complete, and a task is cancelled with `tasks/cancel`, never `notifications/cancelled`",
+                late.as_millis()
+            ),
+        );
+    }
+    (
+        Severity::Note,
+        req,
+        format!(
+            "the cancel of request {key} crossed the answer that made it task {task} ({} ms apart; allowed: the client may have decided before it read that the call became a task)",
+            late.as_millis()
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GRACE: Duration = Duration::from_millis(250);
+
+    #[test]
+    fn a_cancel_of_a_task_call_after_the_grace_fails_by_era() {
+        let (severity, req, message) =
+            task_call_cancel("3", "t-1", false, Duration::from_millis(900), GRACE);
+        assert_eq!((severity, req), (Severity::Fail, Req::Tsk03));
+        assert!(message.contains("tasks/cancel"), "{message}");
+        assert!(message.contains("task t-1"), "{message}");
+        let (severity, req, _) =
+            task_call_cancel("3", "t-1", true, Duration::from_millis(900), GRACE);
+        assert_eq!((severity, req), (Severity::Fail, Req::Can15));
+    }
+
+    #[test]
+    fn a_cancel_that_crossed_the_create_task_result_is_a_note() {
+        for late in [Duration::ZERO, GRACE] {
+            let (severity, _, message) = task_call_cancel("3", "t-1", false, late, GRACE);
+            assert_eq!(severity, Severity::Note, "{message}");
+            assert!(message.contains("crossed"), "{message}");
+        }
     }
 }

@@ -13,6 +13,7 @@ pub mod session;
 mod start;
 pub use start::never_reached;
 mod stateless;
+pub(crate) mod tasks;
 
 use super::{Engine, Options, Report, Side, Stop};
 use crate::case::{Case, Step, StepKind, TransportKind};
@@ -82,6 +83,8 @@ pub struct ClientTarget {
     pub(crate) era: StatelessSide,
     /// The client's messages held until what they may have crossed over HTTP arrives.
     pub(crate) crossing: crate::rules::client_crossing::Crossing,
+    /// The tasks the case created, served where the case leaves their requests to the harness.
+    pub(crate) tasks: tasks::ClientTasks,
 }
 
 /// How the harness meets a client target.
@@ -403,6 +406,30 @@ impl Side for ClientTarget {
 
     fn sent<T: Transport>(e: &mut Engine<'_, T, Self>, message: &Value) {
         e.answered_client(message);
+        let answered = message
+            .get("id")
+            .filter(|_| message.get("method").is_none())
+            .and_then(|id| e.ledger.received.get(&e.ledger.key(id)));
+        if let (Some(request), Some(id)) = (answered, message.get("id")) {
+            let method = request.method.clone();
+            let key = e.ledger.key(id);
+            // The request may not have been judged yet (the steps answer it first).
+            let params = e
+                .transcript
+                .iter()
+                .rev()
+                .filter(|entry| entry.direction == crate::transcript::Direction::Received)
+                .filter_map(|entry| entry.value.as_ref())
+                .find(|v| v.get("method").is_some() && v.get("id") == Some(id))
+                .and_then(|v| v.get("params"))
+                .cloned();
+            e.side.tasks.asked(&key, params.as_ref());
+            e.side.tasks.learn(&key, &method, message);
+        }
+    }
+
+    async fn after_send<T: Transport>(e: &mut Engine<'_, T, Self>) {
+        e.send_released().await;
     }
 
     fn absence<T: Transport>(e: &Engine<'_, T, Self>) -> String {

@@ -1,0 +1,128 @@
+//! Deliberately broken task clients over stdio: this test binary again, speaking raw JSON to
+//! the relay, each getting one task rule wrong on purpose: a task cancelled the plain way
+//! (TSK-03, CAN-15), a call augmented without the server's capability (TSK-01), polls faster
+//! than the task's `pollIntervalMs` (TSK-07).
+
+use crate::broken::{report, Server, INITIALIZE};
+use conformance::harness::expect::Expect;
+use conformance::outcome::Severity;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// The 2026-07-28 `_meta` of a request that declares the tasks extension.
+fn stateless_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "broken", "version": "0"},
+    })
+}
+
+fn stateless_request(id: u64, method: &str, mut params: Value) -> String {
+    params["_meta"] = stateless_meta();
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+/// Plays `mode` if it is one of these; `false` otherwise.
+pub fn client(mode: &str) -> bool {
+    match mode {
+        "task-cancelled-by-notification" => {
+            // Lists, calls as a task, then cancels the task's (complete) tools/call with
+            // `notifications/cancelled` well after its CreateTaskResult.
+            let mut s = Server::start(None);
+            s.send(INITIALIZE);
+            s.answer(json!(1));
+            s.send(INITIALIZED);
+            report(0, "result");
+            s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+            s.answer(json!(2));
+            s.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"work","arguments":{},"task":{}}}"#);
+            s.answer(json!(3));
+            std::thread::sleep(Duration::from_millis(600));
+            s.send(
+                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#,
+            );
+            report(1, "cancelled");
+            std::thread::sleep(Duration::from_millis(300));
+            s.close();
+            report(2, "result");
+        }
+        "task-augments-without-capability" => {
+            // The server declared no tasks; the call carries `task` anyway.
+            let mut s = Server::start(None);
+            s.send(INITIALIZE);
+            s.answer(json!(1));
+            s.send(INITIALIZED);
+            report(0, "result");
+            s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"plain"},"task":{}}}"#);
+            s.answer(json!(2));
+            report(1, "result");
+            s.close();
+            report(2, "result");
+        }
+        "stateless-task-cancelled-by-notification" => {
+            let mut s = Server::start(None);
+            report(0, "result");
+            s.send(&stateless_request(
+                1,
+                "tools/call",
+                json!({"name": "work", "arguments": {}}),
+            ));
+            s.answer(json!(1));
+            std::thread::sleep(Duration::from_millis(600));
+            s.send(
+                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+            );
+            report(1, "cancelled");
+            std::thread::sleep(Duration::from_millis(300));
+            s.close();
+            report(2, "result");
+        }
+        "stateless-task-polls-fast" => {
+            // Polls every 50 ms whatever `pollIntervalMs` says.
+            let mut s = Server::start(None);
+            report(0, "result");
+            s.send(&stateless_request(
+                1,
+                "tools/call",
+                json!({"name": "work", "arguments": {}}),
+            ));
+            s.answer(json!(1));
+            for id in 2..40 {
+                s.send(&stateless_request(
+                    id,
+                    "tasks/get",
+                    json!({"taskId": "task-1"}),
+                ));
+                let answer = s.answer(json!(id));
+                if answer.is_none()
+                    || answer.as_ref().and_then(|a| a.pointer("/result/status"))
+                        == Some(&json!("completed"))
+                {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            report(1, "result");
+            s.close();
+            report(2, "result");
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// Mode, case, what the run must show.
+#[rustfmt::skip]
+pub(crate) fn rows() -> Vec<(&'static str, &'static str, Expect)> {
+    use Severity::{Fail as F, Warn as W};
+    type E = Expect;
+    vec![
+        ("task-cancelled-by-notification",           "client-task-cancel",                    E::fails("TSK-03").saying("tasks/cancel")),
+        ("task-augments-without-capability",         "client-task-no-capability",             E::caught("case", F).saying("/params/task")),
+        ("stateless-task-cancelled-by-notification", "client-stateless-task-cancel",          E::fails("CAN-15").saying("tasks/cancel")),
+        ("stateless-task-polls-fast",                "client-stateless-task-poll-interval",   E::caught("case", W)),
+    ]
+}
