@@ -19,6 +19,7 @@
 //! and whether a request can be cancelled by closing its channel ([`Transport::abort`]).
 
 pub mod http;
+mod http_arrival;
 pub mod http_headers;
 mod http_serve;
 pub mod http_server;
