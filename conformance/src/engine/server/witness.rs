@@ -127,6 +127,23 @@ pub(super) async fn witness<T: Transport>(
                         .and_then(|m| m.closed)
                         .is_some_and(|closed| !closed.arrived)
                 });
+            // Nor had one whose tool could have ended on its own before its cancel was read,
+            // answered or not: a server may drop the response of a request cancelled after its
+            // handler returned (rmcp does), and its handler never saw the cancel (CAN-09).
+            let (ended, missing): (Vec<&Value>, Vec<&Value>) = missing
+                .into_iter()
+                .partition(|id| ended_on_its_own(e, id).is_some());
+            for id in ended {
+                let why = ended_on_its_own(e, id).unwrap_or_default();
+                e.rule(
+                    Severity::Note,
+                    Req::Can08,
+                    format!(
+                        "the server's witness does not list request {}, but {why}: its work may have ended before the cancel was read, leaving nothing to stop (CAN-09); the timing cannot tell",
+                        canonical(id)
+                    ),
+                );
+            }
             if !unseen.is_empty() {
                 let unseen: Vec<String> = unseen.iter().map(|v| canonical(v)).collect();
                 e.rule(
@@ -174,4 +191,38 @@ pub(super) async fn witness<T: Transport>(
         }
         e.pump_until(next).await;
     }
+}
+
+/// Why a request the witness does not list may have had nothing left to stop when its cancel
+/// was read: its tool (a `sleep`) could have ended on its own by then, as the response rules
+/// judge a response that crossed its cancel (CAN-09). `None` when the cancel was certainly read
+/// before the tool's end, or the tool's end is unknown.
+fn ended_on_its_own<T: Transport>(e: &Engine<'_, T, ServerTarget>, id: &Value) -> Option<String> {
+    let request = e.ledger.sent(id)?;
+    let end = request.natural_end?;
+    let mark = request.cancel?;
+    let ms = |d: Duration| d.as_millis();
+    if mark.sent >= end {
+        return Some(format!(
+            "its cancel was sent at +{} ms, when the tool could already have finished (+{} ms)",
+            ms(mark.sent),
+            ms(end)
+        ));
+    }
+    let read = e.read_by(&mark)?;
+    if read >= end {
+        return Some(format!(
+            "the proof that its cancel was read came at +{} ms, after the tool could have finished (+{} ms)",
+            ms(read),
+            ms(end)
+        ));
+    }
+    let lost = e.lost_since(mark.waited)?;
+    (read + lost >= end).then(|| {
+        format!(
+            "the target had read its cancel {} ms before the tool could have finished, but its processes waited {} ms for a CPU since, so its handler may not have run before the tool's end",
+            ms(end - read),
+            ms(lost)
+        )
+    })
 }
