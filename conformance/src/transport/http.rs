@@ -392,6 +392,10 @@ impl Transport for Http {
         self.process.as_ref().map(Process::group)
     }
 
+    fn fresh(&self) -> bool {
+        self.process.is_some()
+    }
+
     fn note(&self, text: String) {
         self.log
             .lock()

@@ -279,6 +279,13 @@ pub trait Transport {
         None
     }
 
+    /// Whether the target was started for this case, so that nothing of earlier cases is in
+    /// its state (false for a running server the harness only connects to: its fixtures, such
+    /// as the `cancellations` witness, remember every case so far).
+    fn fresh(&self) -> bool {
+        true
+    }
+
     /// Adds a note about the target to its log.
     fn note(&self, text: String);
 

@@ -4,6 +4,7 @@
 use super::super::proof;
 use super::super::{Engine, Stop};
 use super::ServerTarget;
+use crate::case::{Step, StepKind};
 use crate::fixtures;
 use crate::outcome::Severity;
 use crate::pattern::{self, canonical};
@@ -59,17 +60,27 @@ pub(super) async fn witness<T: Transport>(
     let deadline = Instant::now() + reply;
     let mut pause = Duration::from_millis(2);
     loop {
-        let id = e.proofs.next_id("witness");
         let asked = e.now();
-        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "cancellations", "arguments": {}}});
-        let answer = e.request_internal(call, Req::Can11).await?;
-        let Some(listed_ids) = fixtures::witness_list(&answer) else {
+        let answer = ask(e).await?;
+        let Some(all) = fixtures::witness_list(&answer) else {
             e.rule(
                 witness_severity(e),
                 Req::Can05,
                 format!("the `cancellations` fixture did not answer with a JSON array in a text item: {}", short(&answer)),
             );
             return Ok(());
+        };
+        // On a running server, only what it listed since the case opened is this case's.
+        let (listed_ids, earlier) = match &e.side.witness_before {
+            Some(before) => {
+                let since = fixtures::witness_since(before, &all);
+                let earlier = all.len() - since.len();
+                (
+                    since,
+                    format!(" since the case opened, beyond {earlier} entries of earlier cases"),
+                )
+            }
+            None => (all, String::new()),
         };
         if !listed {
             let stopped: Vec<String> = ids
@@ -82,7 +93,7 @@ pub(super) async fn witness<T: Transport>(
                     witness_severity(e),
                     Req::Http10,
                     format!(
-                        "the server's witness lists request {}: its handler observed a cancellation the harness never sent (a closed stream is no cancel up to 2025-11-25, AMB-24)",
+                        "the server's witness lists request {}{earlier}: its handler observed a cancellation the harness never sent (a closed stream is no cancel up to 2025-11-25, AMB-24)",
                         stopped.join(", ")
                     ),
                 );
@@ -175,7 +186,7 @@ pub(super) async fn witness<T: Transport>(
                 witness_severity(e),
                 Req::Can05,
                 format!(
-                    "the server's witness does not list request {}: its handler never observed the cancellation, so the work did not stop ({why}; listed: {})",
+                    "the server's witness does not list request {}: its handler never observed the cancellation, so the work did not stop ({why}; listed{earlier}: {})",
                     missing.join(", "),
                     canonical(&Value::Array(listed_ids))
                 ),
@@ -191,6 +202,48 @@ pub(super) async fn witness<T: Transport>(
         }
         e.pump_until(next).await;
     }
+}
+
+/// On a running server the harness did not start for this case, what the `cancellations`
+/// witness lists when the case opens: the requests of earlier cases, whose ids this case
+/// reuses. `! witness` and `! witness not` then judge only what it lists beyond that, so an
+/// earlier case's request 1 neither satisfies `! witness 1` nor breaks `! witness not 1`.
+/// Asked once, by a case with a witness step; a server started for the case has nothing to
+/// remember.
+pub(super) async fn remember_witness<T: Transport>(
+    e: &mut Engine<'_, T, ServerTarget>,
+    steps: &[Step],
+) -> Result<(), Stop> {
+    let absent = e
+        .options
+        .fixtures
+        .as_ref()
+        .is_some_and(|f| !f.has("cancellations"));
+    if e.io.fresh() || absent || !asks_witness(steps) {
+        return Ok(());
+    }
+    let answer = ask(e).await?;
+    // An answer of another shape is judged when a step asks.
+    e.side.witness_before = fixtures::witness_list(&answer);
+    Ok(())
+}
+
+/// Whether any of `steps` (within loops too) asks the witness.
+fn asks_witness(steps: &[Step]) -> bool {
+    steps.iter().any(|step| {
+        matches!(step.kind, StepKind::Witness(_) | StepKind::Unwitnessed(_))
+            || step
+                .kind
+                .rounds()
+                .is_some_and(|(inner, _)| asks_witness(inner))
+    })
+}
+
+/// Calls the `cancellations` fixture and waits for its answer.
+async fn ask<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<Value, Stop> {
+    let id = e.proofs.next_id("witness");
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "cancellations", "arguments": {}}});
+    e.request_internal(call, Req::Can11).await
 }
 
 /// Why a request the witness does not list may have had nothing left to stop when its cancel
