@@ -146,7 +146,7 @@ fn trials() -> Vec<Trial> {
             )
         }),
         ("a_filter_runs_its_cases", || {
-            let (code, out, err) = output(&mut user(&reference(), &["cancel-unknown-id"]));
+            let (code, out, err) = output(&mut user(&reference(), &["server/cancel-unknown-id"]));
             expect(
                 code == Some(0)
                     && out.contains("test [must] server/cancel-unknown-id ... ok")
@@ -211,7 +211,8 @@ fn trials() -> Vec<Trial> {
         ("a_stale_baseline_entry_fails_with_ignored", || {
             let listed = Listed::new("stale", &["server/cancel-unknown-id"]);
             let (code, out, err) = output(
-                user(&reference(), &["cancel-unknown-id", "--ignored"]).env("BASELINE", &listed.0),
+                user(&reference(), &["server/cancel-unknown-id", "--ignored"])
+                    .env("BASELINE", &listed.0),
             );
             expect(
                 code == Some(101)
@@ -267,7 +268,7 @@ fn trials() -> Vec<Trial> {
             "blessing_needs_a_cases_folder_and_a_server_that_starts",
             || {
                 let (code, out, err) = output(
-                    user(&reference(), &["cancel-unknown-id"])
+                    user(&reference(), &["server/cancel-unknown-id"])
                         .env("CONFORMANCE_BLESS", "1")
                         .env_remove("CI"),
                 );
@@ -277,8 +278,10 @@ fn trials() -> Vec<Trial> {
                     &out,
                     &err,
                 )?;
-                let (code, out, err) =
-                    output(&mut user("/nonexistent/server", &["cancel-unknown-id"]));
+                let (code, out, err) = output(&mut user(
+                    "/nonexistent/server",
+                    &["server/cancel-unknown-id"],
+                ));
                 expect(
                     code == Some(101)
                         && out.contains("cannot ask the server which versions it speaks"),

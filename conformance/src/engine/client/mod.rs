@@ -364,9 +364,11 @@ impl Side for ClientTarget {
     }
 
     async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, _error: SendError) -> Stop {
-        // The adapter's last outcome lines travel on another pipe: let them arrive.
+        // The adapter's last outcome lines travel on another pipe: let them arrive. Its exit
+        // says nothing about them: the exit and its output are reported by different tasks, so
+        // the lines it wrote last may still be on their way when the exit is known.
         let until = Deadline::now() + e.clock.stretched(Duration::from_millis(200));
-        while !actions_done(e) && !e.liveness.exited && e.next(until).await {}
+        while !actions_done(e) && !e.io.finished() && e.next(until).await {}
         if actions_done(e) {
             return Stop::Done;
         }
