@@ -44,6 +44,10 @@ def environment():
     actions = read("CONFORMANCE_ACTIONS")
     if not isinstance(actions, list) or not actions or "connect" not in actions[0]:
         sys.exit("CONFORMANCE_ACTIONS must be a JSON array of actions whose first action is connect")
+    # This adapter runs no call as a task: it says so, and the case is skipped with its words.
+    if any(isinstance(a, dict) and "task" in a for a in actions):
+        print(json.dumps({"decline": "this adapter does not run tool calls as tasks"}), flush=True)
+        sys.exit(0)
     if url is None and not (isinstance(server, list) and server and all(isinstance(s, str) for s in server)):
         sys.exit("set CONFORMANCE_SERVER (a JSON array: the server's argv) or CONFORMANCE_SERVER_URL")
     return url, server, actions, os.environ.get("CONFORMANCE_PROTOCOL_VERSION")

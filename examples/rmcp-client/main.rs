@@ -79,6 +79,11 @@ fn environment() -> Result<Environment, String> {
     let actions = json_var("CONFORMANCE_ACTIONS")?
         .and_then(|v| v.as_array().cloned())
         .ok_or("CONFORMANCE_ACTIONS must be a JSON array of actions")?;
+    // This adapter runs no call as a task: it says so, and the case is skipped with its words.
+    if actions.iter().any(|a| a.get("task").is_some()) {
+        println!("{}", serde_json::json!({"decline": "this adapter does not run tool calls as tasks"}));
+        std::process::exit(0);
+    }
     let server = match std::env::var("CONFORMANCE_SERVER_URL") {
         Ok(url) => Server::Http(url),
         Err(_) => json_var("CONFORMANCE_SERVER")?

@@ -37,6 +37,11 @@ function environment() {
   const server = read("CONFORMANCE_SERVER");
   const actions = read("CONFORMANCE_ACTIONS");
   if (!Array.isArray(actions)) throw new UsageError("CONFORMANCE_ACTIONS must be a JSON array of actions");
+  // This adapter runs no call as a task: it says so, and the case is skipped with its words.
+  if (actions.some((a) => a && typeof a === "object" && "task" in a)) {
+    process.stdout.write(JSON.stringify({ decline: "this adapter does not run tool calls as tasks" }) + "\n");
+    process.exit(0);
+  }
   if (url === undefined) {
     const argv = Array.isArray(server) && server.length > 0 && server.every((s) => typeof s === "string");
     if (!argv) throw new UsageError("set CONFORMANCE_SERVER (a JSON array: the server's argv) or CONFORMANCE_SERVER_URL");
