@@ -13,14 +13,20 @@
 //! - [`server`]: what a server writes (responses after a cancel, progress, its own requests).
 //! - [`http`]: what a server over Streamable HTTP must respect beyond its messages (statuses,
 //!   streams, session ids).
-//! - `client`: what a client writes (requests, cancels, progress tokens, responses);
-//!   `client_stateless`: its requests in the stateless era and its request ids. These are
-//!   still engine methods.
+//! - [`client_cancel`]: a client's cancels, and its answers to cancelled requests;
+//!   [`client_progress`]: the progress it reports; [`client_request`]: its request ids,
+//!   progress tokens and handshake order.
+//! - `client`: the engine's side of the client's rules (gathering facts, applying verdicts,
+//!   answering unscripted requests); `client_stateless`, `client_http`, `client_crossing`: its
+//!   requests in the stateless era, its HTTP sessions, and messages whose POSTs cross. These
+//!   are still engine methods.
 
 mod client;
-mod client_cancel;
+pub(crate) mod client_cancel;
 pub(crate) mod client_crossing;
 pub mod client_http;
+pub(crate) mod client_progress;
+pub(crate) mod client_request;
 mod client_stateless;
 pub mod envelope;
 pub(crate) mod http;

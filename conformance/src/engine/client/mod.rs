@@ -9,6 +9,7 @@
 
 mod adapter;
 pub mod http;
+mod judge;
 pub mod session;
 mod start;
 mod stateless;
