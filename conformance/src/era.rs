@@ -93,6 +93,13 @@ impl ProtocolVersion {
         self.era() == Era::Handshake
     }
 
+    /// Whether tasks are part of the core protocol (2025-11-25, experimental): a
+    /// `CreateTaskResult` keeps the call's progress token in use (PRG-10). In 2026-07-28 they
+    /// moved into an extension without progress (PRG-11).
+    pub fn has_core_tasks(self) -> bool {
+        self == ProtocolVersion::V2025_11_25
+    }
+
     /// Whether `ping` exists (it was removed in 2026-07-28).
     pub fn has_ping(self) -> bool {
         self.era() == Era::Handshake

@@ -7,6 +7,7 @@
 //! `cancellations` witness answers with a JSON array of the request ids whose handlers saw
 //! their cancellation.
 
+use crate::pattern::json_equal;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -125,6 +126,42 @@ pub fn witness_list(answer: &Value) -> Option<Vec<Value>> {
         .and_then(|v| v.as_array().cloned())
 }
 
+/// What a `cancellations` witness lists beyond an earlier answer `before` (a running server
+/// that served earlier cases lists their requests too). A witness is a log, oldest first, that
+/// grows at its end, and a bounded one drops its oldest entries as it grows: the newest end of
+/// `before` that `now` starts with was there already. Of a witness kept in another order (a
+/// set, sorted), the first entries of each id, as many as `before` listed, are the old ones.
+pub fn witness_since(before: &[Value], now: &[Value]) -> Vec<Value> {
+    let continued = |rest: &[Value]| {
+        rest.len() <= now.len() && rest.iter().zip(now).all(|(a, b)| json_equal(a, b))
+    };
+    if let Some(rest) = (0..before.len())
+        .map(|dropped| &before[dropped..])
+        .find(|r| continued(r))
+    {
+        return now[rest.len()..].to_vec();
+    }
+    let mut old: Vec<(&Value, usize)> = vec![];
+    for id in before {
+        match old.iter_mut().find(|(seen, _)| json_equal(seen, id)) {
+            Some((_, n)) => *n += 1,
+            None => old.push((id, 1)),
+        }
+    }
+    now.iter()
+        .filter(
+            |entry| match old.iter_mut().find(|(id, _)| json_equal(id, entry)) {
+                Some((_, n)) if *n > 0 => {
+                    *n -= 1;
+                    false
+                }
+                _ => true,
+            },
+        )
+        .cloned()
+        .collect()
+}
+
 /// Fills an argument template from the case's arguments.
 pub fn fill_arguments(template: &Value, case_arguments: &Value) -> Value {
     match template {
@@ -229,5 +266,35 @@ mod tests {
         );
         let mut other = json!({"jsonrpc":"2.0","id":2,"method":"ping"});
         assert_eq!(rewrite_call(&mut other, &fixtures), None);
+    }
+
+    #[test]
+    fn a_witness_lists_beyond_its_earlier_answer_what_is_new() {
+        let ids = |v: Value| v.as_array().cloned().unwrap();
+        let since =
+            |before: Value, now: Value| Value::Array(witness_since(&ids(before), &ids(now)));
+        // A fresh server, and one that grew: what it added is new.
+        assert_eq!(since(json!([]), json!([1, 2])), json!([1, 2]));
+        assert_eq!(since(json!([1, 2]), json!([1, 2])), json!([]));
+        // An earlier case's request 1 is not this case's: only a second entry is.
+        assert_eq!(since(json!([1, 2, 1]), json!([1, 2, 1, 1])), json!([1]));
+        assert_eq!(since(json!([1, "a"]), json!([1, "a", 2.0])), json!([2.0]));
+        assert_eq!(
+            since(json!([1]), json!([1.0])),
+            json!([]),
+            "the same id in another spelling"
+        );
+        // A witness that keeps each id once cannot say that an old id was listed again.
+        assert_eq!(since(json!([1, 2]), json!([1, 2, 5])), json!([5]));
+        // A bounded log dropped its oldest entries as it grew.
+        assert_eq!(since(json!([1, 2, 3]), json!([2, 3, 1])), json!([1]));
+        assert_eq!(since(json!([1, 1, 2]), json!([1, 2, 7, 8])), json!([7, 8]));
+        assert_eq!(
+            since(json!([1, 2]), json!([3, 4])),
+            json!([3, 4]),
+            "every old entry dropped"
+        );
+        // A witness kept sorted: each id's old entries are as many as before.
+        assert_eq!(since(json!([1, 5]), json!([1, 2, 5])), json!([2]));
     }
 }

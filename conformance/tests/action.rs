@@ -335,7 +335,7 @@ fn a_run_writes_the_reports_the_summary_and_the_verdict() {
     );
     let mut values = with_inputs(&[
         ("inputs.command", &server),
-        ("inputs.filter", "cancel-unknown-id"),
+        ("inputs.filter", "server/cancel-unknown-id"),
         ("inputs.protocol-version", "2025-11-25"),
         ("steps.key.outputs.root", &root),
     ]);

@@ -33,9 +33,47 @@ fn options(want: &Expect) -> Options {
     })
 }
 
+/// A server this test started and the harness only connects to (as with `--url` and no
+/// command): it is killed and reaped when dropped.
+struct Running(std::process::Child);
+
+impl Running {
+    /// Starts this executable as the server of `mode` on a free port; returns it and its URL
+    /// once it accepts connections.
+    fn start(mode: &str) -> Result<(Running, String), Failed> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let child = std::process::Command::new(std::env::current_exe()?)
+            .arg(port.to_string())
+            .env("BROKEN_HTTP_SERVER", mode)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        let running = Running(child);
+        let began = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if began.elapsed() > Duration::from_secs(60) {
+                return Err(
+                    format!("the {mode} server did not listen on port {port} within 60 s").into(),
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok((running, format!("http://127.0.0.1:{port}/mcp")))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn play(case: &Case, mode: &str, want: &Expect) -> Result<Report, Failed> {
     let exe = std::env::current_exe()?;
-    let target = HttpTarget {
+    let mut target = HttpTarget {
         url: "http://127.0.0.1:{port}/mcp".into(),
         launch: Some(Launch {
             argv: vec![exe.display().to_string(), "{port}".into()],
@@ -43,6 +81,13 @@ fn play(case: &Case, mode: &str, want: &Expect) -> Result<Report, Failed> {
             cwd: None,
         }),
     };
+    // A server that served earlier cases is one the harness did not start for this case.
+    let mut _running = None;
+    if mode.starts_with("remembers") {
+        let (running, url) = Running::start(mode)?;
+        _running = Some(running);
+        target = HttpTarget { url, launch: None };
+    }
     // At the version asked for, else the default, else the newest the case covers when it
     // does not cover the default.
     let mut options = options(want);
@@ -68,7 +113,7 @@ fn check(case: &Case, mode: &str, want: &Expect, loaded: bool) -> Result<(), Fai
     Ok(want.check(&run).map_err(|e| format!("{mode} × {e}"))?)
 }
 /// Every case that runs over HTTP.
-const HTTP_CASES: [&str; 28] = [
+const HTTP_CASES: [&str; 29] = [
     "cancel-after-progress",
     "cancel-by-deadline",
     "cancel-id-type-mismatch",
@@ -87,6 +132,7 @@ const HTTP_CASES: [&str; 28] = [
     "progress-token-echoed",
     "server-alive-after-cancel",
     "unknown-method",
+    "unknown-method-code",
     "http-abort-cycles",
     "http-cancel-accepted",
     "http-cancelled-stream",
@@ -151,6 +197,11 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
         // answer may have crossed the cancel, and is allowed (a note says so).
         ("ignores-cancel-post",      "no-response-after-cancel",    E::caught("CAN-08", N).exactly(Pass)),
         ("cancel-on-disconnect",     "http-disconnect-not-cancel",  E::warns("HTTP-10")),
+        // A running server whose witness lists requests 1 and 2 of earlier cases: only what
+        // it lists since the case opened is this case's, either way.
+        ("remembers",                "http-disconnect-not-cancel",  E::outcome(Pass)),
+        ("remembers",                "http-cancel-accepted",        E::outcome(Pass)),
+        ("remembers-ignores-cancel", "http-cancel-accepted",        E::warns("CAN-05")),
         ("cross-session-cancel",     "http-cross-session-cancel",   E::warns("case")),
         // The -32800 for the other session's request 1 is that session's business: no
         // expectation of the first session is touched.
@@ -182,6 +233,7 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
         // The work goes on after its stream closed: the witness does not list it. Stopping is
         // a SHOULD (HTTP-11), so a warning; nothing can come on the closed stream.
         ("ignores-closed-stream",    "http-stateless-cancel",        E::warns("CAN-05").at(STATELESS)),
+        ("remembers",                "http-stateless-cancel",        E::outcome(Pass).at(STATELESS)),
         ("ignores-closed-stream",    "http-stateless-abort-cycles",  E::warns("CAN-05").at(STATELESS)),
         ("ignores-closed-stream",    "cancel-by-deadline",           E::warns("CAN-05").at(STATELESS)),
         ("ignores-closed-stream",    "cancel-after-progress",        E::warns("CAN-05").at(STATELESS)),
@@ -189,12 +241,16 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
         ("requests-client",          "stateless-no-server-requests", E::fails("RPC-15").at(STATELESS)),
         ("mints-session-id",         "http-stateless-no-sessions",   E::warns("HTTP-20").at(STATELESS)),
         ("no-header-check",          "http-stateless-headers",       E::fails("case").at(STATELESS)),
+        // 404 is the MUST for an unknown method in this era over HTTP (RPC-09); the code
+        // alone passes the cases that ask only for the code.
+        ("unknown-method-200",       "http-stateless-unknown-method", E::fails("case").at(STATELESS)),
+        ("unknown-method-200",       "unknown-method-code",          E::outcome(Pass).at(STATELESS)),
     ]);
     rows
 }
 
 /// The cases of 2026-07-28 over HTTP that the broken server's `correct` mode must pass.
-const STATELESS_CASES: [&str; 18] = [
+const STATELESS_CASES: [&str; 20] = [
     "cancel-after-progress",
     "cancel-by-deadline",
     "concurrent-cancel-isolation",
@@ -203,6 +259,8 @@ const STATELESS_CASES: [&str; 18] = [
     "no-response-after-cancel",
     "progress-monotonic",
     "unknown-method",
+    "unknown-method-code",
+    "http-stateless-unknown-method",
     "stateless-alive-after-cancel",
     "stateless-discover",
     "stateless-missing-meta",

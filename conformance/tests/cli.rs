@@ -833,7 +833,7 @@ fn an_explicit_version_the_target_does_not_speak_skips_every_case_and_fails() {
 fn a_client_run_over_both_transports_says_so_and_runs_each_case_at_its_versions() {
     let dir = TempDir::new("client");
     let json = dir.path().join("report.json");
-    // An adapter that exits at once: every run fails (it never reaches the server), fast.
+    // An adapter that exits at once: it never reaches the server, fast.
     let output = conformance()
         .args(["client", "client-shutdown-sequence", "--json"])
         .arg(&json)
@@ -854,6 +854,16 @@ fn a_client_run_over_both_transports_says_so_and_runs_each_case_at_its_versions(
         "client/client-shutdown-sequence@http"
     );
     assert_eq!(report["cases"][1]["protocolVersion"], "2025-11-25");
+    // Over stdio it fails; HTTP, which the run did not name, was tried once: a client that
+    // never connects there does not speak it, and its HTTP cases are skipped with one reason.
+    assert_eq!(report["cases"][0]["outcome"], "fail", "{report:#}");
+    assert_eq!(report["cases"][1]["outcome"], "skip", "{report:#}");
+    assert!(
+        report["cases"][1]["skipReason"]
+            .as_str()
+            .is_some_and(|r| r.contains("does not seem to speak Streamable HTTP")),
+        "{report:#}"
+    );
 
     // `all`: a result per version the case covers (HTTP has none at 2024-11-05: skipped).
     let output = conformance()
@@ -878,6 +888,9 @@ fn a_client_run_over_both_transports_says_so_and_runs_each_case_at_its_versions(
         ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
     );
     assert_eq!(report["cases"][0]["outcome"], "skip");
+
+    // Named, HTTP is required: the same client fails there.
+    assert_eq!(report["cases"][1]["outcome"], "fail", "{report:#}");
 
     // A version no case covers: every case is skipped, and nothing was verified.
     conformance()
@@ -917,4 +930,34 @@ fn dumps_keep_a_transcript_per_version() {
         .assert()
         .success();
     assert!(one.join("server/cancel-unknown-id.mcpt").exists());
+}
+
+#[test]
+fn a_client_that_declines_a_case_gets_it_skipped_with_its_words() {
+    let dir = TempDir::new("decline");
+    let json = dir.path().join("report.json");
+    let adapter = r#"echo '{"decline": "this client speaks no MCP yet"}'"#;
+    let output = conformance()
+        .args(["client", "client-shutdown-sequence", "--json"])
+        .arg(&json)
+        .args(["--", "sh", "-c", adapter])
+        .output()
+        .expect("runs");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("a report")).expect("JSON");
+    let cases = report["cases"].as_array().expect("cases");
+    assert_eq!(cases.len(), 2, "{report:#}");
+    for case in cases {
+        assert_eq!(case["outcome"], "skip", "{report:#}");
+        assert_eq!(
+            case["skipReason"], "the client declined: this client speaks no MCP yet",
+            "{report:#}"
+        );
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("2 the client declined: this client speaks no MCP yet"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("0 failed"), "{stdout}");
 }

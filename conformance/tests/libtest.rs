@@ -42,7 +42,7 @@ fn runner() -> std::process::ExitCode {
 }
 
 /// A server that opens sessions correctly and answers every other request with an empty
-/// result: it fails `unknown-method` (no -32601), and speaks 2025-11-25 only.
+/// result: it fails `unknown-method` (a result, not an error), and speaks 2025-11-25 only.
 fn sloppy_server() -> std::process::ExitCode {
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
@@ -146,7 +146,7 @@ fn trials() -> Vec<Trial> {
             )
         }),
         ("a_filter_runs_its_cases", || {
-            let (code, out, err) = output(&mut user(&reference(), &["cancel-unknown-id"]));
+            let (code, out, err) = output(&mut user(&reference(), &["server/cancel-unknown-id"]));
             expect(
                 code == Some(0)
                     && out.contains("test [must] server/cancel-unknown-id ... ok")
@@ -172,12 +172,13 @@ fn trials() -> Vec<Trial> {
             )
         }),
         ("a_failure_fails_its_test_with_the_diff", || {
-            let (code, out, err) = output(&mut user(&sloppy(), &["unknown-method"]));
+            let (code, out, err) =
+                output(&mut user(&sloppy(), &["server/unknown-method", "--exact"]));
             expect(
                 code == Some(101)
                     && out.contains("test [must] server/unknown-method ... FAILED")
                     && out.contains("fail at 2025-11-25")
-                    && out.contains("-32601")
+                    && out.contains("first difference at /error")
                     && out.contains("cargo test --test libtest -- server/unknown-method"),
                 "the sloppy server fails unknown-method, with the explanation and how to rerun it",
                 &out,
@@ -189,14 +190,14 @@ fn trials() -> Vec<Trial> {
             || {
                 let listed = Listed::new("known", &["server/unknown-method"]);
                 let run = |args: &[&str]| output(user(&sloppy(), args).env("BASELINE", &listed.0));
-                let (code, out, err) = run(&["unknown-method"]);
+                let (code, out, err) = run(&["server/unknown-method", "--exact"]);
                 expect(
                     code == Some(0) && out.contains("server/unknown-method ... ignored"),
                     "a listed failure is an ignored test",
                     &out,
                     &err,
                 )?;
-                let (code, out, err) = run(&["unknown-method", "--ignored"]);
+                let (code, out, err) = run(&["server/unknown-method", "--exact", "--ignored"]);
                 expect(
                     code == Some(0)
                         && out.contains("server/unknown-method ... ok")
@@ -210,7 +211,8 @@ fn trials() -> Vec<Trial> {
         ("a_stale_baseline_entry_fails_with_ignored", || {
             let listed = Listed::new("stale", &["server/cancel-unknown-id"]);
             let (code, out, err) = output(
-                user(&reference(), &["cancel-unknown-id", "--ignored"]).env("BASELINE", &listed.0),
+                user(&reference(), &["server/cancel-unknown-id", "--ignored"])
+                    .env("BASELINE", &listed.0),
             );
             expect(
                 code == Some(101)
@@ -248,7 +250,7 @@ fn trials() -> Vec<Trial> {
         }),
         ("an_unspoken_version_verifies_nothing_and_fails", || {
             let (code, out, err) = output(
-                user(&sloppy(), &["unknown-method"])
+                user(&sloppy(), &["server/unknown-method", "--exact"])
                     .env("CONFORMANCE_PROTOCOL_VERSION", "2026-07-28"),
             );
             expect(
@@ -266,7 +268,7 @@ fn trials() -> Vec<Trial> {
             "blessing_needs_a_cases_folder_and_a_server_that_starts",
             || {
                 let (code, out, err) = output(
-                    user(&reference(), &["cancel-unknown-id"])
+                    user(&reference(), &["server/cancel-unknown-id"])
                         .env("CONFORMANCE_BLESS", "1")
                         .env_remove("CI"),
                 );
@@ -276,8 +278,10 @@ fn trials() -> Vec<Trial> {
                     &out,
                     &err,
                 )?;
-                let (code, out, err) =
-                    output(&mut user("/nonexistent/server", &["cancel-unknown-id"]));
+                let (code, out, err) = output(&mut user(
+                    "/nonexistent/server",
+                    &["server/cancel-unknown-id"],
+                ));
                 expect(
                     code == Some(101)
                         && out.contains("cannot ask the server which versions it speaks"),

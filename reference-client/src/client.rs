@@ -3,11 +3,13 @@
 //! a server may send. It sees only messages; a [`Transport`] moves them.
 
 use crate::log::Throttle;
+use crate::pending::{finish, InFlight, OnDrop, Pending};
 use crate::transport::http::HttpTransport;
 use crate::transport::stdio::StdioTransport;
 use crate::transport::{Outgoing, OutgoingKind, Transport};
 use crate::{
-    CallError, ClientOptions, ConnectError, Progress, ProgressFn, RequestOptions, ToolResult,
+    CallError, ClientOptions, ConnectError, Progress, ProgressFn, RequestOptions, TaskOptions,
+    TaskSupport, ToolResult,
 };
 use reference_wire::{RequestId, RpcError};
 use serde_json::{json, Value};
@@ -51,6 +53,10 @@ pub(crate) struct Shared {
     pub(crate) version: Mutex<String>,
     /// Counts completed handshakes; held while one runs, so a session is renewed once.
     pub(crate) handshakes: tokio::sync::Mutex<u64>,
+    /// What the server declared it can do (`initialize` or `server/discover`).
+    pub(crate) server_capabilities: Mutex<Value>,
+    /// Each tool's `execution.taskSupport` from `tools/list`; `None` until listed.
+    pub(crate) task_support: Mutex<Option<HashMap<String, TaskSupport>>>,
 }
 
 impl Shared {
@@ -111,6 +117,8 @@ impl Client {
             next_id: AtomicI64::new(0),
             version: Mutex::default(),
             handshakes: tokio::sync::Mutex::new(0),
+            server_capabilities: Mutex::new(json!({})),
+            task_support: Mutex::default(),
         });
         let reader = tokio::spawn(crate::routing::read_loop(Arc::clone(&shared)));
         let client = Self {
@@ -157,9 +165,29 @@ impl Client {
         }
     }
 
-    fn fresh_id(&self) -> RequestId {
+    pub(crate) fn fresh_id(&self) -> RequestId {
         // Ids only grow, so none is ever reused, outstanding or not (RPC-03).
         RequestId::Int(self.shared.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Sends a request whose params are complete (stamped where the era asks it), for a
+    /// caller that awaits its answer alongside other things; `on_drop` says what giving
+    /// up on it means.
+    pub(crate) fn begin(
+        &self,
+        method: &str,
+        params: Value,
+        on_drop: OnDrop,
+    ) -> Result<Pending<'_>, CallError> {
+        let id = self.fresh_id();
+        let rx = self.send_request(id.clone(), method, params)?;
+        let flight = InFlight {
+            shared: &self.shared,
+            id,
+            settled: false,
+            on_drop,
+        };
+        Ok(Pending::new(flight, rx))
     }
 
     fn send_request(
@@ -182,27 +210,24 @@ impl Client {
         Ok(rx)
     }
 
-    /// Calls a tool.
+    /// Calls a tool. A tool the server listed as one that only runs as a task
+    /// (`execution.taskSupport: "required"`, seen by [`list_tools`](Self::list_tools)) is
+    /// run as one, as the specification requires (TSK-01): see
+    /// [`call_tool_as_task`](Self::call_tool_as_task).
     pub async fn call_tool(
         &self,
         name: &str,
         arguments: Value,
         options: RequestOptions<'_>,
     ) -> Result<ToolResult, CallError> {
+        if self.tasks_allowed(name) == Some(TaskSupport::Required) {
+            return self
+                .call_tool_as_task(name, arguments, options, TaskOptions::default())
+                .await;
+        }
         let params = json!({"name": name, "arguments": arguments});
         let result = self.request("tools/call", params, options).await?;
-        let Some(content) = result.get("content").and_then(Value::as_array) else {
-            return Err(CallError::InvalidResult(
-                "tools/call result has no content array".into(),
-            ));
-        };
-        Ok(ToolResult {
-            is_error: result
-                .get("isError")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-            content: content.clone(),
-        })
+        ToolResult::from_result(&result)
     }
 
     /// Proves the server answers: JSON-RPC `ping`, or `server/discover` in the stateless
@@ -258,7 +283,7 @@ impl Client {
     }
 
     /// Starts a new session unless one was started since `generation`.
-    async fn renew(&self, generation: u64) -> Result<(), CallError> {
+    pub(crate) async fn renew(&self, generation: u64) -> Result<(), CallError> {
         let mut handshakes = self.shared.handshakes.lock().await;
         if *handshakes == generation {
             crate::log::warn("the server forgot the session (HTTP 404); starting a new one");
@@ -298,6 +323,7 @@ impl Client {
             shared: &self.shared,
             id,
             settled: false,
+            on_drop: OnDrop::Cancel,
         };
         let why = loop {
             tokio::select! {
@@ -367,47 +393,10 @@ pub(crate) fn client_info() -> Value {
     json!({"name": "reference-client", "version": env!("CARGO_PKG_VERSION")})
 }
 
-/// A request awaiting its answer. Dropping it unsettled (the caller gave
-/// up on the future) cancels the request on the wire.
-struct InFlight<'a> {
-    shared: &'a Shared,
-    id: RequestId,
-    settled: bool,
-}
-
-impl InFlight<'_> {
-    /// Cancels the request unless the answer was already read; returns whether it did.
-    /// Any later answer is ignored.
-    fn cancel(&mut self, reason: &str) -> bool {
-        self.settled = true;
-        if self.shared.lock().pending.remove(&self.id).is_none() {
-            return false;
-        }
-        let message = json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/cancelled",
-            "params": {"requestId": self.id.to_value(), "reason": reason},
-        });
-        // If the connection is gone there is nothing left to cancel.
-        let _ = self
-            .shared
-            .send(message, OutgoingKind::Cancel(self.id.clone()));
-        true
-    }
-}
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        if !self.settled {
-            self.cancel("abandoned by the caller");
-        }
-    }
-}
-
-/// Removes a progress route when its request ends, however it ends.
-struct ProgressRoute<'a> {
-    shared: &'a Shared,
-    token: Option<RequestId>,
+/// Removes a progress route when its request (or its task) ends, however it ends.
+pub(crate) struct ProgressRoute<'a> {
+    pub(crate) shared: &'a Shared,
+    pub(crate) token: Option<RequestId>,
 }
 
 impl Drop for ProgressRoute<'_> {
@@ -424,14 +413,4 @@ struct Attempt<'a> {
     cancel: &'a tokio_util::sync::CancellationToken,
     deadline: Instant,
     timeout: Duration,
-}
-
-fn finish(reply: Result<Reply, oneshot::error::RecvError>) -> Result<Value, CallError> {
-    match reply {
-        Ok(Reply::Result(result)) => Ok(result),
-        Ok(Reply::Error(error)) => Err(CallError::Rpc(error)),
-        Ok(Reply::Failed(reason)) => Err(CallError::Transport(reason)),
-        Ok(Reply::SessionExpired) => Err(CallError::SessionExpired),
-        Err(_) => Err(CallError::Closed),
-    }
 }

@@ -78,8 +78,30 @@ pub const MODERN_ERRORS: [i64; 3] = [
     -32022, // UnsupportedProtocolVersion
 ];
 
-/// Adds the stateless era's per-request fields to `_meta` (LIF-10).
+/// The identifier of the tasks extension of 2026-07-28 (`modelcontextprotocol/ext-tasks`).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// Whether `version` has the core tasks of 2025-11-25 (`params.task`, `tasks/get`,
+/// `tasks/result`, `tasks/list`, `tasks/cancel`): only that handshake-era version does.
+pub fn has_core_tasks(version: &str) -> bool {
+    version == "2025-11-25"
+}
+
+/// Whether `version` serves tasks through the `io.modelcontextprotocol/tasks`
+/// extension, declared per request, instead (2026-07-28 and later).
+pub fn has_tasks_extension(version: &str) -> bool {
+    is_stateless(version)
+}
+
+/// Adds the stateless era's per-request fields to `_meta` (LIF-10), declaring no
+/// capabilities.
 pub fn stamp(params: &mut Value, version: &str, client_info: Value) {
+    stamp_with(params, version, client_info, json!({}));
+}
+
+/// Adds the stateless era's per-request fields to `_meta`, declaring `capabilities` for
+/// this request only (the tasks extension is declared this way).
+pub fn stamp_with(params: &mut Value, version: &str, client_info: Value, capabilities: Value) {
     if !params.is_object() {
         *params = json!({});
     }
@@ -88,7 +110,7 @@ pub fn stamp(params: &mut Value, version: &str, client_info: Value) {
         *meta = json!({});
     }
     meta[META_VERSION] = json!(version);
-    meta[META_CAPABILITIES] = json!({});
+    meta[META_CAPABILITIES] = capabilities;
     meta[META_CLIENT_INFO] = client_info;
 }
 

@@ -26,6 +26,10 @@ pub enum CallError {
     /// The server forgot the session twice for the same request (HTTP 404 after a new
     /// session was started); the request was not processed.
     SessionExpired,
+    /// A call that ran as a task ended without a result this client can return, and not
+    /// because this client cancelled it: the server cancelled the task on its own, or the
+    /// task waits for input this client cannot give. The text says which.
+    TaskEnded(String),
 }
 
 impl fmt::Display for CallError {
@@ -41,6 +45,7 @@ impl fmt::Display for CallError {
                 f,
                 "the server forgot the session again right after a new one was started; check the server's session handling"
             ),
+            Self::TaskEnded(why) => write!(f, "{why}"),
         }
     }
 }
@@ -113,7 +118,7 @@ impl From<CallError> for ConnectError {
             CallError::TimedOut(d) => Self::TimedOut(d),
             CallError::Rpc(e) => Self::Rpc(e),
             CallError::InvalidResult(why) => Self::InvalidResult(why),
-            CallError::Transport(why) => Self::Transport(why),
+            CallError::Transport(why) | CallError::TaskEnded(why) => Self::Transport(why),
             // A handshake is never cancelled by the caller; treat it as the connection ending.
             CallError::Cancelled | CallError::Closed | CallError::SessionExpired => Self::Closed,
         }

@@ -74,6 +74,7 @@ impl Client {
                 match supported {
                     Some(supported) => {
                         era::check_result_type(&result).map_err(ConnectError::InvalidResult)?;
+                        self.set_server_capabilities(&result);
                         supported.clone()
                     }
                     // Not a DiscoverResult: a handshake-era server that answers anything.
@@ -134,6 +135,7 @@ impl Client {
             return Err(ConnectError::UnsupportedVersion(version.to_owned()));
         }
         self.set_version(version);
+        self.set_server_capabilities(&result);
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         self.shared
             .send(initialized, OutgoingKind::Notification)
@@ -147,6 +149,35 @@ impl Client {
             .lock()
             .unwrap_or_else(|p| p.into_inner()) = version.to_owned();
         self.shared.transport.set_protocol_version(Some(version));
+    }
+
+    /// Records what a handshake result says the server can do; a new session may list
+    /// other tools, so what `tools/list` said is forgotten.
+    fn set_server_capabilities(&self, result: &Value) {
+        let capabilities = match result.get("capabilities") {
+            Some(capabilities) if capabilities.is_object() => capabilities.clone(),
+            _ => json!({}),
+        };
+        *self
+            .shared
+            .server_capabilities
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = capabilities;
+        *self
+            .shared
+            .task_support
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// What the server declared it can do: the `capabilities` of its `initialize` result,
+    /// or of `server/discover` in 2026-07-28.
+    pub fn server_capabilities(&self) -> Value {
+        self.shared
+            .server_capabilities
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     fn set_no_version(&self) {

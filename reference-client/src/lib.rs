@@ -5,7 +5,9 @@
 //! (which may have `isError` set), a protocol error, a cancellation or a timeout, and those
 //! are distinct so callers never mistake one for another. Connecting fails with a typed
 //! [`ConnectError`]. It speaks both eras: 2026-07-28 when the server does, else the
-//! `initialize` handshake. [`cookbook`] is the cancellation cookbook program.
+//! `initialize` handshake. A call can run as a task ([`Client::call_tool_as_task`]), which
+//! is cancelled with `tasks/cancel` in either era's way. [`cookbook`] is the cancellation
+//! cookbook program.
 
 mod client;
 pub mod cookbook;
@@ -14,12 +16,17 @@ mod error;
 mod handshake;
 mod log;
 mod options;
+mod pending;
 mod process;
 mod routing;
+mod tasks;
+mod tools;
 pub mod transport;
 
 pub use client::Client;
 pub use era::{Era, KNOWN_VERSIONS, PROTOCOL_VERSION, STATELESS_VERSION};
 pub use error::{CallError, ConnectError};
 pub use options::{ClientOptions, Progress, ProgressFn, RequestOptions, ToolResult};
+pub use tasks::{Started, Task, TaskHandle, TaskOptions, TaskStatus};
+pub use tools::TaskSupport;
 pub use transport::Transport;

@@ -92,6 +92,22 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
+    /// Reads a `tools/call` result (also one `tasks/result` returned, or a task carried).
+    pub(crate) fn from_result(result: &Value) -> Result<Self, crate::CallError> {
+        let Some(content) = result.get("content").and_then(Value::as_array) else {
+            return Err(crate::CallError::InvalidResult(
+                "tools/call result has no content array".into(),
+            ));
+        };
+        Ok(Self {
+            is_error: result
+                .get("isError")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            content: content.clone(),
+        })
+    }
+
     /// The text of all text content items, joined with newlines.
     pub fn text(&self) -> String {
         let texts: Vec<&str> = self

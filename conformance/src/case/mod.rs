@@ -9,11 +9,15 @@
 //! - [`rewrite_lines`] replaces single lines losslessly, for blessing.
 
 mod client;
+mod needs;
 mod parse;
+mod poll;
 mod rewrite;
 
 pub use client::{ACTION_VERBS, OUTCOME_WORDS};
+pub use needs::Need;
 pub use parse::{parse, parse_duration};
+pub use poll::Poll;
 pub use rewrite::rewrite_lines;
 
 use serde_json::Value;
@@ -131,6 +135,24 @@ impl StepKind {
             _ => None,
         }
     }
+
+    /// The steps inside a block (`! repeat`, `! sweep`, `! poll`), if this is one.
+    pub fn inner(&self) -> Option<&[Step]> {
+        match self {
+            StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. } => Some(steps),
+            StepKind::Poll(poll) => Some(&poll.steps),
+            _ => None,
+        }
+    }
+
+    /// The steps inside a block, to add to while it is parsed.
+    pub(crate) fn inner_mut(&mut self) -> Option<&mut Vec<Step>> {
+        match self {
+            StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. } => Some(steps),
+            StepKind::Poll(poll) => Some(&mut poll.steps),
+            _ => None,
+        }
+    }
 }
 
 /// One line of a case that does something.
@@ -215,6 +237,9 @@ pub enum StepKind {
         values: Vec<u64>,
         steps: Vec<Step>,
     },
+    /// `! poll N every D` … `! end`: one request sent again and again (`{$i}` = 0, 1, …) until
+    /// its response matches one of the expected lines after it (see [`Poll`]).
+    Poll(Poll),
 }
 
 /// When a message may arrive, relative to the one matched before it.
@@ -276,6 +301,9 @@ pub struct Case {
     /// version the case runs at (`@plays handshake`: a client told to speak 2026-07-28 meets a
     /// server of the handshake era, LIF-14).
     pub plays: Option<crate::era::Era>,
+    /// What the server must declare for the case to apply (`@needs`): a case about tasks
+    /// is skipped, with the reason, by a server that declares none.
+    pub needs: Vec<Need>,
     /// Which side the harness plays.
     pub role: Role,
     /// The steps, in order.
@@ -301,10 +329,11 @@ impl Case {
             for step in steps {
                 match &step.kind {
                     StepKind::Send(text) => out.extend(serde_json::from_str::<Value>(text).ok()),
-                    StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. } => {
-                        sent(steps, out)
+                    kind => {
+                        if let Some(steps) = kind.inner() {
+                            sent(steps, out)
+                        }
                     }
-                    _ => {}
                 }
             }
         }

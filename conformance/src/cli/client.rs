@@ -6,16 +6,20 @@ use crate::args::ClientArgs;
 use crate::finish::{finish, Finished};
 use crate::live::Live;
 use conformance::case::{Case, Role, TransportKind};
-use conformance::engine::client::{run_client_case, ClientTransport};
+use conformance::engine::client::{never_reached, run_client_case, ClientTransport};
 use conformance::engine::{Options, Report};
 use conformance::outcome::Outcome;
+use conformance::report::gate::CaseResult;
 use conformance::transport::process::{display_argv, Launch};
-use conformance::versions::{Choice, Spoken};
+use conformance::versions::{Choice, Spoken, Unit};
 use conformance::{client_versions, harness, runner};
 use std::process::ExitCode;
 use std::time::Duration;
 
 pub(super) fn client(args: ClientArgs) -> ExitCode {
+    // Transports named on the command line are required; by default Streamable HTTP is tried
+    // once before the run relies on it (see `try_http`).
+    let named = !args.transport.is_empty();
     let transports: Vec<TransportKind> = if args.transport.is_empty() {
         vec![TransportKind::Stdio, TransportKind::Http]
     } else {
@@ -89,11 +93,9 @@ pub(super) fn client(args: ClientArgs) -> ExitCode {
         repeat: args.repeat as usize,
     };
     let started = std::time::Instant::now();
-    let units = client_versions::plan(&cases, &choice);
+    let mut units = client_versions::plan(&cases, &choice);
     let target = display_argv(&launch.argv);
-    let live = Live::new(&cases, &units, args.repeat as usize, args.verbose);
-    let progress = |unit: usize, run: usize, result: &_| live.done(unit, run, result);
-    let results = runner::execute_each(&units, plan, &progress, &|runtime, unit| {
+    let play = |runtime: &tokio::runtime::Runtime, unit: &Unit| {
         let case = &cases[unit.case];
         if let Some(reason) = &unit.skip {
             return Ok(Report::skipped(reason.clone(), target.clone()));
@@ -109,6 +111,23 @@ pub(super) fn client(args: ClientArgs) -> ExitCode {
             ..options.clone()
         };
         runtime.block_on(run_client_case(case, &launch, &transport, &options))
+    };
+    let tried = if named {
+        None
+    } else {
+        try_http(&cases, &mut units, &play)
+    };
+    let tried = std::sync::Mutex::new(tried);
+    let live = Live::new(&cases, &units, args.repeat as usize, args.verbose);
+    let progress = |unit: usize, run: usize, result: &_| live.done(unit, run, result);
+    let results = runner::execute_each(&units, plan, &progress, &|runtime, unit| {
+        // The HTTP case already run by `try_http` counts as its first run.
+        let mut tried = tried.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, result)) = tried.take_if(|(at, _)| std::ptr::eq(&units[*at], unit)) {
+            return result;
+        }
+        drop(tried);
+        play(runtime, unit)
     });
     live.finish();
     let next = "read the diff and the transcript (--dump DIR keeps it, with the adapter's outcome lines); fix the client or its adapter, or rerun one case with its id as the filter";
@@ -151,4 +170,34 @@ fn per_transport(case: &Case, transport: TransportKind) -> Case {
     }
     case.transports = vec![transport];
     case
+}
+
+/// Why a client's HTTP cases are skipped when it never reached the harness's server over
+/// Streamable HTTP in the one case tried.
+const NO_HTTP: &str = "the client never connected to CONFORMANCE_SERVER_URL: it does not seem to speak Streamable HTTP (an adapter can say so with a {\"decline\": \"…\"} line; --transport http judges it there)";
+
+/// Tries the first HTTP case alone, for a run whose transports were not named: a client that
+/// never reaches the harness's server in it (it only speaks stdio) gets every HTTP case skipped
+/// with one reason, instead of the same failure once per case. Otherwise the tried case's
+/// result is returned, with the index of the unit it belongs to, to count as its first run.
+fn try_http(
+    cases: &[Case],
+    units: &mut [Unit],
+    play: &(dyn Fn(&tokio::runtime::Runtime, &Unit) -> CaseResult + Sync),
+) -> Option<(usize, CaseResult)> {
+    let over_http = |u: &Unit| cases[u.case].transports.first() == Some(&TransportKind::Http);
+    let first = units
+        .iter()
+        .position(|u| u.skip.is_none() && over_http(u))?;
+    let once = runner::Plan { jobs: 1, repeat: 1 };
+    let result = runner::execute_each(&units[first..=first], once, &|_, _, _| {}, play)
+        .pop()
+        .and_then(|mut runs| runs.pop())?;
+    if result.as_ref().is_ok_and(never_reached) {
+        for unit in units.iter_mut().filter(|u| over_http(u)) {
+            unit.skip.get_or_insert_with(|| NO_HTTP.to_string());
+        }
+        return None;
+    }
+    Some((first, result))
 }

@@ -172,9 +172,26 @@ impl ReceivedRequest {
     }
 }
 
+/// A task one of the harness's `tools/call` requests created (its answer was a
+/// `CreateTaskResult`), and what the harness has learned of its status since.
+#[derive(Debug, Clone)]
+pub struct TaskRecord {
+    /// The id key of the `tools/call` that created it: its progress token stays in use for
+    /// the task's life (2025-11-25, PRG-10).
+    pub request: String,
+    /// When (since the target started) an answer first showed the task terminal, the status
+    /// it showed, and how long the target had waited for a CPU by then.
+    pub terminal: Option<(Duration, String, Option<Duration>)>,
+    /// When the first `tasks/cancel` of it was answered with a result, and how long the
+    /// target had waited for a CPU by then: the proof that the server read the cancel.
+    pub cancel_answered: Option<(Duration, Option<Duration>)>,
+}
+
 /// Every request of one case, both ways.
 #[derive(Debug, Default)]
 pub struct Ledger {
+    /// Tasks the harness's requests created, by task id.
+    pub tasks: HashMap<String, TaskRecord>,
     /// Requests the harness sent, by id key.
     pub sent: HashMap<String, SentRequest>,
     /// Progress tokens of the harness's requests → the request's id key.
@@ -279,6 +296,11 @@ impl Ledger {
     /// The harness's request with this id.
     pub fn sent(&self, id: &Value) -> Option<&SentRequest> {
         self.sent.get(&self.key(id))
+    }
+
+    /// The task a request (by id key) created, if it created one.
+    pub fn task_of(&self, request: &str) -> Option<&TaskRecord> {
+        self.tasks.values().find(|t| t.request == request)
     }
 
     /// The first response to the harness's request `id`, as a transcript index.

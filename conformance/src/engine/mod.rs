@@ -20,6 +20,7 @@ mod io;
 pub mod ledger;
 pub(crate) mod limit;
 pub mod parts;
+mod poll;
 mod proof;
 mod receive;
 pub mod server;

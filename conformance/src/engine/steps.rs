@@ -74,6 +74,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 }
                 Ok(())
             }
+            StepKind::Poll(poll) => self.poll(poll).await,
             StepKind::Status(codes) => self.status_step(codes).await,
             StepKind::Header { name, value } => self.header_step(name, value),
             StepKind::Listen => self.open_step(true).await,

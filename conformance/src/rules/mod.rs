@@ -20,6 +20,9 @@
 //!   answering unscripted requests); `client_stateless`, `client_http`, `client_crossing`: its
 //!   requests in the stateless era, its HTTP sessions, and messages whose POSTs cross. These
 //!   are still engine methods.
+//! - [`tasks`]: what the ledger learns of tasks from the answers, and a task's progress once
+//!   it is terminal (PRG-10): engine methods the server glue calls, whose facts (whether a
+//!   request created a task) the pure families above take as given.
 
 mod client;
 pub(crate) mod client_cancel;
@@ -31,6 +34,7 @@ mod client_stateless;
 pub mod envelope;
 pub(crate) mod http;
 pub(crate) mod server;
+pub mod tasks;
 
 use crate::engine::ledger::SentRequest;
 use crate::engine::{Engine, Side};

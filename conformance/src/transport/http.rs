@@ -18,6 +18,7 @@
 //! process's stdout is a log there, not the protocol.
 mod requests;
 
+use super::http_arrival::StampingConnector;
 use super::http_stream::Sink;
 use super::process::{display_argv, Launch, Process, ProcessEvent, TargetLog};
 use super::{Channel, Event, SendError, StreamEnd, Transport};
@@ -80,7 +81,7 @@ struct Session {
 
 /// The Streamable HTTP transport.
 pub struct Http {
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<StampingConnector, Full<Bytes>>,
     url: Uri,
     process: Option<Process>,
     log: Arc<Mutex<TargetLog>>,
@@ -155,7 +156,7 @@ impl Http {
         let client = Client::builder(TokioExecutor::new())
             .pool_max_idle_per_host(0)
             .http1_max_buf_size(64 * 1024)
-            .build(connector);
+            .build(StampingConnector(connector));
         let (sink, events) = mpsc::channel(256);
         let mut http = Http {
             client,
@@ -389,6 +390,10 @@ impl Transport for Http {
 
     fn process_group(&self) -> Option<i32> {
         self.process.as_ref().map(Process::group)
+    }
+
+    fn fresh(&self) -> bool {
+        self.process.is_some()
     }
 
     fn note(&self, text: String) {

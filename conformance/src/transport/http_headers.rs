@@ -1,7 +1,8 @@
 //! The headers a POST carries in the stateless era (2026-07-28, HTTP-19), read off the body
 //! it carries: `MCP-Protocol-Version` equal to the `_meta` version, `Mcp-Method` equal to the
 //! method and, for `tools/call`, `prompts/get` and `resources/read`, `Mcp-Name` equal to the
-//! name or URI, in the `=?base64?…?=` form when the value is not plain ASCII. No session id:
+//! name or URI (for the tasks extension's `tasks/get`, `tasks/update`, `tasks/cancel`, the task
+//! id), in the `=?base64?…?=` form when the value is not plain ASCII. No session id:
 //! the era has none.
 //!
 //! They live apart from `http.rs` because they depend on the era and the body, not on the
@@ -73,6 +74,8 @@ pub fn stateless(
         let source = match method {
             "tools/call" | "prompts/get" => Some("name"),
             "resources/read" => Some("uri"),
+            // The tasks extension (TSK-05): the task id.
+            "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
             _ => None,
         };
         let name = source
@@ -157,6 +160,9 @@ mod tests {
         let read = headers(Some("2026-07-28"), &read).unwrap();
         assert_eq!(read[0].1, "2026-07-28", "the session's version");
         assert_eq!(read[2].1, "=?base64?ZmlsZTovLy93w7Zyaw==?=");
+        // The tasks extension's requests name their task (TSK-05).
+        let get = json!({"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"t-1"}});
+        assert_eq!(headers(Some("2026-07-28"), &get).unwrap()[2].1, "t-1");
         // The version is the body's, even one the server cannot speak.
         let old = json!({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{(META_VERSION):"1900-01-01"}}});
         assert_eq!(

@@ -7,6 +7,7 @@
 //! [`MAX_STREAM_BYTES`], one event or JSON body after [`MAX_MESSAGE_BYTES`] (the parser never
 //! buffers more than that plus one chunk), and an error page keeps [`KEPT_BODY_BYTES`].
 
+use super::http_arrival::{Arrivals, Clock};
 use super::{Channel, Event, Head, StreamEnd};
 use bytes::Bytes;
 use eventsource_stream::{EventStream, EventStreamError};
@@ -29,8 +30,14 @@ pub const KEPT_BODY_BYTES: usize = 1024;
 /// Where a stream task reports.
 pub(super) type Sink = mpsc::Sender<(Instant, Event)>;
 
-async fn emit(sink: &Sink, event: Event) -> bool {
-    sink.send((Instant::now(), event)).await.is_ok()
+/// Reports `event`, stamped when its bytes arrived (see `http_arrival`).
+async fn emit(sink: &Sink, clock: &mut Clock, event: Event) -> bool {
+    let at = if matches!(event, Event::Closed { .. }) {
+        clock.now()
+    } else {
+        clock.stamp()
+    };
+    sink.send((at, event)).await.is_ok()
 }
 
 /// What a response body is, by its `Content-Type`.
@@ -97,26 +104,31 @@ impl std::fmt::Display for Cut {
 }
 
 /// Reads one response to its end (or until the harness aborts the task) and reports it. With
-/// `errors_answer`, the JSON body of a 4xx is a message too.
+/// `errors_answer`, the JSON body of a 4xx is a message too. `sent` is when the request left.
 pub(super) async fn read(
     channel: Channel,
     response: Response<Incoming>,
     sink: Sink,
     errors_answer: bool,
+    sent: Instant,
 ) {
+    let arrivals = response.extensions().get::<Arrivals>().cloned();
+    let mut clock = Clock::new(arrivals, sent);
     let head = head_of(&response);
     let kind = kind_of(&head, errors_answer);
-    if !emit(&sink, Event::Status { channel, head }).await {
+    if !emit(&sink, &mut clock, Event::Status { channel, head }).await {
         return;
     }
     let body = response.into_body();
+    let clock = &mut clock;
     let (end, bytes) = match kind {
-        Kind::Sse => read_sse(channel, body, &sink).await,
-        Kind::Json => read_json(channel, body, &sink).await,
-        Kind::Other => read_other(channel, body, &sink).await,
+        Kind::Sse => read_sse(channel, body, &sink, clock).await,
+        Kind::Json => read_json(channel, body, &sink, clock).await,
+        Kind::Other => read_other(channel, body, &sink, clock).await,
     };
     emit(
         &sink,
+        clock,
         Event::Closed {
             channel,
             end,
@@ -132,7 +144,12 @@ struct Budget {
     since_event: AtomicUsize,
 }
 
-async fn read_sse(channel: Channel, body: Incoming, sink: &Sink) -> (StreamEnd, u64) {
+async fn read_sse(
+    channel: Channel,
+    body: Incoming,
+    sink: &Sink,
+    clock: &mut Clock,
+) -> (StreamEnd, u64) {
     let budget = Arc::new(Budget {
         total: AtomicUsize::new(0),
         since_event: AtomicUsize::new(0),
@@ -184,7 +201,7 @@ async fn read_sse(channel: Channel, body: Incoming, sink: &Sink) -> (StreamEnd, 
                         text: format!("an SSE event of type `{}`: {data}", event.event),
                     }
                 };
-                if !emit(sink, delivered).await {
+                if !emit(sink, clock, delivered).await {
                     break StreamEnd::Aborted;
                 }
             }
@@ -192,7 +209,7 @@ async fn read_sse(channel: Channel, body: Incoming, sink: &Sink) -> (StreamEnd, 
                 break StreamEnd::TooLarge(MAX_STREAM_BYTES)
             }
             Some(Err(EventStreamError::Transport(Cut::Message))) => {
-                emit(sink, Event::Overlong(channel)).await;
+                emit(sink, clock, Event::Overlong(channel)).await;
                 break StreamEnd::Broken(format!(
                     "the harness stopped reading after {} MiB without a complete event",
                     MAX_MESSAGE_BYTES >> 20
@@ -210,7 +227,12 @@ async fn read_sse(channel: Channel, body: Incoming, sink: &Sink) -> (StreamEnd, 
     (end, budget.total.load(Ordering::Relaxed) as u64)
 }
 
-async fn read_json(channel: Channel, body: Incoming, sink: &Sink) -> (StreamEnd, u64) {
+async fn read_json(
+    channel: Channel,
+    body: Incoming,
+    sink: &Sink,
+    clock: &mut Clock,
+) -> (StreamEnd, u64) {
     let mut data = BodyDataStream::new(body);
     let mut buf: Vec<u8> = vec![];
     let mut total: u64 = 0;
@@ -219,7 +241,7 @@ async fn read_json(channel: Channel, body: Incoming, sink: &Sink) -> (StreamEnd,
             Ok(chunk) => {
                 total += chunk.len() as u64;
                 if buf.len() + chunk.len() > MAX_MESSAGE_BYTES {
-                    emit(sink, Event::Overlong(channel)).await;
+                    emit(sink, clock, Event::Overlong(channel)).await;
                     return (StreamEnd::TooLarge(MAX_MESSAGE_BYTES), total);
                 }
                 buf.extend_from_slice(&chunk);
@@ -230,6 +252,7 @@ async fn read_json(channel: Channel, body: Incoming, sink: &Sink) -> (StreamEnd,
     if !buf.is_empty() {
         emit(
             sink,
+            clock,
             Event::Message {
                 channel,
                 bytes: buf,
@@ -242,7 +265,12 @@ async fn read_json(channel: Channel, body: Incoming, sink: &Sink) -> (StreamEnd,
 
 /// A body that carries no message: its first bytes go to the transcript, and the rest is not
 /// read (the connection is dropped, so a 1 GiB error page costs nothing).
-async fn read_other(channel: Channel, body: Incoming, sink: &Sink) -> (StreamEnd, u64) {
+async fn read_other(
+    channel: Channel,
+    body: Incoming,
+    sink: &Sink,
+    clock: &mut Clock,
+) -> (StreamEnd, u64) {
     let mut data = BodyDataStream::new(body);
     let mut kept: Vec<u8> = vec![];
     let mut total: u64 = 0;
@@ -268,7 +296,7 @@ async fn read_other(channel: Channel, body: Incoming, sink: &Sink) -> (StreamEnd
     }
     if !kept.is_empty() {
         let text = String::from_utf8_lossy(&kept).into_owned();
-        emit(sink, Event::Body { channel, text }).await;
+        emit(sink, clock, Event::Body { channel, text }).await;
     }
     (end, total)
 }

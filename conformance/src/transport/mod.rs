@@ -19,6 +19,7 @@
 //! and whether a request can be cancelled by closing its channel ([`Transport::abort`]).
 
 pub mod http;
+mod http_arrival;
 pub mod http_headers;
 mod http_serve;
 pub mod http_server;
@@ -276,6 +277,13 @@ pub trait Transport {
     /// CPU are read from it).
     fn process_group(&self) -> Option<i32> {
         None
+    }
+
+    /// Whether the target was started for this case, so that nothing of earlier cases is in
+    /// its state (false for a running server the harness only connects to: its fixtures, such
+    /// as the `cancellations` witness, remember every case so far).
+    fn fresh(&self) -> bool {
+        true
     }
 
     /// Adds a note about the target to its log.

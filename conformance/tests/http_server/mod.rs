@@ -6,7 +6,8 @@
 //! instead of SSE. The hostile modes (never finishing headers, endless streams, a 1 GiB body,
 //! 500s, redirects, connections closed mid-event, messages for requests nobody asked about)
 //! check that the harness gives a verdict in bounded time with bounded memory. The stateless
-//! era (2026-07-28) and its faults are in `stateless.rs`.
+//! era (2026-07-28) and its faults are in `stateless.rs`. Modes `remembers…` play a running
+//! server that served earlier cases: its witness already lists their requests 1 and 2.
 
 mod stateless;
 
@@ -55,6 +56,9 @@ struct App {
     counter: AtomicU64,
     /// Where every request of the stateless era runs (its witness covers them all).
     stateless: Arc<Session>,
+    /// What the witness listed before this process served anyone: requests of earlier cases
+    /// (modes `remembers…`).
+    earlier: Vec<Value>,
 }
 
 impl App {
@@ -119,7 +123,6 @@ async fn run(mode: String, port: u16) {
         .expect("the port is free");
     eprintln!("broken http server ({mode}) on port {port}");
     let app = Arc::new(App {
-        mode,
         sessions: Mutex::new(HashMap::new()),
         deleted: Mutex::new(vec![]),
         counter: AtomicU64::new(0),
@@ -127,6 +130,12 @@ async fn run(mode: String, port: u16) {
             stateless: true,
             ..Session::default()
         }),
+        earlier: if mode.starts_with("remembers") {
+            vec![json!(1), json!(2)]
+        } else {
+            vec![]
+        },
+        mode,
     });
     loop {
         let Ok((socket, _)) = listener.accept().await else {
@@ -362,7 +371,7 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Response<Body> {
 }
 
 fn cancel(app: &App, session: &Session, message: &Value) {
-    if app.is("ignores-cancel-post") {
+    if app.is("ignores-cancel-post") || app.is("remembers-ignores-cancel") {
         return;
     }
     let Some(id) = message.pointer("/params/requestId") else {
@@ -437,7 +446,8 @@ async fn request(
                 "echo" => answer(text(args.get("text").and_then(Value::as_str).unwrap_or(""))),
                 "ping" => answer(text("Server: still available")),
                 "cancellations" => {
-                    let listed = lock(&session.witnessed).clone();
+                    let mut listed = app.earlier.clone();
+                    listed.extend(lock(&session.witnessed).iter().cloned());
                     answer(text(&Value::Array(listed).to_string()))
                 }
                 "work" | "sleep" | "ticker" => {

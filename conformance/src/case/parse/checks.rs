@@ -13,11 +13,12 @@ pub(super) fn check_no_server_requests(p: &Parser, steps: &[Step]) -> Result<(),
             StepKind::Send(text) => serde_json::from_str::<Value>(&text.replace("{$", "{"))
                 .is_ok_and(|v| v.get("method").is_some() && v.get("id").is_some()),
             StepKind::Barrier | StepKind::Cancel { .. } => true,
-            StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. } => {
-                check_no_server_requests(p, steps)?;
+            kind => {
+                if let Some(steps) = kind.inner() {
+                    check_no_server_requests(p, steps)?;
+                }
                 false
             }
-            _ => false,
         };
         if request {
             return Err(p.error(
@@ -58,6 +59,7 @@ pub(super) fn check_transport_steps(
                 ("exit", server, Some(TransportKind::Stdio))
             }
             StepKind::Silent { .. } => ("silent", server, None),
+            StepKind::Poll(_) => ("poll", server, None),
             StepKind::Alive(_) => ("alive", server, None),
             StepKind::Witness(_) => ("witness", server, None),
             StepKind::Unwitnessed(_) => ("witness not", server, None),
@@ -104,7 +106,7 @@ pub(super) fn check_transport_steps(
                 ));
             }
         }
-        if let StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. } = &step.kind {
+        if let Some(steps) = step.kind.inner() {
             check_transport_steps(p, case, steps)?;
         }
         previous = Some(&step.kind);

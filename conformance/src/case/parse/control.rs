@@ -216,13 +216,32 @@ impl Parser<'_> {
                     steps: vec![],
                 }));
             }
+            ["poll", n, "every", every] => {
+                let bad = || {
+                    self.error(
+                        line,
+                        format!("write a poll as `! poll 50 every 100ms` (1 to {MAX_ROUNDS} rounds, a duration between them)"),
+                    )
+                };
+                let rounds = n
+                    .parse()
+                    .ok()
+                    .filter(|c| *c > 0 && *c <= MAX_ROUNDS)
+                    .ok_or_else(bad)?;
+                let every = parse_duration(every).ok_or_else(bad)?;
+                return Ok(Control::Open(StepKind::Poll(Poll {
+                    rounds,
+                    every,
+                    steps: vec![],
+                })));
+            }
             ["end"] => return Ok(Control::End),
             _ => {
                 return Err(self.error(
                     line,
                     format!(
                         "unknown control `! {text}`; known: barrier, cancel, after, wait, silent, \
-                         witness, arrives, close-stdin, exit, repeat, sweep, end; in client \
+                         witness, arrives, close-stdin, exit, repeat, sweep, poll, end; in client \
                          cases also cancelled, server-exit; over HTTP header, status, disconnect, session, \
                          delete-session, listen, and in client cases expire-session (see \
                          cases/README.md)"

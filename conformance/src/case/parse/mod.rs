@@ -30,6 +30,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
         stamp: true,
         timeout: None,
         plays: None,
+        needs: vec![],
         role: if id.starts_with("client/") {
             Role::Client
         } else {
@@ -118,6 +119,29 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                     }
                 }
                 "fixtures" => case.fixtures = words(),
+                "needs" => {
+                    case.needs = vec![];
+                    for word in value.split_whitespace() {
+                        let need = Need::parse(word).ok_or_else(|| {
+                            p.error(
+                                line,
+                                format!(
+                                    "unknown need `{word}`; known: {}",
+                                    Need::WORDS.join(" ")
+                                ),
+                            )
+                        })?;
+                        if !case.needs.contains(&need) {
+                            case.needs.push(need);
+                        }
+                    }
+                    if case.needs.is_empty() {
+                        return Err(p.error(line, "`@needs` names tasks or no-tasks"));
+                    }
+                    if case.needs.contains(&Need::Tasks) && case.needs.contains(&Need::NoTasks) {
+                        return Err(p.error(line, "`@needs tasks no-tasks` can never hold; keep one"));
+                    }
+                }
                 "plays" => {
                     case.plays = Some(match value {
                         "handshake" => crate::era::Era::Handshake,
@@ -176,7 +200,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                         line,
                         format!(
                         "unknown header `@{key}`; known: requirement, level, versions, fixtures, \
-                             transports, handshake, stamp, timeout, role, actions, outcomes, plays"
+                             needs, transports, handshake, stamp, timeout, role, actions, outcomes, plays"
                     ),
                     ))
                 }
@@ -214,28 +238,26 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
         match kind {
             Control::Step(kind) => {
                 let step = Step { line, kind };
-                match stack.last_mut() {
-                    Some((_, StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. })) => {
-                        steps.push(step)
-                    }
-                    _ => top.push(step),
+                match stack.last_mut().and_then(|(_, kind)| kind.inner_mut()) {
+                    Some(steps) => steps.push(step),
+                    None => top.push(step),
                 }
             }
             Control::Open(kind) => stack.push((line, kind)),
             Control::End => {
-                let (open, kind) = stack
-                    .pop()
-                    .ok_or_else(|| p.error(line, "`! end` without an open repeat or sweep"))?;
-                let empty = matches!(&kind, StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. } if steps.is_empty());
-                if empty {
+                let (open, kind) = stack.pop().ok_or_else(|| {
+                    p.error(line, "`! end` without an open repeat, sweep or poll")
+                })?;
+                if let StepKind::Poll(poll) = &kind {
+                    poll.check(open, |line, message| p.error(line, message))?;
+                }
+                if kind.inner().is_some_and(<[Step]>::is_empty) {
                     return Err(p.error(open, "this block has no steps"));
                 }
                 let step = Step { line: open, kind };
-                match stack.last_mut() {
-                    Some((_, StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. })) => {
-                        steps.push(step)
-                    }
-                    _ => top.push(step),
+                match stack.last_mut().and_then(|(_, kind)| kind.inner_mut()) {
+                    Some(steps) => steps.push(step),
+                    None => top.push(step),
                 }
             }
         }
@@ -282,6 +304,12 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
         return Err(p.error(
             0,
             "a client case needs `@actions` (what the client under test is told to do)",
+        ));
+    }
+    if !case.needs.is_empty() && (!case.handshake || case.role == Role::Client) {
+        return Err(p.error(
+            0,
+            "`@needs` is judged on the server's answer to the harness's own opening: it is for server cases with `@handshake auto`",
         ));
     }
     check_transport_steps(&p, &case, &top)?;

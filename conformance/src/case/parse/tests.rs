@@ -266,3 +266,66 @@ fn loops_are_bounded() {
     )
     .is_ok());
 }
+
+#[test]
+fn a_poll_is_one_request_and_its_answers() {
+    let head = "# intent\n@requirement TSK-04\n@level must\n";
+    let request = r#"> {"jsonrpc":"2.0","id":"g-{$i}","method":"tasks/get"}"#;
+    let answer = r#"< {"jsonrpc":"2.0","id":"g-{$i}","result":{"status":"cancelled"}}"#;
+    let case = parse(
+        "server/x",
+        "x.mcpt",
+        &format!("{head}! poll 20 every 50ms\n{request}\n{answer}\n{answer}\n! end\n"),
+    )
+    .unwrap();
+    let StepKind::Poll(poll) = &case.steps[0].kind else {
+        panic!("a poll: {:?}", case.steps[0]);
+    };
+    assert_eq!((poll.rounds, poll.every), (20, Duration::from_millis(50)));
+    assert_eq!(
+        poll.parts().1.iter().map(|(l, _)| *l).collect::<Vec<_>>(),
+        [6, 7]
+    );
+    // Line 5 opens the block; the error points at what is wrong.
+    let e = error_of(&format!("{head}! poll 20 every 50ms\n{answer}\n! end\n"));
+    assert_eq!(
+        (e.line, e.message.contains("starts with the request")),
+        (5, true),
+        "{e}"
+    );
+    let e = error_of(&format!("{head}! poll 20 every 50ms\n{request}\n! end\n"));
+    assert_eq!(e.line, 4, "{e}");
+    let e = error_of(&format!(
+        "{head}! poll 20 every 50ms\n{request}\n! barrier\n! end\n"
+    ));
+    assert_eq!(e.line, 6, "{e}");
+    let no_id = r#"> {"jsonrpc":"2.0","method":"tasks/get"}"#;
+    let e = error_of(&format!(
+        "{head}! poll 20 every 50ms\n{no_id}\n{answer}\n! end\n"
+    ));
+    assert!(e.message.contains("needs an id"), "{e}");
+    assert_eq!(error_of(&format!("{head}! poll 0 every 50ms\n")).line, 4);
+    assert_eq!(error_of(&format!("{head}! poll 3 each 50ms\n")).line, 4);
+    let client = "# i\n@requirement TSK-03\n@level must\n@actions [{\"connect\":true}]\n";
+    let e = parse(
+        "client/x",
+        "x.mcpt",
+        &format!("{client}! poll 2 every 5ms\n< {{\"jsonrpc\":\"2.0\",\"id\":\"a-{{$i}}\",\"method\":\"ping\"}}\n> {{\"id\":\"a-{{$i}}\"}}\n! end\n"),
+    )
+    .unwrap_err();
+    assert!(e.message.contains("server cases"), "{e}");
+}
+
+#[test]
+fn needs_names_tasks_or_no_tasks() {
+    let head = "# intent\n@requirement TSK-01\n@level must\n";
+    let ping = "> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+    let case = parse("server/x", "x.mcpt", &format!("{head}@needs tasks\n{ping}")).unwrap();
+    assert_eq!(case.needs, [Need::Tasks]);
+    let e = error_of(&format!("{head}@needs tasks no-tasks\n{ping}"));
+    assert_eq!(e.line, 4);
+    let e = error_of(&format!("{head}@needs prompts\n{ping}"));
+    assert!(e.message.contains("known: tasks no-tasks"), "{e}");
+    let e = error_of(&format!("{head}@needs tasks\n@handshake none\n{ping}"));
+    assert!(e.message.contains("@handshake auto"), "{e}");
+}

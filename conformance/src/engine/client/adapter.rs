@@ -3,7 +3,7 @@
 
 use super::ClientTarget;
 use crate::case::Level;
-use crate::engine::Engine;
+use crate::engine::{Engine, Stop};
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{canonical, json_equal};
 use crate::requirement::Req;
@@ -25,6 +25,14 @@ pub(super) fn adapter_line<T: Transport>(e: &mut Engine<'_, T, ClientTarget>, by
         .as_ref()
         .and_then(|v| v.get("outcome"))
         .and_then(Value::as_str);
+    let decline = parsed
+        .as_ref()
+        .and_then(|v| v.get("decline"))
+        .and_then(Value::as_str);
+    if let Some(why) = decline {
+        e.side.declined.get_or_insert_with(|| why.to_string());
+        return;
+    }
     match (action, outcome) {
         (Some(action), Some(_)) => {
             let value = parsed.clone().unwrap_or(Value::Null);
@@ -46,6 +54,14 @@ pub(super) fn adapter_line<T: Transport>(e: &mut Engine<'_, T, ClientTarget>, by
             ),
         ),
     }
+}
+
+/// The case's end when the adapter declined it: a client that does not speak the case's
+/// transport or version says so with `{"decline": "why"}` on its stdout, and the case is
+/// skipped with its words.
+pub(super) fn declined<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Option<Stop> {
+    let why = e.side.declined.take()?;
+    Some(Stop::Skip(format!("the client declined: {why}")))
 }
 
 /// Whether the adapter reported every action but `exit`: a session that ends after this

@@ -12,6 +12,7 @@ pub mod http;
 mod judge;
 pub mod session;
 mod start;
+pub use start::never_reached;
 mod stateless;
 
 use super::{Engine, Options, Report, Side, Stop};
@@ -73,6 +74,9 @@ pub struct ClientTarget {
     pub(crate) hung: bool,
     /// The client reached the harness's server (a relay connected, or an HTTP request came).
     pub(crate) connected: bool,
+    /// The adapter declined the case (a `{"decline": "…"}` line): its words, until the
+    /// steps stop on them.
+    pub(crate) declined: Option<String>,
     /// What the harness knows of the client's HTTP requests.
     pub(crate) http: HttpSide,
     /// What the harness knows of a client of the stateless era.
@@ -183,10 +187,11 @@ fn scripted_methods(steps: &[Step], out: &mut HashSet<String>) {
                     out.insert(method);
                 }
             }
-            StepKind::Repeat { steps, .. } | StepKind::Sweep { steps, .. } => {
-                scripted_methods(steps, out)
+            kind => {
+                if let Some(steps) = kind.inner() {
+                    scripted_methods(steps, out)
+                }
             }
-            _ => {}
         }
     }
 }
@@ -241,7 +246,7 @@ impl Side for ClientTarget {
                     Req::Tmo02,
                     format!(
                         "the case did not finish within its time limit of {} (it ran {}; a busy \
-                         machine lengthens it, at most fourfold); the client hung (see the \
+                         machine lengthens it); the client hung (see the \
                          transcript so far), or raise the limit with --timeout",
                         crate::transcript::span(base),
                         crate::transcript::span(ran)
@@ -262,6 +267,10 @@ impl Side for ClientTarget {
             Err(Stop::Gone | Stop::Hung) => {
                 e.side.stopped = Some(e.line);
                 settle(e).await;
+                // It may have said why it left.
+                if let Some(Stop::Skip(reason)) = adapter::declined(e) {
+                    return Some(reason);
+                }
             }
         }
         e.judge_initialized();
@@ -353,9 +362,11 @@ impl Side for ClientTarget {
     }
 
     async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, _error: SendError) -> Stop {
-        // The adapter's last outcome lines travel on another pipe: let them arrive.
+        // The adapter's last outcome lines travel on another pipe: let them arrive. Its exit
+        // says nothing about them: the exit and its output are reported by different tasks, so
+        // the lines it wrote last may still be on their way when the exit is known.
         let until = Deadline::now() + e.clock.stretched(Duration::from_millis(200));
-        while !actions_done(e) && !e.liveness.exited && e.next(until).await {}
+        while !actions_done(e) && !e.io.finished() && e.next(until).await {}
         if actions_done(e) {
             return Stop::Done;
         }
@@ -386,7 +397,7 @@ impl Side for ClientTarget {
     }
 
     fn halted<T: Transport>(e: &mut Engine<'_, T, Self>) -> Option<Stop> {
-        e.side.era.skip.take().map(Stop::Skip)
+        adapter::declined(e).or_else(|| e.side.era.skip.take().map(Stop::Skip))
     }
 
     fn stamp<T: Transport>(e: &Engine<'_, T, Self>, message: &mut Value) -> bool {

@@ -262,9 +262,23 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// Takes in events until `done` holds or `within`, stretched for the machine's CPU
     /// pressure as it changes, has passed; returns the stretched wait.
     async fn wait_until(&mut self, within: Duration, done: impl Fn(&Self) -> bool) -> Duration {
+        self.wait_allowed(|e| e.clock.stretched(within), done).await
+    }
+
+    /// Takes in events until `done` holds or the allowance has passed since now. The allowance
+    /// is asked again at every event and at least every 250 ms, so that it follows the
+    /// machine's CPU pressure as it changes (the pressure is a ten-second average: read once,
+    /// at a step in load, it would still say calm); an allowance once granted is kept.
+    /// Returns the longest allowance.
+    pub(crate) async fn wait_allowed(
+        &mut self,
+        allowance: impl Fn(&Self) -> Duration,
+        done: impl Fn(&Self) -> bool,
+    ) -> Duration {
         let began = Deadline::now();
+        let mut allowed = Duration::ZERO;
         loop {
-            let allowed = self.clock.stretched(within);
+            allowed = allowed.max(allowance(self));
             let until = began + allowed;
             if done(self) || self.liveness.cut_off() || Deadline::now() >= until {
                 return allowed;

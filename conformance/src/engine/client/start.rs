@@ -13,79 +13,93 @@ use crate::transcript::Direction;
 use crate::transport::http_server::ENV_SERVER_URL;
 use crate::transport::Transport;
 use serde_json::{json, Value};
-use tokio::time::Instant as Deadline;
 
-/// Waits for the client to start its server, which connects back to the harness.
+/// How the finding of a client that never reached the harness's server begins.
+const NEVER_REACHED: &str = "the client never reached the server";
+
+/// Whether a client case ended because the client never reached the harness's server.
+pub fn never_reached(report: &crate::engine::Report) -> bool {
+    report.findings.iter().any(|f| {
+        f.severity == Severity::Fail
+            && f.requirement() == Req::Std01.as_str()
+            && f.message.starts_with(NEVER_REACHED)
+    })
+}
+
+/// Waits for the client to start its server, which connects back to the harness. The
+/// allowance follows the machine's CPU pressure while it lasts (see `wait_allowed`).
 pub(super) async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Result<(), Stop> {
-    let start = e.clock.stretched(START_TIMEOUT).min(e.case_limit());
-    let deadline = Deadline::now() + start;
-    while !e.side.connected {
-        if !e.next(deadline).await || (e.liveness.exited && !e.side.connected) {
-            if e.liveness.exited {
-                // What it wrote before exiting may still be on its way.
-                e.read_to_end().await;
-                if e.side.connected {
-                    continue;
-                }
-                if gave_up_first(e) {
-                    e.rule(
-                        Severity::Note,
-                        Req::Std01,
-                        "the client's connect deadline passed before its first request reached the server: it sent nothing, so the case has nothing more to judge".into(),
-                    );
-                    return Err(Stop::Done);
-                }
-            }
-            let how = match e.io.exit_status() {
-                Some(status) => format!("it exited with {status}"),
-                None => format!("nothing connected within {start:?}"),
-            };
-            let contract = if e.io.ordered() {
-                format!(
-                    "the adapter must spawn the argv in {} as its stdio server",
-                    crate::transport::relay::ENV_SERVER
-                )
-            } else {
-                format!("the adapter must connect to the URL in {ENV_SERVER_URL}")
-            };
+    let start = e
+        .wait_allowed(
+            |e| e.clock.stretched(START_TIMEOUT).min(e.case_limit()),
+            |e| e.side.connected || e.liveness.exited || e.side.declined.is_some(),
+        )
+        .await;
+    if let Some(stop) = super::adapter::declined(e) {
+        return Err(stop);
+    }
+    if e.side.connected {
+        return Ok(());
+    }
+    if e.liveness.exited {
+        // What it wrote before exiting may still be on its way.
+        e.read_to_end().await;
+        if e.side.connected {
+            return Ok(());
+        }
+        if let Some(stop) = super::adapter::declined(e) {
+            return Err(stop);
+        }
+        if gave_up_first(e) {
             e.rule(
-                Severity::Fail,
+                Severity::Note,
                 Req::Std01,
-                format!(
-                    "the client never reached the server ({how}); {contract} (see its stderr below)"
-                ),
+                "the client's connect deadline passed before its first request reached the server: it sent nothing, so the case has nothing more to judge".into(),
             );
-            return Err(Stop::Gone);
+            return Err(Stop::Done);
         }
     }
-    Ok(())
+    let how = match e.io.exit_status() {
+        Some(status) => format!("it exited with {status}"),
+        None => format!("nothing connected within {start:?}"),
+    };
+    let contract = if e.io.ordered() {
+        format!(
+            "the adapter must spawn the argv in {} as its stdio server",
+            crate::transport::relay::ENV_SERVER
+        )
+    } else {
+        format!("the adapter must connect to the URL in {ENV_SERVER_URL}")
+    };
+    e.rule(
+        Severity::Fail,
+        Req::Std01,
+        format!("{NEVER_REACHED} ({how}); {contract} (see its stderr below)"),
+    );
+    Err(Stop::Gone)
 }
 
 /// Waits for the client's `initialize` and answers it with the version it asked for, or the
-/// harness's when it asked for one the harness does not know.
+/// harness's when it asked for one the harness does not know. The wait follows the machine's
+/// CPU pressure while it lasts.
 pub(super) async fn handshake<T: Transport>(
     e: &mut Engine<'_, T, ClientTarget>,
 ) -> Result<(), Stop> {
     e.line = 0;
-    let within = e.clock.stretched(e.options.reply_timeout);
-    let deadline = Deadline::now() + within;
-    let index = loop {
-        let found = e.transcript.iter().position(|entry| {
-            entry.direction == Direction::Received
-                && entry.consumed_by.is_none()
-                && entry.value.as_ref().and_then(|v| v.get("method")) == Some(&json!("initialize"))
-        });
-        if let Some(index) = found {
-            break index;
-        }
-        if !e.next(deadline).await {
-            e.rule(
-                Severity::Fail,
-                Req::Lif01,
-                format!("the client sent no `initialize` within {within:?} of starting its server"),
-            );
-            return Err(Stop::Hung);
-        }
+    let reply = e.options.reply_timeout;
+    let within = e
+        .wait_allowed(
+            |e| e.clock.stretched(reply),
+            |e| initialize_index(e).is_some(),
+        )
+        .await;
+    let Some(index) = initialize_index(e) else {
+        e.rule(
+            Severity::Fail,
+            Req::Lif01,
+            format!("the client sent no `initialize` within {within:?} of starting its server"),
+        );
+        return Err(Stop::Hung);
     };
     e.take_internal(index);
     let request = e.value(index);
@@ -101,6 +115,15 @@ pub(super) async fn handshake<T: Transport>(
         )));
     }
     e.write(answer.to_string(), true).await
+}
+
+/// Where the client's first `initialize` not yet taken is in the transcript.
+fn initialize_index<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> Option<usize> {
+    e.transcript.iter().position(|entry| {
+        entry.direction == Direction::Received
+            && entry.consumed_by.is_none()
+            && entry.value.as_ref().and_then(|v| v.get("method")) == Some(&json!("initialize"))
+    })
 }
 
 /// The version the harness's server plays: the one asked for with `--protocol-version` when

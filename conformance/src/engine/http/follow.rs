@@ -192,6 +192,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 .ledger
                 .tokens
                 .get(&self.ledger.key(token))
+                // A task's progress may come on any stream of the session.
+                .filter(|key| !self.owns_task(key))
                 .and_then(|key| self.ledger.sent.get(key)),
             _ => None,
         };

@@ -45,14 +45,23 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             .and_then(|p| p.get("progressToken"))
             .and_then(|t| self.ledger.tokens.get(&self.ledger.key(t)))
             .cloned();
+        let at = self.transcript[index].at;
+        // Progress for the token of a request answered with a task is the task's (2025-11-25):
+        // its own rule judges it first (PRG-10), then only its values are judged.
+        let answered = key
+            .as_ref()
+            .and_then(|k| self.ledger.sent.get(k))
+            .is_some_and(|r| r.answers > 0);
+        let task = answered && key.as_deref().is_some_and(|k| self.task_progress(k, at));
         let request = key.as_ref().and_then(|k| self.ledger.sent.get_key_value(k));
         let verdict = server::progress(&ProgressFacts {
             params,
             channel: self.transcript[index].channel,
-            at: self.transcript[index].at,
+            at,
             line: self.line,
             request: request.map(|(k, r)| (k.as_str(), r)),
             waits: self.waits_for(request.and_then(|(_, r)| r.cancel.as_ref())),
+            task,
         });
         let channel = self.transcript[index].channel;
         if let Some(r) = key.and_then(|k| self.ledger.sent.get_mut(&k)) {
@@ -85,11 +94,12 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         if request.starts {
             self.agreed_version(value);
         }
+        let at = self.transcript[index].at;
+        self.track_task(&request, value, at);
         if request.cancel.is_none() {
             return;
         }
         let key = self.ledger.key(&value["id"]);
-        let at = self.transcript[index].at;
         let waits = self.waits_for(request.cancel.as_ref());
         let version = self.protocol();
         let judged = server::answered_after_cancel(&key, &request, value, at, &waits, version);

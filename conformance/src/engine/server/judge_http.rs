@@ -109,8 +109,11 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 .and_then(|t| self.ledger.tokens.get(&self.ledger.key(t)))
                 .and_then(|key| self.ledger.sent.get(key).map(|r| (key.clone(), r.channel))),
         };
+        // A task's progress outlives its call's stream (2025-11-25).
+        let task =
+            once == Once::Progress && about.as_ref().is_some_and(|(key, _)| self.owns_task(key));
         let about = about.as_ref().map(|(key, own)| (key.as_str(), *own));
-        let problems = http::channel(channel, value, once, first, about);
+        let problems = http::channel(channel, value, once, first, about, task);
         if first.is_none() {
             self.streams.seen.insert(text, channel);
         }

@@ -30,11 +30,15 @@ use opening::{open, session};
 use serde_json::Value;
 use std::time::Duration;
 use tokio::time::Instant as Deadline;
-use witness::witness;
+use witness::{remember_witness, witness};
 
 /// The role of a server target: what the harness, as its client, does beyond the steps.
 #[derive(Debug, Default)]
-pub struct ServerTarget;
+pub struct ServerTarget {
+    /// What the `cancellations` witness listed when the case opened, on a running server
+    /// that served earlier cases (their requests are no finding of this case's).
+    witness_before: Option<Vec<Value>>,
+}
 
 /// How to reach a server target: a command to run over stdio, or an HTTP endpoint.
 #[derive(Debug, Clone)]
@@ -86,7 +90,7 @@ pub async fn run_server_case(
     let io = Stdio::spawn(launch, options.reply_timeout).map_err(|e| {
         format!("cannot start target `{target}`: {e}; check the command after `--` (it is run without a shell)")
     })?;
-    Ok(Engine::new(case, options, io, ServerTarget)
+    Ok(Engine::new(case, options, io, ServerTarget::default())
         .run(target)
         .await)
 }
@@ -104,7 +108,7 @@ pub async fn run_http_server_case(
         return Ok(Report::skipped(reason, shown));
     }
     let io = Http::start(target, options.reply_timeout, options.startup_timeout).await?;
-    let mut engine = Engine::new(case, options, io, ServerTarget);
+    let mut engine = Engine::new(case, options, io, ServerTarget::default());
     engine.streams = Streams::http();
     Ok(engine.run(shown).await)
 }
@@ -186,7 +190,7 @@ impl Side for ServerTarget {
                     Req::Can11,
                     format!(
                         "the case did not finish within its time limit of {} (it ran {}; \
-                         a busy machine lengthens it, at most fourfold); the target hung (see the \
+                         a busy machine lengthens it); the target hung (see the \
                          transcript so far), or raise the limit with --timeout (or the case's \
                          @timeout)",
                         crate::transcript::span(base),
@@ -345,6 +349,7 @@ const WATCH_AFTER_CANCEL: Duration = Duration::from_millis(100);
 /// a short watch of its own, so progress that goes on after it is seen too.
 async fn body<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), Stop> {
     let steps = e.case.steps.clone();
+    remember_witness(e, &steps).await?;
     e.steps(&steps).await?;
     // A session the case ended has nobody left to answer the last barrier.
     let ended = e.streams.deleted.contains(&e.streams.session);

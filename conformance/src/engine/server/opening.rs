@@ -122,6 +122,7 @@ pub(super) async fn handshake<T: Transport>(
             e.case.versions.join(", ")
         )));
     }
+    needs_met(e, &answer, false)?;
     e.write(
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
         true,
@@ -164,5 +165,23 @@ pub(super) async fn discover<T: Transport>(
         );
         return Err(Stop::Hung);
     }
-    Ok(())
+    needs_met(e, &answer, true)
+}
+
+/// `@needs`: a case about what the server did not declare does not apply to it (skipped with
+/// the reason, never failed).
+fn needs_met<T: Transport>(
+    e: &Engine<'_, T, ServerTarget>,
+    opening: &Value,
+    stateless: bool,
+) -> Result<(), Stop> {
+    match e
+        .case
+        .needs
+        .iter()
+        .find_map(|n| n.unmet(opening, stateless))
+    {
+        Some(reason) => Err(Stop::Skip(reason)),
+        None => Ok(()),
+    }
 }

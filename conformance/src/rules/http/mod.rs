@@ -119,13 +119,16 @@ impl Once {
 
 /// Where a message that comes once (`once`) came: `channel`, where the same message had first
 /// come on `first` (if ever); `about` is the request it answers or reports on (its ledger key,
-/// and the channel that request travelled on), if the harness sent one.
+/// and the channel that request travelled on), if the harness sent one. `task`: that request
+/// created a task whose progress outlives the request's stream (2025-11-25), so any stream of
+/// the session may carry its progress.
 pub fn channel(
     channel: Channel,
     value: &Value,
     once: Once,
     first: Option<Channel>,
     about: Option<(&str, Channel)>,
+    task: bool,
 ) -> Vec<Problem> {
     let mut problems = vec![];
     if let Some(first) = first.filter(|first| *first != channel) {
@@ -139,6 +142,9 @@ pub fn channel(
         return problems;
     };
     let is_response = once == Once::Response;
+    if !is_response && task {
+        return problems;
+    }
     match channel {
         Channel::Get(_) if is_response => problems.push(Problem::new(
             Severity::Fail,

@@ -293,10 +293,17 @@ fn an_answered_cancelled_refused_or_aborted_stream_may_end() {
 #[test]
 fn the_same_message_on_two_streams_breaks_http_13() {
     let v = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
-    let found = channel(Channel::Post(3), &v, Once::Response, Some(POST), None);
+    let found = channel(
+        Channel::Post(3),
+        &v,
+        Once::Response,
+        Some(POST),
+        None,
+        false,
+    );
     assert_eq!(reqs(&found), vec![(Severity::Fail, Req::Http13)]);
     assert!(
-        channel(POST, &v, Once::Response, Some(POST), None).is_empty(),
+        channel(POST, &v, Once::Response, Some(POST), None, false).is_empty(),
         "the same stream"
     );
 }
@@ -304,7 +311,14 @@ fn the_same_message_on_two_streams_breaks_http_13() {
 #[test]
 fn a_response_on_a_get_stream_breaks_http_12_but_progress_may_come_there() {
     let v = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
-    let found = channel(Channel::Get(1), &v, Once::Response, None, Some(("1", POST)));
+    let found = channel(
+        Channel::Get(1),
+        &v,
+        Once::Response,
+        None,
+        Some(("1", POST)),
+        false,
+    );
     assert_eq!(reqs(&found), vec![(Severity::Fail, Req::Http12)]);
     let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress"});
     assert!(channel(
@@ -312,7 +326,8 @@ fn a_response_on_a_get_stream_breaks_http_12_but_progress_may_come_there() {
         &progress,
         Once::Progress,
         None,
-        Some(("1", POST))
+        Some(("1", POST)),
+        false
     )
     .is_empty());
 }
@@ -326,10 +341,62 @@ fn a_message_on_another_requests_stream_is_a_warning() {
         Once::Progress,
         None,
         Some(("1", POST)),
+        false,
     );
     assert_eq!(reqs(&found), vec![(Severity::Warn, Req::Http09)]);
     assert_eq!(found[0].message, "a progress notification for request 1 came on POST 3, which another message opened; it belongs on POST 2");
-    assert!(channel(POST, &progress, Once::Progress, None, Some(("1", POST))).is_empty());
+    assert!(channel(
+        POST,
+        &progress,
+        Once::Progress,
+        None,
+        Some(("1", POST)),
+        false
+    )
+    .is_empty());
+}
+
+#[test]
+fn a_tasks_progress_may_come_on_any_stream_but_its_response_may_not() {
+    // 2025-11-25: the `tools/call` that created the task ended with its answer; the task's
+    // progress comes on whatever stream of the session is open.
+    let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress"});
+    for on in [Channel::Post(3), Channel::Get(1)] {
+        assert!(
+            channel(on, &progress, Once::Progress, None, Some(("1", POST)), true).is_empty(),
+            "{on}"
+        );
+    }
+    // Not the same progress twice, though (HTTP-13).
+    let twice = channel(
+        Channel::Post(3),
+        &progress,
+        Once::Progress,
+        Some(Channel::Get(1)),
+        Some(("1", POST)),
+        true,
+    );
+    assert_eq!(reqs(&twice), vec![(Severity::Fail, Req::Http13)]);
+    // The task says nothing of where a response belongs.
+    let v = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
+    let found = channel(
+        Channel::Post(3),
+        &v,
+        Once::Response,
+        None,
+        Some(("1", POST)),
+        true,
+    );
+    assert_eq!(reqs(&found), vec![(Severity::Warn, Req::Http09)]);
+    let found = channel(
+        Channel::Get(1),
+        &v,
+        Once::Response,
+        None,
+        Some(("1", POST)),
+        true,
+    );
+    assert_eq!(reqs(&found), vec![(Severity::Fail, Req::Http12)]);
 }
 
 #[test]

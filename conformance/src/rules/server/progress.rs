@@ -1,7 +1,10 @@
 //! Progress a server reports: only for a token a request in flight carries (PRG-06), with a
 //! numeric `progress` (PRG-02) that increases within a stream (PRG-03, AMB-07), never after the
 //! request's response (PRG-07), and nothing after the proof that its cancel was read (CAN-05),
-//! unless flight or load explains it (CAN-08, judged once the case has ended).
+//! unless flight or load explains it (CAN-08, judged once the case has ended). A request
+//! answered with a `CreateTaskResult` (2025-11-25) lends its token to the task it created:
+//! that progress is the task's rule's (PRG-10, `rules::tasks`), and only its values are
+//! judged here.
 
 use super::{after_cancel_rule, after_cancel_severity};
 use crate::engine::ledger::{LateProgress, SentRequest};
@@ -30,6 +33,10 @@ pub struct ProgressFacts<'a> {
     pub request: Option<(&'a str, &'a SentRequest)>,
     /// The clock, read when it came.
     pub waits: Waits,
+    /// Whether the request was answered with a task its progress now belongs to, which the
+    /// task's own rule judged (PRG-10): not progress after a response, and no cancel of the
+    /// request to answer to, but its values are still judged.
+    pub task: bool,
 }
 
 /// What a progress notification makes of its request's ledger entry, and what was wrong.
@@ -64,11 +71,14 @@ pub fn progress(facts: &ProgressFacts) -> ProgressVerdict {
         ..ProgressVerdict::default()
     };
     if request.answers > 0 {
-        verdict.problems.push(Problem::new(
-            Severity::Fail,
-            Req::Prg07,
-            format!("progress for request {key} after its response; progress must stop when the operation completes"),
-        ));
+        // A task's progress is its own rule's (PRG-10): only its values are judged here.
+        if !facts.task {
+            verdict.problems.push(Problem::new(
+                Severity::Fail,
+                Req::Prg07,
+                format!("progress for request {key} after its response; progress must stop when the operation completes"),
+            ));
+        }
     } else if let Some(mark) = request.cancel {
         if let Some(read) = facts.waits.read_by(&mark).filter(|read| *read <= facts.at) {
             verdict.late = Some(after_proof(facts, request, read, &mark));

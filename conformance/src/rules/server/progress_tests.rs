@@ -18,6 +18,7 @@ fn judge(
         line: 7,
         request: request.map(|r| ("1", r)),
         waits: calm(),
+        task: false,
     })
 }
 
@@ -58,6 +59,83 @@ fn progress_after_the_response_breaks_prg_07() {
     );
     assert_eq!(one(&v).1, Req::Prg07);
     assert!(v.counted);
+}
+
+fn task_judge(params: Value, request: &SentRequest, channel: Channel) -> ProgressVerdict {
+    progress(&ProgressFacts {
+        params: Some(&params),
+        channel,
+        at: ms(500),
+        line: 7,
+        request: Some(("1", request)),
+        waits: calm(),
+        task: true,
+    })
+}
+
+#[test]
+fn a_tasks_progress_after_its_calls_answer_is_no_prg_07_but_its_values_are_judged() {
+    // 2025-11-25: the `tools/call` answered with a `CreateTaskResult`; its token now belongs
+    // to the task, whose own rule (PRG-10) judged when the progress came.
+    let mut r = call();
+    r.answers = 1;
+    let v = task_judge(
+        json!({"progressToken": "t", "progress": 1}),
+        &r,
+        Channel::Stdio,
+    );
+    assert!(v.problems.is_empty(), "{:?}", v.problems);
+    assert!(v.counted && v.late.is_none());
+    assert_eq!(v.value, Some(1.0));
+    // Numeric (PRG-02) …
+    let v = task_judge(
+        json!({"progressToken": "t", "progress": "half"}),
+        &r,
+        Channel::Stdio,
+    );
+    assert_eq!(one(&v).1, Req::Prg02);
+    // … and increasing within one stream (PRG-03).
+    r.last_progress = Some((2.0, Channel::Stdio));
+    let v = task_judge(
+        json!({"progressToken": "t", "progress": 1}),
+        &r,
+        Channel::Stdio,
+    );
+    assert_eq!(
+        one(&v),
+        (
+            Severity::Fail,
+            Req::Prg03,
+            "progress for request 1 went down from 2 to 1; it must increase"
+        )
+    );
+    let v = task_judge(
+        json!({"progressToken": "t", "progress": 2}),
+        &r,
+        Channel::Stdio,
+    );
+    assert_eq!(one(&v).0, Severity::Warn);
+    // Across streams, arrival order is not send order (AMB-07).
+    let v = task_judge(
+        json!({"progressToken": "t", "progress": 1}),
+        &r,
+        Channel::Get(1),
+    );
+    assert!(v.problems.is_empty(), "{:?}", v.problems);
+}
+
+#[test]
+fn a_cancelled_tasks_progress_is_not_judged_as_late_for_its_call() {
+    // The call's cancel (if any) came after its answer: the task's rule judges its progress,
+    // not CAN-05 against the call.
+    let mut r = cancelled(call(), cancel(100, Some(300)));
+    r.answers = 1;
+    let v = task_judge(
+        json!({"progressToken": "t", "progress": 3}),
+        &r,
+        Channel::Stdio,
+    );
+    assert!(v.problems.is_empty() && v.late.is_none(), "{v:?}");
 }
 
 #[test]
@@ -208,6 +286,7 @@ fn a_later_progress_is_explained_by_ticks_owed_or_by_cpu_waits() {
         line: 7,
         request: Some(("1", &r)),
         waits: Waits::calm(ms(250), Some(ms(600))),
+        task: false,
     });
     assert_eq!(v.late.map(|l| l.explained), Some(true));
 }

@@ -190,11 +190,14 @@ impl Http {
                     .is_some_and(http_headers::is_stateless));
         let body = Full::new(Bytes::copy_from_slice(body.unwrap_or_default()));
         let request = builder.body(body).expect("a request from valid parts");
+        let sent = Instant::now();
         let response = self.client.request(request);
         let sink = self.sink.clone();
         let task = tokio::spawn(async move {
             match response.await {
-                Ok(response) => http_stream::read(channel, response, sink, errors_answer).await,
+                Ok(response) => {
+                    http_stream::read(channel, response, sink, errors_answer, sent).await
+                }
                 Err(e) => {
                     let end = StreamEnd::Broken(describe(&e));
                     let _ = sink

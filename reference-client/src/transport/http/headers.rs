@@ -34,6 +34,8 @@ pub(super) fn request_headers(
             let name = match method {
                 "tools/call" | "prompts/get" => params.get("name"),
                 "resources/read" => params.get("uri"),
+                // The tasks extension routes by task (its "Streamable HTTP: Routing Headers").
+                "tasks/get" | "tasks/update" | "tasks/cancel" => params.get("taskId"),
                 _ => None,
             };
             if let Some(name) = name.and_then(Value::as_str) {
@@ -100,6 +102,13 @@ mod tests {
         let legacy = request_headers(&call, Some("2025-11-25"), Some("s"));
         assert_eq!(legacy["mcp-session-id"], "s");
         assert!(!legacy.contains_key("mcp-method"));
+        let poll = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
+            "params": {"taskId": "t-1"}});
+        assert_eq!(
+            request_headers(&poll, Some("2026-07-28"), None)["mcp-name"],
+            "t-1"
+        );
+        assert!(!request_headers(&poll, Some("2025-11-25"), None).contains_key("mcp-name"));
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize"});
         let first = request_headers(&init, None, None);
         assert!(!first.contains_key("mcp-protocol-version"));

@@ -16,11 +16,23 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+mod task;
+
 /// The variable that switches the program into adapter mode.
 pub const ACTIONS_ENV: &str = "CONFORMANCE_ACTIONS";
 
 /// Prints one outcome line; stdout carries nothing else.
 fn report(action: usize, outcome: &str, text: Option<String>, progress: Option<Vec<f64>>) {
+    emit(outcome_line(action, outcome, text, progress));
+}
+
+/// An outcome line: the action's index, its outcome word, and what it said.
+fn outcome_line(
+    action: usize,
+    outcome: &str,
+    text: Option<String>,
+    progress: Option<Vec<f64>>,
+) -> Value {
     let mut line = json!({"action": action, "outcome": outcome});
     if let Some(text) = text {
         line["text"] = json!(text);
@@ -28,6 +40,11 @@ fn report(action: usize, outcome: &str, text: Option<String>, progress: Option<V
     if let Some(progress) = progress {
         line["progress"] = json!(progress);
     }
+    line
+}
+
+/// Prints a line on stdout at once.
+fn emit(line: Value) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
@@ -162,7 +179,13 @@ async fn act(server: Server, actions: Vec<Value>) {
                 continue;
             };
             let action = action.clone();
-            let call = tokio::spawn(async move { call(&session, i, &action).await });
+            let call = tokio::spawn(async move {
+                if action.get("task").is_some() && action.get("call").is_some() {
+                    task::call(&session, i, &action).await
+                } else {
+                    call(&session, i, &action).await
+                }
+            });
             if actions[i].get("concurrent").and_then(Value::as_bool) == Some(true) {
                 pending.push(call);
             } else {

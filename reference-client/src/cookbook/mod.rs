@@ -3,6 +3,10 @@
 //! Starts a server, calls `work`, cancels it (after its "Started" progress,
 //! or at a deadline with `--deadline-ms`), then calls `ping` on the same
 //! server to show that cancelling one request leaves the server running.
+//! With `--task` the work runs as a task and is cancelled the way tasks are,
+//! with `tasks/cancel`; the output is the same.
+
+mod task;
 
 use crate::{CallError, Client, ClientOptions, ConnectError, Progress, RequestOptions};
 use serde_json::json;
@@ -16,8 +20,7 @@ use tokio_util::sync::CancellationToken;
 /// Hidden flag: run the reference server in this process instead.
 pub const SERVE_FLAG: &str = "--serve";
 
-const USAGE: &str =
-    "usage: reference-client [--deadline-ms N] [--timeout-ms N] [--url URL | -- <server argv...>]";
+const USAGE: &str = "usage: reference-client [--task] [--deadline-ms N] [--timeout-ms N] [--protocol-version V] [--url URL | -- <server argv...>]";
 
 struct Args {
     deadline: Option<Duration>,
@@ -26,6 +29,10 @@ struct Args {
     /// A Streamable HTTP endpoint to use instead of starting a server.
     url: Option<String>,
     server: Vec<OsString>,
+    /// Run `work` as a task, cancelled with `tasks/cancel`.
+    task: bool,
+    /// The protocol version to speak (the library's `protocol_version`).
+    version: Option<String>,
 }
 
 fn millis(name: &str, value: Option<OsString>) -> Result<Duration, String> {
@@ -42,6 +49,8 @@ fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> 
     let mut timeout = None;
     let mut url = None;
     let mut server = Vec::new();
+    let mut task = false;
+    let mut version = None;
     while let Some(arg) = args.next() {
         match arg.to_str() {
             Some("--") => {
@@ -52,6 +61,19 @@ fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> 
             }
             Some("--deadline-ms") => deadline = Some(millis("--deadline-ms", args.next())?),
             Some("--timeout-ms") => timeout = Some(millis("--timeout-ms", args.next())?),
+            Some("--task") => task = true,
+            Some("--protocol-version") => {
+                let value = args.next().and_then(|v| v.into_string().ok());
+                match value {
+                    Some(v) if crate::era::is_known(&v) => version = Some(v),
+                    _ => {
+                        return Err(format!(
+                            "--protocol-version needs one of {}",
+                            crate::KNOWN_VERSIONS.join(", ")
+                        ))
+                    }
+                }
+            }
             Some("--url") => {
                 let value = args
                     .next()
@@ -72,6 +94,8 @@ fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> 
         timeout,
         url,
         server,
+        task,
+        version,
     })
 }
 
@@ -149,6 +173,13 @@ async fn run(args: Args) -> Result<(), String> {
     if let Some(timeout) = args.timeout {
         options.request_timeout = timeout;
     }
+    // Tasks carry progress in 2025-11-25 only (PRG-10; in 2026-07-28 they have none, PRG-11),
+    // so the task variant cancels after "Started" in that version unless told another.
+    options.protocol_version = match (&args.version, args.task) {
+        (Some(version), _) => Some(version.clone()),
+        (None, true) => Some(crate::PROTOCOL_VERSION.into()),
+        (None, false) => None,
+    };
     let connected = match &args.url {
         Some(url) => Client::connect_http(url, options).await,
         None => Client::spawn(&args.server, options).await,
@@ -158,7 +189,10 @@ async fn run(args: Args) -> Result<(), String> {
         (e, Some(url)) => format!("cannot connect to {url}: {e}"),
         (e, None) => format!("cannot connect to {:?}: {e}", args.server[0]),
     })?;
-    let outcome = cookbook(&client, args.deadline).await;
+    let outcome = match args.task {
+        true => task::cookbook(&client, args.deadline, args.url.is_some()).await,
+        false => cookbook(&client, args.deadline).await,
+    };
     let closed = client.close().await;
     outcome?;
     match closed {
@@ -211,6 +245,11 @@ async fn cookbook(client: &Client, deadline: Option<Duration>) -> Result<(), Str
         }
         Err(e) => return Err(format!("work failed: {e}")),
     }
+    still_available(client).await
+}
+
+/// Calls the `ping` tool after the cancel and prints what it says.
+async fn still_available(client: &Client) -> Result<(), String> {
     let ping = client
         .call_tool("ping", json!({}), RequestOptions::default())
         .await

@@ -1,0 +1,101 @@
+//! `@needs`: what a server must declare for a case to apply to it.
+//!
+//! Tasks are optional in both forms the protocol has had: a server of 2025-11-25 offers them
+//! by declaring `capabilities.tasks.requests.tools.call` in its `initialize` result (TSK-01),
+//! one of 2026-07-28 by listing the `io.modelcontextprotocol/tasks` extension under
+//! `capabilities.extensions` of its `server/discover` result (TSK-05). A case about tasks
+//! against a server that declares neither has nothing to test: it is skipped with the reason,
+//! never failed. `@needs no-tasks` is the converse, for the rule about servers without them
+//! (TSK-02).
+
+use serde_json::Value;
+
+/// The identifier of the tasks extension (2026-07-28).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// One thing a case needs the server to declare, or not to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Task-augmented `tools/call` (2025-11-25) or the tasks extension (2026-07-28).
+    Tasks,
+    /// Neither: the server declares no task support for `tools/call`.
+    NoTasks,
+}
+
+impl Need {
+    /// The words `@needs` takes.
+    pub const WORDS: [&'static str; 2] = ["tasks", "no-tasks"];
+
+    /// The need a word names.
+    pub fn parse(word: &str) -> Option<Need> {
+        match word {
+            "tasks" => Some(Need::Tasks),
+            "no-tasks" => Some(Need::NoTasks),
+            _ => None,
+        }
+    }
+
+    /// Why the case does not apply to a server that opened with `opening` (the result of
+    /// its `initialize`, or of `server/discover` when `stateless`), if it does not.
+    pub fn unmet(self, opening: &Value, stateless: bool) -> Option<String> {
+        let declared = declares_tasks(opening, stateless);
+        let what = if stateless {
+            format!("the `{TASKS_EXTENSION}` extension in `server/discover`")
+        } else {
+            "the `tasks.requests.tools.call` capability in `initialize`".to_string()
+        };
+        match (self, declared) {
+            (Need::Tasks, false) => Some(format!(
+                "the case is about tasks, and the server does not declare {what} (tasks are optional, TSK-01)"
+            )),
+            (Need::NoTasks, true) => Some(format!(
+                "the case is about servers without tasks, and this one declares {what}"
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Whether an opening result declares task-augmented tool calls.
+fn declares_tasks(opening: &Value, stateless: bool) -> bool {
+    let capabilities = opening
+        .pointer("/result/capabilities")
+        .unwrap_or(&Value::Null);
+    if stateless {
+        capabilities
+            .get("extensions")
+            .and_then(|e| e.get(TASKS_EXTENSION))
+            .is_some_and(|v| !v.is_null())
+    } else {
+        capabilities
+            .pointer("/tasks/requests/tools/call")
+            .is_some_and(|v| !v.is_null())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn tasks_are_declared_per_era() {
+        let core =
+            json!({"result": {"capabilities": {"tasks": {"requests": {"tools": {"call": {}}}}}}});
+        let ext = json!({"result": {"capabilities": {"extensions": {TASKS_EXTENSION: {}}}}});
+        let plain = json!({"result": {"capabilities": {"tools": {}}}});
+        assert_eq!(Need::Tasks.unmet(&core, false), None);
+        assert_eq!(Need::Tasks.unmet(&ext, true), None);
+        assert!(
+            Need::Tasks.unmet(&ext, false).is_some(),
+            "the extension is no 2025 capability"
+        );
+        assert!(Need::Tasks.unmet(&core, true).is_some());
+        assert!(Need::Tasks.unmet(&plain, false).unwrap().contains("TSK-01"));
+        assert_eq!(Need::NoTasks.unmet(&plain, false), None);
+        assert!(Need::NoTasks.unmet(&core, false).is_some());
+        // Tasks for other requests only (`tasks.list`) do not make tool calls tasks.
+        let listing = json!({"result": {"capabilities": {"tasks": {"list": {}}}}});
+        assert_eq!(Need::NoTasks.unmet(&listing, false), None);
+    }
+}

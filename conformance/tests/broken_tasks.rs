@@ -1,0 +1,108 @@
+//! The harness judged against deliberately broken task servers (2025-11-25 over stdio): each
+//! mode of a small server (`broken_tasks/server.rs`) breaks exactly one task rule, and the
+//! harness must give exactly the verdict the spec calls for. Mode `correct` follows every
+//! rule and must pass every row's case, so every other verdict is caused by the fault its
+//! mode adds. Every row also runs as `loaded/…` with a busy loop on every core.
+//!
+//! This binary is also the server: with `BROKEN_TASK_SERVER=<mode>` it serves on stdio.
+
+#[path = "broken_tasks/server.rs"]
+mod server;
+
+use conformance::case::Role;
+use conformance::engine::server::run_server_case;
+use conformance::engine::Options;
+use conformance::harness;
+use conformance::harness::expect::{Expect, Run};
+use conformance::outcome::Outcome;
+use conformance::transport::process::Launch;
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::path::Path;
+use std::time::Duration;
+
+/// The table: mode, case, what the run must show.
+#[rustfmt::skip]
+fn table() -> Vec<(&'static str, &'static str, Expect)> {
+    use Outcome::Pass;
+    type E = Expect;
+    let mut rows = vec![];
+    for case in [
+        "task-cancel-after-progress", "task-cancel-again-rejected", "task-cancel-unknown-id",
+        "task-call-cancel-ignored", "task-result-after-cancel", "task-result-wait-cancelled",
+        "task-forbidden-refused",
+    ] {
+        rows.push(("correct", case, E::outcome(Pass)));
+    }
+    rows.extend([
+        // Cancelled, yet its progress goes on: PRG-10; its work never stops: the witness.
+        ("keeps-working",                  "task-cancel-after-progress", E::fails("PRG-10")),
+        ("keeps-working",                  "task-call-cancel-ignored",   E::warns("TSK-04").saying("task")),
+        // The answer to tasks/cancel must already say cancelled (TSK-04).
+        ("answers-cancel-first",           "task-cancel-after-progress", E::fails("case").saying("cancelled")),
+        ("answers-cancel-first",           "task-cancel-again-rejected", E::fails("case")),
+        // A terminal task's cancel must be refused with -32602 (TSK-04).
+        ("cancels-terminal",               "task-cancel-again-rejected", E::fails("case").saying("-32602")),
+        // notifications/cancelled for the creating call is no task cancel (TSK-03).
+        ("cancelled-notification-cancels", "task-call-cancel-ignored",   E::warns("case").saying("working")),
+        ("cancelled-notification-cancels", "task-cancel-after-progress", E::outcome(Pass)),
+    ]);
+    rows
+}
+
+fn check(
+    case: &conformance::case::Case,
+    mode: &str,
+    want: &Expect,
+    loaded: bool,
+) -> Result<(), Failed> {
+    let launch = Launch {
+        argv: vec![std::env::current_exe()?.display().to_string()],
+        env: vec![("BROKEN_TASK_SERVER".into(), mode.into())],
+        cwd: None,
+    };
+    let options = want.options(Options {
+        case_timeout: Duration::from_secs(12),
+        reply_timeout: Duration::from_millis(800),
+        startup_timeout: Duration::from_secs(2),
+        protocol_version: "2025-11-25".into(),
+        ..Options::default()
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let report = runtime.block_on(run_server_case(case, &launch, &options))?;
+    let run = Run {
+        case,
+        report: &report,
+        pids: &[],
+        loaded,
+    };
+    Ok(want.check(&run).map_err(|e| format!("{mode} × {e}"))?)
+}
+
+fn main() {
+    if let Ok(mode) = std::env::var("BROKEN_TASK_SERVER") {
+        server::serve(&mode);
+    }
+    let args = Arguments::from_args();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+    let cases = harness::cases(&dir, Role::Server);
+    let mut trials = vec![];
+    for (mode, name, want) in table() {
+        let id = format!("server/{name}");
+        let case = cases
+            .iter()
+            .find(|c| c.id == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no case {id} in {}", dir.display()));
+        let (loaded_case, loaded_want) = (case.clone(), want.clone());
+        trials.push(Trial::test(format!("{mode}/{name}"), move || {
+            check(&case, mode, &want, false)
+        }));
+        trials.push(Trial::test(format!("loaded/{mode}/{name}"), move || {
+            let _load = harness::saturate_cpus();
+            check(&loaded_case, mode, &loaded_want, true)
+        }));
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
