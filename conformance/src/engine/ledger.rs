@@ -131,7 +131,7 @@ pub struct SentRequest {
 }
 
 /// One progress that came after the proof that its request's cancel was read.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LateProgress {
     /// The case line being carried out when it came.
     pub line: usize,

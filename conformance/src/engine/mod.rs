@@ -26,7 +26,7 @@ mod receive;
 pub mod server;
 mod side;
 mod steps;
-mod waited;
+pub(crate) mod waited;
 
 pub use parts::budget::{KEEP_BYTES, KEEP_ENTRIES};
 pub use side::Side;

@@ -3,21 +3,20 @@
 //! before anything but `ping`, then `notifications/initialized`), progress tokens unique among
 //! active requests, cancels only for the client's own live requests (never `initialize`), and
 //! responses only to the harness's requests, once. Requests the case does not script are
-//! answered here as a plain server would answer them. The cancel rules are in `client_cancel`.
+//! answered here as a plain server would answer them. The rules themselves are pure functions
+//! in `client_request`, `client_progress` and `client_cancel`; this is where the engine
+//! gathers their facts and applies their verdicts.
 
 use crate::engine::client::tasks::Served;
 use crate::engine::client::{initialize_answer, tool_list, ClientTarget};
 use crate::engine::ledger::ReceivedRequest;
 use crate::engine::Engine;
-use crate::outcome::Severity;
-use crate::pattern::{canonical, id_key};
-use crate::requirement::Req;
+use crate::pattern::id_key;
+use crate::rules::client_cancel;
+use crate::rules::client_progress::{self, ClientProgressFacts};
+use crate::rules::client_request::{self, Handshake};
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
-
-/// Requests a client may send before its `initialize` is answered: `ping` (LIF-04), and
-/// `server/discover`, with which a client that speaks both eras probes first (LIF-14).
-const BEFORE_INITIALIZE: [&str; 3] = ["initialize", "ping", "server/discover"];
 
 impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// Applies the standing rules to one message object the client wrote.
@@ -71,16 +70,8 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         id: &Value,
         params: Option<&Value>,
     ) {
-        if !(id.is_string() || id.is_i64() || id.is_u64()) {
-            self.rule(
-                Severity::Fail,
-                Req::Rpc02,
-                format!(
-                    "the client's `{method}` request has id {}; an id is a string or an integer",
-                    canonical(id)
-                ),
-            );
-        }
+        let problem = client_request::id_type(method, id);
+        self.problems(problem);
         let key = id_key(id);
         let stateless = self.stateless_request(method, params);
         self.judge_reuse(&key, method, stateless);
@@ -100,28 +91,8 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         let token = params.and_then(|p| p.pointer("/_meta/progressToken"));
         let token_key = token.map(id_key);
         if let Some(token) = token {
-            if !(token.is_string() || token.is_i64() || token.is_u64()) {
-                self.rule(
-                    Severity::Fail,
-                    Req::Prg01,
-                    format!(
-                        "progress token {} is neither a string nor an integer",
-                        canonical(token)
-                    ),
-                );
-            }
-            let clash = self
-                .ledger
-                .received
-                .iter()
-                .find(|(_, r)| r.outstanding() && r.token == token_key);
-            if let Some((other, _)) = clash {
-                let message = format!(
-                    "progress token {} of request {key} is already used by active request {other}; tokens must be unique among active requests",
-                    canonical(token)
-                );
-                self.rule(Severity::Fail, Req::Prg01, message);
-            }
+            let problems = client_request::progress_token(token, &key, &self.ledger.received);
+            self.problems(problems);
         }
         let channel = self.transcript[index].channel;
         let at = self.transcript[index].at;
@@ -244,29 +215,15 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// LIF-04 and LIF-03: nothing but `ping` until `initialize` is answered, and
     /// `notifications/initialized` before any other request once it is.
     fn handshake_order(&mut self, method: &str, at: std::time::Duration) {
-        if BEFORE_INITIALIZE.contains(&method) {
-            return;
-        }
-        let Some(session) = self.side.sessions.current() else {
-            return;
-        };
-        let initialized = session.initialized;
-        if !self.session_ready() {
-            self.rule(
-                Severity::Warn,
-                Req::Lif04,
-                format!("the client sent `{method}` before its `initialize` was answered; until then it should send nothing but `ping`"),
-            );
-        } else if !initialized && self.may_cross() {
-            // Over HTTP the two POSTs may cross: judged once `initialized` comes, or at the end.
-            let held = self.held(at, Value::String(method.to_string()));
-            self.side.crossing.early.push(held);
-        } else if !initialized {
-            self.rule(
-                Severity::Warn,
-                Req::Lif03,
-                format!("the client sent `{method}` before `notifications/initialized`; it sends that first, once `initialize` is answered"),
-            );
+        let initialized = self.side.sessions.current().map(|s| s.initialized);
+        let ready = self.session_ready();
+        match client_request::handshake_order(method, ready, initialized, self.may_cross()) {
+            Handshake::InOrder => {}
+            Handshake::Early(problem) => self.problems([problem]),
+            Handshake::Hold => {
+                let held = self.held(at, Value::String(method.to_string()));
+                self.side.crossing.early.push(held);
+            }
         }
     }
 
@@ -322,92 +279,37 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             return;
         };
         let key = self.value(index).get("id").map(id_key).unwrap_or_default();
-        let Some(mark) = request.cancel else { return };
-        if request.answered_before_cancel {
-            return;
-        }
         let at = self.transcript[index].at;
-        if mark.is_read(at) {
-            self.rule(
-                Severity::Warn,
-                Req::Can13,
-                format!("the client answered the harness's request {key} after it had certainly read the harness's cancel of it (it answered a later request first); a cancelled request should get no response"),
-            );
-        } else {
-            self.rule(
-                Severity::Note,
-                Req::Can13,
-                format!("the client's answer to request {key} crossed the harness's cancel (allowed, AMB-25)"),
-            );
-        }
+        let judged = client_cancel::answered_after_cancel(&key, &request, at);
+        self.problems(judged);
     }
 
-    /// The standing rules for progress the client reports on a request of the harness's:
-    /// a token the harness gave (PRG-06), increasing values (PRG-03), and a text `message`
-    /// (PRG-05).
+    /// The standing rules for progress the client reports on a request of the harness's (see
+    /// [`client_progress::client_progress`]).
     fn client_progress(&mut self, params: Option<&Value>, at: std::time::Duration) {
-        let token = params.and_then(|p| p.get("progressToken"));
-        let Some(request) = token
+        let key = params
+            .and_then(|p| p.get("progressToken"))
             .and_then(|t| self.ledger.tokens.get(&id_key(t)))
-            .cloned()
-        else {
-            let shown = token.map(canonical).unwrap_or_else(|| "none".into());
-            self.rule(
-                Severity::Fail,
-                Req::Prg06,
-                format!("the client sent progress for token {shown}, which no request of the harness's carries"),
-            );
-            return;
-        };
-        if let Some(message) = params.and_then(|p| p.get("message")) {
-            let has_message = self.protocol().is_none_or(|v| v.progress_has_message());
-            if !message.is_string() && has_message {
-                self.rule(
-                    Severity::Fail,
-                    Req::Prg05,
-                    format!(
-                        "the client's progress `message` must be text, got {}",
-                        canonical(message)
-                    ),
-                );
+            .cloned();
+        let sent = key.as_ref().and_then(|k| self.ledger.sent.get(k));
+        let previous_at = key
+            .as_ref()
+            .and_then(|k| self.side.crossing.progress.get(k))
+            .copied()
+            .filter(|_| sent.is_some_and(|s| s.last_progress.is_some()));
+        let crossed = previous_at.is_some_and(|then| self.progress_crossed(then, at));
+        let (problems, value) = client_progress::client_progress(&ClientProgressFacts {
+            params,
+            request: key.as_deref().map(|k| (k, sent)),
+            has_message: self.protocol().is_none_or(|v| v.progress_has_message()),
+            crossed,
+        });
+        if let (Some(key), Some(value)) = (key, value) {
+            if let Some(sent) = self.ledger.sent.get_mut(&key) {
+                sent.last_progress = Some((value, Channel::Stdio));
             }
+            self.side.crossing.progress.insert(key, at);
         }
-        let value = params
-            .and_then(|p| p.get("progress"))
-            .and_then(Value::as_f64);
-        let Some(value) = value else {
-            self.rule(
-                Severity::Fail,
-                Req::Prg02,
-                format!("the client's progress for request {request} has no numeric `progress`"),
-            );
-            return;
-        };
-        let previous_at = self.side.crossing.progress.insert(request.clone(), at);
-        if let Some(sent) = self.ledger.sent.get_mut(&request) {
-            // A client's progress is compared across all it sent.
-            let channel = crate::transport::Channel::Stdio;
-            let previous = sent
-                .last_progress
-                .replace((value, channel))
-                .filter(|(_, on)| *on == channel)
-                .map(|(p, _)| p);
-            if let Some(previous) = previous {
-                let crossed = previous_at.is_some_and(|then| self.progress_crossed(then, at));
-                if value <= previous && crossed {
-                    self.rule(
-                        Severity::Note,
-                        Req::Prg03,
-                        format!("the client's progress for request {request} went from {previous} to {value}, within the time two of its POSTs may cross: the order of arrival cannot tell"),
-                    );
-                } else if value <= previous {
-                    self.rule(
-                        Severity::Fail,
-                        Req::Prg03,
-                        format!("the client's progress for request {request} went from {previous} to {value}; it must increase"),
-                    );
-                }
-            }
-        }
+        self.problems(problems);
     }
 }

@@ -29,7 +29,9 @@ pub const CLIENT: Writer = Writer {
     rule: Req::Std04,
 };
 
-/// Something wrong with a line, before any case looks at it.
+/// Something wrong with what a target did, found by a standing rule (here: with a line, before
+/// any case looks at it).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Problem {
     /// How it weighs.
     pub severity: Severity,
@@ -37,6 +39,17 @@ pub struct Problem {
     pub requirement: Req,
     /// What was wrong.
     pub message: String,
+}
+
+impl Problem {
+    /// A finding of `severity` against `requirement`.
+    pub fn new(severity: Severity, requirement: Req, message: String) -> Problem {
+        Problem {
+            severity,
+            requirement,
+            message,
+        }
+    }
 }
 
 /// A blank line: not a message, but no harm done either (AMB-16 weighs it as a warning).

@@ -2,21 +2,38 @@
 //! says. The envelope (one JSON-RPC 2.0 object per line) is common to both roles; the rest
 //! depends on who wrote the message.
 //!
+//! A rule family is a set of functions over a read-only view of what happened (the message,
+//! the ledger entries it is about, the era, the transport's facts, a reading of the clock)
+//! returning findings ([`envelope::Problem`]) and, where the harness must answer, the answer;
+//! the engine gathers the facts and applies the verdict (`engine/server/judge*.rs`). Each such
+//! family has unit tests of its own, one per finding it can make and per fair outcome it must
+//! accept.
+//!
 //! - [`envelope`]: JSON-RPC 2.0 on one line, for either role.
-//! - `server`: what a server writes (responses, progress, its own requests).
-//! - `client`: what a client writes (requests, cancels, progress tokens, responses);
-//!   `client_stateless`: its requests in the stateless era and its request ids.
-//! - `http`: what a server over Streamable HTTP must respect beyond its messages (statuses,
+//! - [`server`]: what a server writes (responses after a cancel, progress, its own requests).
+//! - [`http`]: what a server over Streamable HTTP must respect beyond its messages (statuses,
 //!   streams, session ids).
+//! - [`client_cancel`]: a client's cancels, and its answers to cancelled requests;
+//!   [`client_progress`]: the progress it reports; [`client_request`]: its request ids,
+//!   progress tokens and handshake order.
+//! - `client`: the engine's side of the client's rules (gathering facts, applying verdicts,
+//!   answering unscripted requests); `client_stateless`, `client_http`, `client_crossing`: its
+//!   requests in the stateless era, its HTTP sessions, and messages whose POSTs cross. These
+//!   are still engine methods.
+//! - [`tasks`]: what the ledger learns of tasks from the answers, and a task's progress once
+//!   it is terminal (PRG-10): engine methods the server glue calls, whose facts (whether a
+//!   request created a task) the pure families above take as given.
 
 mod client;
-mod client_cancel;
+pub(crate) mod client_cancel;
 pub(crate) mod client_crossing;
 pub mod client_http;
+pub(crate) mod client_progress;
+pub(crate) mod client_request;
 mod client_stateless;
 pub mod envelope;
-mod http;
-mod server;
+pub(crate) mod http;
+pub(crate) mod server;
 pub mod tasks;
 
 use crate::engine::ledger::SentRequest;
@@ -29,6 +46,13 @@ use envelope::short;
 use serde_json::Value;
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
+    /// Standing rules' findings, at the case line being carried out.
+    pub(crate) fn problems(&mut self, problems: impl IntoIterator<Item = envelope::Problem>) {
+        for p in problems {
+            self.rule(p.severity, p.requirement, p.message);
+        }
+    }
+
     /// The rules every response obeys, whoever wrote it: exactly one of `result` and `error`
     /// (RPC-05), a proper error object (RPC-06), and an id the harness used for a request,
     /// answered once (RPC-04). Returns the request on its first answer.
@@ -124,3 +148,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         Some(request)
     }
 }
+
+#[cfg(test)]
+pub(crate) mod testing;

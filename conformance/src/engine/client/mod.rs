@@ -9,6 +9,7 @@
 
 mod adapter;
 pub mod http;
+mod judge;
 pub mod session;
 mod start;
 pub use start::never_reached;

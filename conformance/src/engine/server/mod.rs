@@ -7,6 +7,8 @@
 //! and `! exit` (does the server exit when its input ends?).
 
 mod exit;
+mod judge;
+mod judge_http;
 mod opening;
 mod witness;
 

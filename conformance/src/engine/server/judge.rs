@@ -1,0 +1,144 @@
+//! The engine's side of the standing rules for a server target's messages: gathers what the
+//! rules of `rules::server` judge by (the message, its ledger entry, the era, a reading of the
+//! clock), applies their verdict to the ledger and the findings, and sends the answers they
+//! give.
+
+use super::ServerTarget;
+use crate::engine::ledger::CancelMark;
+use crate::engine::waited::Waits;
+use crate::engine::Engine;
+use crate::outcome::FindingKind;
+use crate::rules::server::{self, ProgressFacts, ServerRequest};
+use crate::transport::Transport;
+use serde_json::Value;
+
+impl<T: Transport> Engine<'_, T, ServerTarget> {
+    /// Applies the standing rules to one message object the server wrote.
+    pub(crate) async fn judge_server_message(&mut self, index: usize) {
+        self.judge_channel(index);
+        let value = self.value(index);
+        let method = value.get("method").and_then(Value::as_str);
+        match (method, value.get("id")) {
+            (Some(method), Some(id)) => {
+                // The server's own request: not a case's business.
+                self.transcript[index].internal = true;
+                let version = self.protocol();
+                match server::request(method, id, version, self.version.as_deref()) {
+                    ServerRequest::Answer(answer) => self.reply(answer).await,
+                    ServerRequest::Refused(problem) => self.problems([problem]),
+                }
+            }
+            (Some("notifications/progress"), None) => self.progress(index, value.get("params")),
+            (Some(_), None) => {}
+            (None, _) => self.response(index, &value),
+        }
+    }
+
+    /// The clock read for a rule about a request whose cancel is `mark`: the target's waits
+    /// matter only once a proof came.
+    fn waits_for(&self, mark: Option<&CancelMark>) -> Waits {
+        self.waits_if(mark.is_some_and(|m| m.read.is_some()))
+    }
+
+    fn progress(&mut self, index: usize, params: Option<&Value>) {
+        let key = params
+            .and_then(|p| p.get("progressToken"))
+            .and_then(|t| self.ledger.tokens.get(&self.ledger.key(t)))
+            .cloned();
+        let at = self.transcript[index].at;
+        // Progress for the token of a request answered with a task is the task's (2025-11-25):
+        // its own rule judges it first (PRG-10), then only its values are judged.
+        let answered = key
+            .as_ref()
+            .and_then(|k| self.ledger.sent.get(k))
+            .is_some_and(|r| r.answers > 0);
+        let task = answered && key.as_deref().is_some_and(|k| self.task_progress(k, at));
+        let request = key.as_ref().and_then(|k| self.ledger.sent.get_key_value(k));
+        let verdict = server::progress(&ProgressFacts {
+            params,
+            channel: self.transcript[index].channel,
+            at,
+            line: self.line,
+            request: request.map(|(k, r)| (k.as_str(), r)),
+            waits: self.waits_for(request.and_then(|(_, r)| r.cancel.as_ref())),
+            task,
+        });
+        let channel = self.transcript[index].channel;
+        if let Some(r) = key.and_then(|k| self.ledger.sent.get_mut(&k)) {
+            if verdict.counted {
+                r.progress_seen += 1;
+            }
+            r.after_proof.extend(verdict.late);
+            if let Some(value) = verdict.value {
+                r.last_progress = Some((value, channel));
+            }
+        }
+        self.problems(verdict.problems);
+    }
+
+    fn response(&mut self, index: usize, value: &Value) {
+        let Some(request) = self.settle_response(index) else {
+            return;
+        };
+        // A server that speaks both eras takes a legacy `initialize` as the opening of a
+        // handshake-era session, whatever the run began as (LIF-14).
+        if request.method == "initialize" {
+            if let Some(agreed) = value
+                .pointer("/result/protocolVersion")
+                .and_then(Value::as_str)
+                .filter(|v| crate::era::HANDSHAKE_VERSIONS.contains(v))
+            {
+                self.version = Some(agreed.to_string());
+            }
+        }
+        if request.starts {
+            self.agreed_version(value);
+        }
+        let at = self.transcript[index].at;
+        self.track_task(&request, value, at);
+        if request.cancel.is_none() {
+            return;
+        }
+        let key = self.ledger.key(&value["id"]);
+        let waits = self.waits_for(request.cancel.as_ref());
+        let version = self.protocol();
+        let judged = server::answered_after_cancel(&key, &request, value, at, &waits, version);
+        self.problems(judged);
+    }
+
+    /// Progress that came after the proof that its request's cancel was read, judged once
+    /// nothing more will come (see [`server::late_progress`]).
+    pub(crate) fn judge_late_progress(&mut self) {
+        let mut late: Vec<(&str, &crate::engine::ledger::SentRequest)> = self
+            .ledger
+            .sent
+            .iter()
+            .filter(|(_, r)| !r.after_proof.is_empty())
+            .map(|(key, r)| (key.as_str(), r))
+            .collect();
+        if late.is_empty() {
+            return;
+        }
+        late.sort_by(|a, b| a.0.cmp(b.0));
+        let found = server::late_progress(&late, &self.waits(), self.protocol());
+        for (line, problem) in found {
+            self.line = line;
+            self.problems([problem]);
+        }
+    }
+
+    /// Responses no step expected and no cancel explains.
+    pub(crate) fn unexpected_responses(&mut self) {
+        // Ids belong to the session the response came in.
+        let cancelled = |session: usize, v: &Value| {
+            v.get("id")
+                .map(|id| self.ledger.key_in(self.scope_of(session).as_deref(), id))
+                .and_then(|key| self.ledger.sent.get(&key))
+                .is_some_and(|r| r.cancel.is_some())
+        };
+        let stray = server::stray_responses(&self.transcript, cancelled);
+        for message in stray {
+            self.finding(self.case_severity(), FindingKind::Unmet, message);
+        }
+    }
+}

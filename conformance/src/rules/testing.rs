@@ -1,0 +1,98 @@
+//! Ledger entries and clock readings for the rules' unit tests.
+
+use crate::engine::ledger::{CancelMark, Due, SentRequest};
+use crate::engine::waited::Waits;
+use crate::transport::Channel;
+use std::time::Duration;
+
+/// Milliseconds.
+pub fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// A `tools/call` the harness sent at +0 on stdio, unanswered and not cancelled.
+pub fn call() -> SentRequest {
+    SentRequest {
+        line: 1,
+        index: 0,
+        sent: Duration::ZERO,
+        method: "tools/call".into(),
+        internal: false,
+        endless: false,
+        starts: false,
+        natural_end: None,
+        tick: None,
+        progress_seen: 0,
+        mapped: false,
+        due: Due::Unknown,
+        channel: Channel::Stdio,
+        answers: 0,
+        answer: None,
+        cancel: None,
+        answered_before_cancel: false,
+        last_progress: None,
+        watched: false,
+        after_proof: vec![],
+    }
+}
+
+/// A cancel sent at `sent`, proved read (by order: a later answer) at `read`.
+pub fn cancel(sent: u64, read: Option<u64>) -> CancelMark {
+    CancelMark {
+        at: 1,
+        sent: ms(sent),
+        read: read.map(ms),
+        accepted: None,
+        closed: None,
+        waited: None,
+        sent_waited: None,
+    }
+}
+
+/// `request` as cancelled by `mark`.
+pub fn cancelled(mut request: SentRequest, mark: CancelMark) -> SentRequest {
+    request.cancel = Some(mark);
+    request
+}
+
+/// A calm machine with a 250 ms grace, where the kernel does not say what the target waited.
+pub fn calm() -> Waits {
+    Waits::calm(ms(250), None)
+}
+
+/// A channel the harness opened with `opened`, with no head yet.
+pub fn stream(opened: crate::engine::http::Opened) -> crate::engine::http::Stream {
+    crate::engine::http::Stream {
+        entry: 0,
+        sent: std::time::Instant::now(),
+        opened,
+        session: 0,
+        head: None,
+        messages: 0,
+        end: None,
+        bytes: 0,
+        expected: None,
+        shown_status: None,
+        body: None,
+        base: String::new(),
+    }
+}
+
+/// A response head of status `code` and content type `kind`.
+pub fn head(code: u16, kind: Option<&str>) -> crate::transport::Head {
+    crate::transport::Head {
+        code,
+        content_type: kind.map(str::to_string),
+        session: None,
+        location: None,
+    }
+}
+
+/// `stream` once its head `head` came.
+pub fn with_head(
+    mut stream: crate::engine::http::Stream,
+    head: crate::transport::Head,
+) -> crate::engine::http::Stream {
+    stream.head = Some((std::time::Instant::now(), head));
+    stream
+}
