@@ -68,6 +68,22 @@ mod server {
             let _ = out.flush();
         }
 
+        /// Pings to the harness, a thousand per batch (ids `p-0` …), which the server never
+        /// waits for: a target may ping whenever it likes.
+        fn pings(&self, batches: std::ops::Range<u64>) {
+            for batch in batches {
+                let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+                for n in 0..1000 {
+                    let id = batch * 1000 + n;
+                    let _ = writeln!(
+                        out,
+                        "{{\"jsonrpc\":\"2.0\",\"id\":\"p-{id}\",\"method\":\"ping\"}}"
+                    );
+                }
+                let _ = out.flush();
+            }
+        }
+
         /// Every response goes through here, so the modes that garble responses garble all.
         fn reply(&self, id: &Value, body: Value, tool_call: bool) {
             let id = match id {
@@ -203,6 +219,11 @@ mod server {
                     } else {
                         VERSIONS[VERSIONS.len() - 1]
                     };
+                    if self.is("floods-pings") {
+                        // The first 10,000 go out before the answer, so the harness reads past
+                        // its transcript's bounds however fast the case is over.
+                        self.pings(0..10);
+                    }
                     self.result(
                         id,
                         json!({
@@ -222,20 +243,10 @@ mod server {
                         }
                     }
                     if self.is("floods-pings") {
-                        // Requests to the harness, 60,000 of them from a thread of their
-                        // own, while the server goes on reading and serving (it ignores the
-                        // answers): a target may ping whenever it likes.
+                        // The other 50,000 from a thread of their own, while the server goes
+                        // on reading and serving (it ignores the answers).
                         let server = self.clone();
-                        std::thread::spawn(move || {
-                            for batch in 0..60u64 {
-                                let mut out = server.out.lock().unwrap_or_else(|e| e.into_inner());
-                                for n in 0..1000 {
-                                    let id = batch * 1000 + n;
-                                    let _ = writeln!(out, "{{\"jsonrpc\":\"2.0\",\"id\":\"p-{id}\",\"method\":\"ping\"}}");
-                                }
-                                let _ = out.flush();
-                            }
-                        });
+                        std::thread::spawn(move || server.pings(10..60));
                     }
                     if self.is("floods-unknown-responses") {
                         // Responses for 30,000 ids the harness never used.
