@@ -538,15 +538,16 @@ fn interrupted_by(signal: i32) {
             .filter_map(|l| l.trim().parse::<i32>().ok())
             .collect::<Vec<_>>()
     };
-    // The probe's target and daemon, then four targets and their four daemons.
+    // The probe's target and daemon, then (at least) four targets and their four daemons: a
+    // case that ends early lets the next one start, which only adds processes to reap.
     let started = std::time::Instant::now();
     while listed().len() < 10 && started.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(
-        listed().len(),
-        10,
-        "the probe's and four cases' targets and daemons started"
+    let count = listed().len();
+    assert!(
+        count >= 10,
+        "the probe's and four cases' targets and daemons started ({count})"
     );
     // SAFETY: kill only sends a signal to the harness this test started.
     unsafe {
