@@ -174,7 +174,7 @@ impl GroupWaits {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -236,7 +236,8 @@ mod tests {
         );
     }
 
-    fn own_pgid() -> i32 {
+    /// The process group these tests run in.
+    pub(crate) fn own_pgid() -> i32 {
         let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
         stat.rsplit_once(')')
             .and_then(|(_, rest)| rest.split_whitespace().nth(2))

@@ -259,9 +259,9 @@ const PROOF_GRACE: Duration = Duration::from_millis(250);
 pub async fn probe<T: Transport>(mut io: T, version: &str, wait: Duration, list: bool) -> Probe {
     let started = Instant::now();
     // A start is slow on a busy machine, as in the cases: the allowance lasts as much longer
-    // as the target waits for a CPU meanwhile (at most twice as long), and no longer for a
-    // target that is merely silent.
-    let allowance = crate::engine::limit::Limit::start(wait, io.process_group());
+    // as the target waits for a CPU meanwhile, and no longer for a target that is merely
+    // silent, however busy the machine (see `Limit::start_up`).
+    let allowance = crate::engine::limit::Limit::start_up(wait, io.process_group());
     let stateless = ProtocolVersion::parse(version).is_some_and(|v| !v.has_handshake());
     let request = if stateless {
         ProtocolVersion::V2026_07_28.probe("versions")

@@ -51,6 +51,14 @@ fn table() -> Vec<Row> {
             "no answer within",
             12,
         ),
+        // Silent with the default allowance (15 s): an idle target earns no stretch from a
+        // busy machine (only its own waits for a CPU would), so well under 30 s.
+        row(
+            "silent, default allowance",
+            &["--", "sleep", "1000"],
+            "no answer within",
+            25,
+        ),
         row(
             "garbage on stdout",
             &["--", "sh", "-c", "yes garbage"],

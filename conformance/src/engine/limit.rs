@@ -33,6 +33,8 @@ pub struct Limit {
     harness: GroupWaits,
     /// Their waits when the limit started.
     harness_before: Option<Duration>,
+    /// Whether the machine's CPU pressure stretches the limit (see [`Limit::start_up`]).
+    pressure: bool,
 }
 
 impl Limit {
@@ -49,7 +51,20 @@ impl Limit {
             before,
             harness,
             harness_before,
+            pressure: true,
         }
+    }
+
+    /// A startup allowance of `base` from now, for a target starting in group `group`. A start
+    /// that is slow because the machine is busy shows in the target's own waits for a CPU (a
+    /// starting interpreter is runnable, not asleep), so where they can be read the machine's
+    /// pressure does not stretch the allowance: a target that sits silent and idle
+    /// (`sleep 1000`) gets the allowance, not three times it, however busy the machine.
+    /// Without a group to read (a server given only by URL) the pressure stands in for them.
+    pub fn start_up(base: Duration, group: Option<i32>) -> Limit {
+        let mut limit = Limit::start(base, group);
+        limit.pressure = limit.before.is_none();
+        limit
     }
 
     /// How much later than `base` the limit ends, as far as is known now: the longest of the
@@ -65,7 +80,11 @@ impl Limit {
         };
         let harness = since(self.harness.read(), self.harness_before);
         let target = since(self.waits.as_ref().and_then(GroupWaits::read), self.before);
-        let pressure = load::stretched(self.base, load::stretch()) - self.base;
+        let pressure = if self.pressure {
+            load::stretched(self.base, load::stretch()) - self.base
+        } else {
+            Duration::ZERO
+        };
         let harness = harness.min(self.base.mul_f64(MOST_HARNESS));
         target.max(pressure).min(most).max(harness)
     }
@@ -123,6 +142,21 @@ mod tests {
     async fn lets_work_that_is_done_in_time_finish() {
         let limit = Limit::start(Duration::from_secs(5), None);
         assert_eq!(limit.within(async { 7 }).await, Ok(7));
+    }
+
+    #[test]
+    fn a_start_up_allowance_is_not_stretched_by_the_pressure_where_waits_are_read() {
+        // This process's own group can be read (where the kernel keeps schedstats): an idle
+        // start earns nothing from the machine's pressure, only from its own waits.
+        let group = crate::load::tests::own_pgid();
+        let limit = Limit::start_up(Duration::from_secs(1), Some(group));
+        if limit.before.is_some() {
+            assert!(!limit.pressure);
+        }
+        // Nothing to read: the pressure stands in.
+        let unread = Limit::start_up(Duration::from_secs(1), Some(i32::MAX));
+        assert!(unread.pressure);
+        assert!(Limit::start_up(Duration::from_secs(1), None).pressure);
     }
 
     #[test]
