@@ -58,6 +58,7 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
         // The 2026-07-28 extension. A request that did not declare it gets -32021, and never
         // a task (TSK-05).
         ("ext-undeclared",                 "task-ext-needs-declaration", E::fails("case").saying("-32021").at(EXT)),
+        ("ext-undeclared-call",            "task-ext-needs-declaration", E::fails("case").saying("no answer matched").at(EXT)),
         // Its cancel is answered with the empty ack, not the task (TSK-05, RPC-14).
         ("ext-cancel-returns-task",        "task-ext-cancel-ack",        E::fails("case").saying("absent").at(EXT)),
         // An id never given out gets an error (a SHOULD).

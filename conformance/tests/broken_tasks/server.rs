@@ -14,6 +14,8 @@
 //! - `ext-undeclared`: (2026-07-28) a request that does not declare the extension is served
 //!   as if it did: a task for `tools/call`, the task for `tasks/get` and `tasks/cancel`,
 //!   where the extension wants -32021;
+//! - `ext-undeclared-call`: (2026-07-28) only `tools/call` ignores the missing declaration
+//!   and answers with a task;
 //! - `ext-cancel-returns-task`: (2026-07-28) `tasks/cancel` answers with the task instead of
 //!   the empty acknowledgement;
 //! - `ext-unknown-acked`: (2026-07-28) `tasks/cancel` and `tasks/get` of an id never given
@@ -178,7 +180,7 @@ impl Server {
         // declared the extension (`ext-undeclared`: always).
         let task = match ext {
             None => params.get("task").is_some_and(Value::is_object),
-            Some(declared) => declared || self.mode == "ext-undeclared",
+            Some(declared) => declared || self.mode.starts_with("ext-undeclared"),
         };
         match (name, task) {
             // In 2026-07-28 the server decides: echo is never a task.
@@ -212,6 +214,18 @@ impl Server {
                 let (name, arguments) = (name.to_string(), arguments.clone());
                 let token = token.filter(|_| ext.is_none());
                 std::thread::spawn(move || server.work(&task_id, &name, &arguments, token));
+            }
+            ("sleep", false) => {
+                let server = self.clone();
+                let (id, ms) = (id.clone(), arguments["ms"].as_u64().unwrap_or(0));
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(ms));
+                    server.result(
+                        &id,
+                        ext,
+                        json!({"content": [{"type": "text", "text": "slept"}]}),
+                    );
+                });
             }
             _ => self.error(id, -32602, "unknown tool or plain long call"),
         }
