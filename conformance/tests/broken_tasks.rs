@@ -33,7 +33,7 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
     for case in [
         "task-cancel-after-progress", "task-cancel-again-rejected", "task-cancel-unknown-id",
         "task-call-cancel-ignored", "task-result-after-cancel", "task-result-wait-cancelled",
-        "task-forbidden-refused",
+        "task-forbidden-refused", "task-required-refused",
     ] {
         rows.push(("correct", case, E::outcome(Pass)));
     }
@@ -55,6 +55,8 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
         // notifications/cancelled for the creating call is no task cancel (TSK-03).
         ("cancelled-notification-cancels", "task-call-cancel-ignored",   E::warns("case").saying("working")),
         ("cancelled-notification-cancels", "task-cancel-after-progress", E::outcome(Pass)),
+        // A plain call of a tool that only runs as a task must be refused with -32601 (TSK-01).
+        ("required-makes-task",            "task-required-refused",      E::fails("case").saying("-32601")),
         // The 2026-07-28 extension. A request that did not declare it gets -32021, and never
         // a task (TSK-05).
         ("ext-undeclared",                 "task-ext-needs-declaration", E::fails("case").saying("-32021").at(EXT)),

@@ -589,12 +589,17 @@ fn role_summary() -> String {
         "| Your server offers | Server cases |\n|---|---|\n| nothing beyond the protocol | {none} of {} need nothing more |\n",
         cases.len()
     );
-    for role in conformance::fixtures::ROLES {
+    let roles = conformance::fixtures::ROLES.iter();
+    for role in roles.chain(&conformance::fixtures::TASK_ROLES) {
         let calling = cases
             .iter()
-            .filter(|c| c.fixtures.iter().any(|f| f.split(':').next() == Some(role)))
+            .filter(|c| {
+                c.fixtures
+                    .iter()
+                    .any(|f| f.split(':').next() == Some(*role))
+            })
             .count();
-        let what = if role == "cancellations" {
+        let what = if *role == "cancellations" {
             format!("the `{role}` witness | makes {calling} cases' `! witness` steps verdicts, not notes |")
         } else {
             format!("a tool playing `{role}` | {calling} call it |")

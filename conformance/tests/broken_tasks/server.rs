@@ -11,6 +11,8 @@
 //!   task instead of -32602;
 //! - `cancelled-notification-cancels`: `notifications/cancelled` naming the `tools/call` that
 //!   created a task cancels the task;
+//! - `required-makes-task`: a plain call of `work_required` (`taskSupport: "required"`) is
+//!   run as a task instead of refused with -32601;
 //! - `ext-undeclared`: (2026-07-28) a request that does not declare the extension is served
 //!   as if it did: a task for `tools/call`, the task for `tasks/get` and `tasks/cancel`,
 //!   where the extension wants -32021;
@@ -179,7 +181,10 @@ impl Server {
         // 2025-11-25: a task when `params.task` asks for one; 2026-07-28: when the request
         // declared the extension (`ext-undeclared`: always).
         let task = match ext {
-            None => params.get("task").is_some_and(Value::is_object),
+            None => {
+                params.get("task").is_some_and(Value::is_object)
+                    || (name == "work_required" && self.mode == "required-makes-task")
+            }
             Some(declared) => declared || self.mode.starts_with("ext-undeclared"),
         };
         match (name, task) {
@@ -192,7 +197,8 @@ impl Server {
                 ext,
                 json!({"content": [{"type": "text", "text": arguments["text"]}]}),
             ),
-            ("work" | "ticker" | "sleep", true) => {
+            ("work_required", false) => self.error(id, -32601, "work_required only runs as a task"),
+            ("work" | "ticker" | "sleep" | "work_required", true) => {
                 let task_id = format!("task-{}", self.tasks.lock().unwrap().len() + 1);
                 let task = Task {
                     status: "working".into(),
