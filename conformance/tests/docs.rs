@@ -558,6 +558,9 @@ fn notes(case: &Case) -> String {
         notes.push(match need {
             conformance::case::Need::Tasks => "needs a server that declares tasks",
             conformance::case::Need::NoTasks => "needs a server that declares no tasks",
+            conformance::case::Need::Subscriptions => {
+                "needs a server that declares something to subscribe to"
+            }
         });
     }
     notes.join("; ")

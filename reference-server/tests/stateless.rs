@@ -71,7 +71,7 @@ fn stdio_discover_needs_no_handshake_and_lists_every_version() {
     assert_eq!(result["supportedVersions"], json!(ALL_VERSIONS));
     assert_eq!(
         result["capabilities"],
-        json!({"tools": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+        json!({"tools": {"listChanged": true}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
     );
     assert_eq!(
         (result["ttlMs"].clone(), result["cacheScope"].clone()),
