@@ -82,6 +82,29 @@ pub fn client(mode: &str) -> bool {
             s.close();
             report(2, "result");
         }
+        "stateless-abandon-cancels-task" => {
+            // Told to stop waiting, it cancels the task.
+            let mut s = Server::start(None);
+            report(0, "result");
+            s.send(&stateless_request(
+                1,
+                "tools/call",
+                json!({"name": "work", "arguments": {}}),
+            ));
+            s.answer(json!(1));
+            std::thread::sleep(Duration::from_millis(300));
+            s.send(&stateless_request(
+                2,
+                "tasks/cancel",
+                json!({"taskId": "task-1"}),
+            ));
+            s.answer(json!(2));
+            report(1, "cancelled");
+            std::thread::sleep(Duration::from_millis(700));
+            report(2, "result");
+            s.close();
+            report(3, "result");
+        }
         "stateless-task-polls-fast" => {
             // Polls every 50 ms whatever `pollIntervalMs` says.
             let mut s = Server::start(None);
@@ -154,6 +177,7 @@ pub(crate) fn rows() -> Vec<(&'static str, &'static str, Expect)> {
         ("stateless-task-cancelled-by-notification", "client-stateless-task-cancel",          E::fails("CAN-15").saying("tasks/cancel")),
         ("abandon-cancels-task",                     "client-task-abandon-wait",              E::warns("TSK-06").saying("tasks/cancel")),
         ("abandon-leaves-wait",                      "client-task-abandon-wait",              E::warns("TSK-06").saying("never cancelled")),
+        ("stateless-abandon-cancels-task",            "client-stateless-task-abandon",         E::warns("TSK-06").saying("tasks/cancel")),
         ("stateless-task-polls-fast",                "client-stateless-task-poll-interval",   E::caught("case", W)),
     ]
 }
