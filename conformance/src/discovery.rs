@@ -7,7 +7,7 @@
 //! write, commit or delete. Mapping other tools onto roles is `conformance init`'s business,
 //! and a target file's.
 
-use crate::fixtures::{Fixtures, Mapping, Source, ROLES};
+use crate::fixtures::{Fixtures, Mapping, Source, ROLES, TASK_ROLES};
 use crate::transport::{Event, Transport};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -27,6 +27,8 @@ pub struct Tool {
     pub read_only: bool,
     /// Its description, if any.
     pub description: Option<String>,
+    /// Its `execution.taskSupport` (2025-11-25), if it gives one.
+    pub task_support: Option<String>,
 }
 
 impl Tool {
@@ -38,6 +40,10 @@ impl Tool {
             read_only: entry.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true)),
             description: entry
                 .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            task_support: entry
+                .pointer("/execution/taskSupport")
                 .and_then(Value::as_str)
                 .map(str::to_string),
         })
@@ -71,8 +77,12 @@ pub fn role_arguments(role: &str) -> &'static [(&'static str, &'static [&'static
 }
 
 /// Whether `tool`'s input schema fits the calls the cases make of `role`: every argument the
-/// role passes is one it takes, with a type that fits, and it requires no other.
+/// role passes is one it takes, with a type that fits, and it requires no other. A task role
+/// needs the task support it is named for (`work_required`: `"required"`).
 pub fn fits(tool: &Tool, role: &str) -> bool {
+    if role == "work_required" && tool.task_support.as_deref() != Some("required") {
+        return false;
+    }
     let arguments = role_arguments(role);
     let takes_each = arguments.iter().all(|(name, types)| {
         tool.argument_type(name)
@@ -91,8 +101,8 @@ pub fn fixtures_of(tools: &[Tool]) -> Fixtures {
         source: Source::Discovered,
         ..Fixtures::default()
     };
-    for role in ROLES {
-        let playing = tools.iter().find(|t| t.name == role && fits(t, role));
+    for role in ROLES.iter().chain(&TASK_ROLES) {
+        let playing = tools.iter().find(|t| t.name == *role && fits(t, role));
         fixtures.roles.insert(
             role.to_string(),
             playing.map(|t| Mapping {
@@ -227,6 +237,20 @@ mod tests {
         assert!(!fixtures.has("echo"));
         assert!(fixtures.has("sleep") && fixtures.has("work"));
         assert!(!fixtures.has("ticker") && !fixtures.has("cancellations"));
+    }
+
+    #[test]
+    fn work_required_plays_only_with_required_task_support() {
+        let required =
+            tool(json!({"name": "work_required", "execution": {"taskSupport": "required"}}));
+        let optional =
+            tool(json!({"name": "work_required", "execution": {"taskSupport": "optional"}}));
+        let unsaid = tool(json!({"name": "work_required"}));
+        assert!(fits(&required, "work_required"));
+        assert!(!fits(&optional, "work_required"), "a plain call may run");
+        assert!(!fits(&unsaid, "work_required"), "absent means forbidden");
+        assert!(fixtures_of(&[required]).has("work_required"));
+        assert!(!fixtures_of(&[optional]).has("work_required"));
     }
 
     #[test]

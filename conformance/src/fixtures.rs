@@ -15,6 +15,17 @@ use std::time::Duration;
 /// Every role of the fixture profile.
 pub const ROLES: [&str; 6] = ["work", "ping", "echo", "sleep", "ticker", "cancellations"];
 
+/// Roles only a server with tasks (2025-11-25) can play: `work_required` is `work` whose
+/// `execution.taskSupport` is `"required"`, so a plain call of it must be refused (TSK-01).
+/// Discovered and mapped like the profile's roles; `conformance init` maps them from the
+/// listing alone, never calling them.
+pub const TASK_ROLES: [&str; 1] = ["work_required"];
+
+/// Whether `name` is a role a case may call: one of [`ROLES`] or [`TASK_ROLES`].
+pub fn is_role(name: &str) -> bool {
+    ROLES.contains(&name) || TASK_ROLES.contains(&name)
+}
+
 /// Which tool plays a role.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mapping {
@@ -58,6 +69,9 @@ pub fn role_needs(role: &str) -> &'static str {
         "cancellations" => {
             "the witness: a call that lists the requests whose handlers saw their cancellation"
         }
+        "work_required" => {
+            "a tool like `work` whose `execution.taskSupport` is `\"required\"`: it only runs as a task"
+        }
         _ => "a tool of the fixture profile",
     }
 }
@@ -87,6 +101,10 @@ impl Fixtures {
                     "needs a tool that plays `{role}` ({}); the target file maps none",
                     role_needs(role)
                 ),
+                Source::Discovered if TASK_ROLES.contains(&role) => format!(
+                    "needs a tool that plays `{role}` ({}); map one with a target file",
+                    role_needs(role)
+                ),
                 Source::Discovered => format!(
                     "needs a tool that plays `{role}` ({}); map one with a target file (`conformance init` drafts it)",
                     role_needs(role)
@@ -103,7 +121,7 @@ impl Fixtures {
 
 /// Roles whose calls never end on their own: any response to one that follows its cancel was
 /// caused by the cancel, so the barrier does not excuse it.
-pub const ENDLESS_ROLES: [&str; 2] = ["work", "ticker"];
+pub const ENDLESS_ROLES: [&str; 3] = ["work", "ticker", "work_required"];
 
 /// Whether a call of `role` never ends on its own.
 pub fn is_endless(role: &str) -> bool {

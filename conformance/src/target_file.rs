@@ -40,7 +40,7 @@
 pub mod expand;
 
 use crate::engine::server::Connect;
-use crate::fixtures::{Fixtures, Mapping, ROLES};
+use crate::fixtures::{is_role, Fixtures, Mapping, ROLES, TASK_ROLES};
 use crate::transport::http::HttpTarget;
 use crate::transport::process::Launch;
 use expand::{expand, is_variable_path, Used};
@@ -302,10 +302,11 @@ fn missing(
 fn parse_fixtures(map: &Map<String, Value>) -> Result<Fixtures, String> {
     let mut roles = BTreeMap::new();
     for (role, spec) in map {
-        if !ROLES.contains(&role.as_str()) {
+        if !is_role(role) {
             return Err(format!(
-                "`fixtures.{role}` is no role of the profile; roles: {}",
-                ROLES.join(", ")
+                "`fixtures.{role}` is no role of the profile; roles: {}, and for a server with tasks {}",
+                ROLES.join(", "),
+                TASK_ROLES.join(", ")
             ));
         }
         let mapping = match spec {

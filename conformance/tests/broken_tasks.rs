@@ -1,6 +1,7 @@
-//! The harness judged against deliberately broken task servers (2025-11-25 over stdio): each
-//! mode of a small server (`broken_tasks/server.rs`) breaks exactly one task rule, and the
-//! harness must give exactly the verdict the spec calls for. Mode `correct` follows every
+//! The harness judged against deliberately broken task servers over stdio, in 2025-11-25's
+//! core tasks and the 2026-07-28 tasks extension: each mode of a small server
+//! (`broken_tasks/server.rs`) breaks exactly one task rule, and the harness must give exactly
+//! the verdict the spec calls for. Mode `correct` follows every
 //! rule and must pass every row's case, so every other verdict is caused by the fault its
 //! mode adds. Every row also runs as `loaded/…` with a busy loop on every core.
 //!
@@ -20,6 +21,9 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::Path;
 use std::time::Duration;
 
+/// The version of the tasks extension's rows.
+const EXT: &str = "2026-07-28";
+
 /// The table: mode, case, what the run must show.
 #[rustfmt::skip]
 fn table() -> Vec<(&'static str, &'static str, Expect)> {
@@ -29,9 +33,15 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
     for case in [
         "task-cancel-after-progress", "task-cancel-again-rejected", "task-cancel-unknown-id",
         "task-call-cancel-ignored", "task-result-after-cancel", "task-result-wait-cancelled",
-        "task-forbidden-refused",
+        "task-forbidden-refused", "task-required-refused",
     ] {
         rows.push(("correct", case, E::outcome(Pass)));
+    }
+    for case in [
+        "task-ext-cancel-ack", "task-ext-call-cancel-ignored", "task-ext-cancel-unknown-id",
+        "task-ext-needs-declaration",
+    ] {
+        rows.push(("correct", case, E::outcome(Pass).at(EXT)));
     }
     rows.extend([
         // Cancelled, yet its progress goes on: PRG-10; its work never stops: the witness.
@@ -45,6 +55,22 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
         // notifications/cancelled for the creating call is no task cancel (TSK-03).
         ("cancelled-notification-cancels", "task-call-cancel-ignored",   E::warns("case").saying("working")),
         ("cancelled-notification-cancels", "task-cancel-after-progress", E::outcome(Pass)),
+        // A plain call of a tool that only runs as a task must be refused with -32601 (TSK-01).
+        ("required-makes-task",            "task-required-refused",      E::fails("case").saying("-32601")),
+        // The 2026-07-28 extension. A request that did not declare it gets -32021, and never
+        // a task (TSK-05).
+        ("ext-undeclared",                 "task-ext-needs-declaration", E::fails("case").saying("-32021").at(EXT)),
+        ("ext-undeclared-call",            "task-ext-needs-declaration", E::fails("case").saying("no answer matched").at(EXT)),
+        // Its cancel is answered with the empty ack, not the task (TSK-05, RPC-14).
+        ("ext-cancel-returns-task",        "task-ext-cancel-ack",        E::fails("case").saying("absent").at(EXT)),
+        // An id never given out gets an error (a SHOULD).
+        ("ext-unknown-acked",              "task-ext-cancel-unknown-id", E::warns("case").at(EXT)),
+        // notifications/cancelled for the creating call is no task cancel (CAN-15).
+        ("cancelled-notification-cancels", "task-ext-call-cancel-ignored", E::warns("case").saying("working").at(EXT)),
+        // Acknowledged as cancelled, yet its work goes on: the witness.
+        ("keeps-working",                  "task-ext-cancel-ack",        E::warns("TSK-05").saying("task").at(EXT)),
+        // The extension's cancel is cooperative: an ack before anything changed is no fault.
+        ("answers-cancel-first",           "task-ext-cancel-ack",        E::outcome(Pass).at(EXT)),
     ]);
     rows
 }

@@ -558,6 +558,9 @@ fn notes(case: &Case) -> String {
         notes.push(match need {
             conformance::case::Need::Tasks => "needs a server that declares tasks",
             conformance::case::Need::NoTasks => "needs a server that declares no tasks",
+            conformance::case::Need::Subscriptions => {
+                "needs a server that declares something to subscribe to"
+            }
         });
     }
     notes.join("; ")
@@ -589,12 +592,17 @@ fn role_summary() -> String {
         "| Your server offers | Server cases |\n|---|---|\n| nothing beyond the protocol | {none} of {} need nothing more |\n",
         cases.len()
     );
-    for role in conformance::fixtures::ROLES {
+    let roles = conformance::fixtures::ROLES.iter();
+    for role in roles.chain(&conformance::fixtures::TASK_ROLES) {
         let calling = cases
             .iter()
-            .filter(|c| c.fixtures.iter().any(|f| f.split(':').next() == Some(role)))
+            .filter(|c| {
+                c.fixtures
+                    .iter()
+                    .any(|f| f.split(':').next() == Some(*role))
+            })
             .count();
-        let what = if role == "cancellations" {
+        let what = if *role == "cancellations" {
             format!("the `{role}` witness | makes {calling} cases' `! witness` steps verdicts, not notes |")
         } else {
             format!("a tool playing `{role}` | {calling} call it |")

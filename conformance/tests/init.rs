@@ -4,7 +4,7 @@
 //! behave, saying why.
 
 use assert_cmd::Command;
-use conformance::fixtures::{Mapping, ROLES};
+use conformance::fixtures::{Mapping, ROLES, TASK_ROLES};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -103,7 +103,8 @@ fn the_reference_server_gets_exactly_the_fixture_mapping_and_passes_with_it() {
     );
     let loaded = conformance::target_file::load(&file).expect("the file loads");
     let fixtures = loaded.fixtures.expect("a mapping");
-    for role in ROLES {
+    let roles: Vec<&str> = ROLES.iter().chain(&TASK_ROLES).copied().collect();
+    for role in roles.iter().copied() {
         assert_eq!(
             fixtures.mapping(role),
             Some(&Mapping {
@@ -114,8 +115,8 @@ fn the_reference_server_gets_exactly_the_fixture_mapping_and_passes_with_it() {
             "{role}: {stdout}"
         );
     }
-    assert_eq!(fixtures.roles.len(), ROLES.len());
-    for role in ROLES {
+    assert_eq!(fixtures.roles.len(), roles.len());
+    for role in roles.iter().copied() {
         let note = fixtures_of(&file)[role]["note"]
             .as_str()
             .unwrap_or("")

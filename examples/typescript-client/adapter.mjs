@@ -35,11 +35,6 @@ function environment() {
   const server = read("CONFORMANCE_SERVER");
   const actions = read("CONFORMANCE_ACTIONS");
   if (!Array.isArray(actions)) throw new UsageError("CONFORMANCE_ACTIONS must be a JSON array of actions");
-  // This adapter runs no call as a task: it says so, and the case is skipped with its words.
-  if (actions.some((a) => a && typeof a === "object" && "task" in a)) {
-    process.stdout.write(JSON.stringify({ decline: "this adapter does not run tool calls as tasks" }) + "\n");
-    process.exit(0);
-  }
   if (url === undefined) {
     const argv = Array.isArray(server) && server.length > 0 && server.every((s) => typeof s === "string");
     if (!argv) throw new UsageError("set CONFORMANCE_SERVER (a JSON array: the server's argv) or CONFORMANCE_SERVER_URL");
@@ -110,6 +105,102 @@ async function call(client, index, action) {
     report(index, classify(error), { text: String(error), ...progress });
   } finally {
     clearTimeout(timer);
+  }
+}
+
+// A `call` with `task`: the SDK's experimental tasks (`client.experimental.tasks`, 2025-11-25).
+// The tools are listed first (once a session), as the SDK decides from the cached
+// `execution.taskSupport` and the server's `tasks.requests.tools.call` whether a call may be a
+// task (`isToolTask`); `callToolStream` then creates the task and follows it by polling
+// `tasks/get` at the task's `pollInterval`, and fetches `tasks/result` once it is completed.
+// A cancel (`cancel`, `cancel_after_ms`, `timeout_ms`) of a call that became a task is
+// `cancelTask` (tasks/cancel); if the server refuses it (the task had ended), the adapter
+// follows the task on and reports how it ended. `abandon` stops following: the poll in flight,
+// if any, is aborted (`notifications/cancelled` for that `tasks/get`), and the task works on.
+// A stop before the task exists aborts the `tools/call` itself.
+const listedTools = new WeakSet();
+
+async function taskCall(client, index, action) {
+  if (!listedTools.has(client)) {
+    await client.listTools();
+    listedTools.add(client);
+  }
+  const controller = new AbortController();
+  const options = { signal: controller.signal };
+  const ttl = typeof action.task === "object" && action.task !== null ? action.task.ttl : undefined;
+  if (ttl !== undefined && client.isToolTask(action.call)) options.task = { ttl };
+  const seen = [];
+  const abandons = action.abandon !== undefined || action.abandon_after_ms !== undefined;
+  const trigger = abandons ? action.abandon : action.cancel;
+  const after = abandons ? action.abandon_after_ms : action.cancel_after_ms;
+  let why;
+  let wake;
+  const stopping = new Promise((resolve) => (wake = resolve));
+  const stop = (reason) => {
+    if (why === undefined) {
+      why = reason;
+      wake("stop");
+    }
+  };
+  if (action.progress) {
+    options.onprogress = (p) => {
+      seen.push(p.progress);
+      if (trigger === "on-progress") stop(abandons ? "abandon" : "cancel");
+    };
+  }
+  const timers = [];
+  if (after !== undefined) timers.push(setTimeout(() => stop(abandons ? "abandon" : "cancel"), after));
+  if (action.timeout_ms !== undefined) timers.push(setTimeout(() => stop("timeout"), action.timeout_ms));
+  const progress = action.progress ? { progress: seen } : {};
+  const stream = client.experimental.tasks.callToolStream(
+    { name: action.call, arguments: action.arguments ?? {} },
+    undefined,
+    options,
+  );
+  const messages = stream[Symbol.asyncIterator]();
+  let taskId;
+  let following = true;
+  try {
+    while (true) {
+      const next = messages.next();
+      const got = following ? await Promise.race([next, stopping]) : await next;
+      if (got === "stop") {
+        next.catch(() => {});
+        following = false;
+        if (taskId === undefined || why === "abandon") {
+          // No task yet: the call itself is cancelled. Abandoning: only the poll in flight is.
+          controller.abort(new CallerCancel());
+          report(index, why === "timeout" ? "timeout" : "cancelled", { task: taskId, ...progress });
+          return;
+        }
+        try {
+          await client.experimental.tasks.cancelTask(taskId);
+          report(index, why === "timeout" ? "timeout" : "cancelled", { task: taskId, ...progress });
+          return;
+        } catch (error) {
+          log(`tasks/cancel of ${taskId} refused (${error}); following the task to its end`);
+        }
+        continue;
+      }
+      if (got.done) {
+        report(index, "error", { text: "the stream ended without a result", ...progress });
+        return;
+      }
+      const message = got.value;
+      if (message.type === "taskCreated") {
+        taskId = message.task.taskId;
+        if (trigger === "on-task") stop(abandons ? "abandon" : "cancel");
+      } else if (message.type === "result") {
+        report(index, "result", { text: resultText(message.result), task: taskId, ...progress });
+        return;
+      } else if (message.type === "error") {
+        const outcome = why !== undefined && /was cancelled/.test(String(message.error)) ? "cancelled" : classify(message.error);
+        report(index, outcome, { text: String(message.error), task: taskId, ...progress });
+        return;
+      }
+    }
+  } finally {
+    timers.forEach(clearTimeout);
   }
 }
 
@@ -226,10 +317,10 @@ async function main() {
       break;
     } else if (client === undefined) {
       report(index, "error", { text: "no session: the case must connect first" });
-    } else if (action.concurrent) {
-      pending.push(call(client, index, action));
     } else {
-      await call(client, index, action);
+      const run = action.task !== undefined ? taskCall : call;
+      if (action.concurrent) pending.push(run(client, index, action));
+      else await run(client, index, action);
     }
   }
   await Promise.all(pending);

@@ -10,6 +10,7 @@ mod call;
 mod cli;
 mod http;
 mod ids;
+mod listen;
 mod meta;
 mod outbox;
 mod registry;

@@ -15,6 +15,7 @@
 //! HTTP each request has its own response stream.
 
 use crate::call;
+use crate::listen;
 use crate::meta::{self, CLIENT_CAPABILITIES, PROTOCOL_VERSION};
 use crate::outbox::Route;
 use crate::registry::{Key, Registry};
@@ -227,7 +228,10 @@ impl Session {
                 let supported: Vec<&str> = ProtocolVersion::newest_first()
                     .map(ProtocolVersion::as_str)
                     .collect();
-                let capabilities = json!({"tools": {}, "extensions": tasks::extensions()});
+                // `listChanged`: a `subscriptions/listen` may ask for tool-list changes
+                // (`listen.rs`), though this server's list never changes.
+                let capabilities =
+                    json!({"tools": {"listChanged": true}, "extensions": tasks::extensions()});
                 let discovered = json!({"supportedVersions": supported, "capabilities": capabilities});
                 meta::cacheable(version, discovered)
             }
@@ -236,14 +240,17 @@ impl Session {
                 let declared = stamp.tasks_extension;
                 return call::serve(&self.registry, key, &id, params, version, declared, route);
             }
+            "subscriptions/listen" => {
+                return listen::serve(&self.registry, key, &id, params.as_ref(), route);
+            }
             other => {
                 return Err(Refusal {
                     error: RpcError::new(
                         METHOD_NOT_FOUND,
                         format!(
                             "method not found: {other:?}; in {} this server implements {}, tools/list, \
-                             tools/call, tasks/get, tasks/update and tasks/cancel (ping and initialize belong \
-                             to the handshake era)",
+                             tools/call, subscriptions/listen, tasks/get, tasks/update and tasks/cancel (ping \
+                             and initialize belong to the handshake era)",
                             version.as_str(),
                             meta::DISCOVER
                         ),

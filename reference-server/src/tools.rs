@@ -5,7 +5,9 @@
 //! progress, `sleep` finishes on its own unless cancelled, `echo` and `ping`
 //! answer at once, and `cancellations` reports which handlers saw their
 //! cancel. In the versions with tasks, `work`, `sleep` and `ticker` may run
-//! as tasks and `job` only runs as one (`tasks/`); the others never do.
+//! as tasks, and `job` and `work_required` (`work` that must be a task, the
+//! role a harness refuses a plain call of) only run as one (`tasks/`); the
+//! others never do.
 //! Argument checking is hand-written against the advertised schemas.
 
 use crate::outbox::Route;
@@ -86,7 +88,7 @@ pub(crate) fn task_support(name: &str, version: ProtocolVersion) -> Option<TaskS
     }
     match name {
         "work" | "sleep" | "ticker" => Some(TaskSupport::Optional),
-        "job" => Some(TaskSupport::Required),
+        "job" | "work_required" => Some(TaskSupport::Required),
         "ping" | "echo" | "cancellations" => Some(TaskSupport::Forbidden),
         _ => None,
     }
@@ -101,7 +103,7 @@ pub(crate) enum ToolError {
 }
 
 /// The `tools/list` result of `version`: the fixture profile, plus `job`
-/// where there are tasks, each tool's `readOnlyHint` where the version has
+/// and `work_required` where there are tasks, each tool's `readOnlyHint` where the version has
 /// annotations, and its `execution.taskSupport` where the version defines it
 /// (2025-11-25).
 pub(crate) fn list(version: ProtocolVersion) -> Value {
@@ -111,6 +113,7 @@ pub(crate) fn list(version: ProtocolVersion) -> Value {
     };
     if version.has_tasks() {
         tools.push(job());
+        tools.push(work_required());
     }
     // Tool annotations exist from 2025-03-26. No tool here changes anything outside the
     // call itself, and saying so lets a client (`conformance init`) call them unprompted.
@@ -147,6 +150,15 @@ fn job() -> Value {
             },
             "required": ["ms"],
         },
+    })
+}
+
+/// `work` that only runs as a task: a plain call of it is refused (TSK-01).
+fn work_required() -> Value {
+    json!({
+        "name": "work_required",
+        "description": "Runs only as a task: reports progress 0 \"Started\" when given a progress token, then waits until its task is cancelled.",
+        "inputSchema": {"type": "object", "properties": {}},
     })
 }
 
@@ -229,6 +241,7 @@ pub(crate) fn prepare(
             .map(|ms| Call::Long(LongTool::Ticker(ms)))
             .ok_or_else(|| bad_argument(name, "interval_ms", "an integer >= 1")),
         "cancellations" => Ok(Call::Long(LongTool::Cancellations)),
+        "work_required" if version.has_tasks() => Ok(Call::Long(LongTool::Work)),
         "job" if version.has_tasks() => {
             let ms = integer(args, "ms", 0)
                 .ok_or_else(|| bad_argument(name, "ms", "an integer >= 0"))?;

@@ -54,14 +54,15 @@ fn only_initialize_and_ping_work_before_initialize() {
 
 #[test]
 fn tools_list_names_the_fixture_profile_with_schemas() {
-    // `job`, which only runs as a task, exists where tasks do (TASKS.md).
-    for (version, job) in [("2025-06-18", None), ("2025-11-25", Some("job"))] {
+    // `job` and `work_required`, which only run as tasks, exist where tasks do (TASKS.md).
+    let task_only: &[&str] = &["job", "work_required"];
+    for (version, job) in [("2025-06-18", &[][..]), ("2025-11-25", task_only)] {
         let mut server = Server::initialized(version);
         let list = server.request(json!(1), "tools/list", json!({}));
         let tools = list["result"]["tools"].as_array().expect("tools");
         let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
         let mut expected = vec!["work", "ping", "echo", "sleep", "ticker", "cancellations"];
-        expected.extend(job);
+        expected.extend_from_slice(job);
         assert_eq!(names, expected, "{version}");
         for tool in tools {
             assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");

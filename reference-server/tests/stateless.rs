@@ -71,7 +71,7 @@ fn stdio_discover_needs_no_handshake_and_lists_every_version() {
     assert_eq!(result["supportedVersions"], json!(ALL_VERSIONS));
     assert_eq!(
         result["capabilities"],
-        json!({"tools": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
+        json!({"tools": {"listChanged": true}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
     );
     assert_eq!(
         (result["ttlMs"].clone(), result["cacheScope"].clone()),
@@ -79,8 +79,8 @@ fn stdio_discover_needs_no_handshake_and_lists_every_version() {
     );
     let list = stdio_request(&mut server, json!(2), "tools/list", json!({}));
     assert_complete(&list);
-    // The fixture profile and `job`, which only runs as a task (TASKS.md).
-    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(7));
+    // The fixture profile, `job` and `work_required`, which only run as tasks (TASKS.md).
+    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(8));
     assert_eq!(list["result"]["ttlMs"], 0);
     let echo = stdio_request(
         &mut server,

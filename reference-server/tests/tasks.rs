@@ -86,6 +86,7 @@ fn the_capability_and_each_tools_task_support_are_declared() {
         ("ticker", json!("optional")),
         ("cancellations", Value::Null),
         ("job", json!("required")),
+        ("work_required", json!("required")),
     ];
     let expected: Vec<(String, Value)> = expected
         .into_iter()
@@ -107,6 +108,8 @@ fn tool_level_negotiation_answers_method_not_found_both_ways() {
     // A "required" tool called plainly (MUST -32601).
     let plain_job = server.tool(json!(2), "job", json!({"ms": 0}));
     assert_eq!(error_code(&plain_job), -32601, "{plain_job}");
+    let plain_work = server.tool(json!(6), "work_required", json!({}));
+    assert_eq!(error_code(&plain_work), -32601, "{plain_work}");
     // An "optional" tool either way.
     assert_eq!(
         server.tool(json!(3), "sleep", json!({"ms": 0}))["result"]["content"][0]["text"],

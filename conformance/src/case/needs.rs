@@ -7,6 +7,12 @@
 //! against a server that declares neither has nothing to test: it is skipped with the reason,
 //! never failed. `@needs no-tasks` is the converse, for the rule about servers without them
 //! (TSK-02).
+//!
+//! `@needs subscriptions`: in 2026-07-28 the notifications a server may send outside a request
+//! (`tools`, `prompts` or `resources` `listChanged`, `resources.subscribe`) flow only on a
+//! `subscriptions/listen` stream, so a server that declares one of them serves that request;
+//! one that declares none has nothing to subscribe to, and a case about subscriptions is
+//! skipped.
 
 use serde_json::Value;
 
@@ -20,17 +26,20 @@ pub enum Need {
     Tasks,
     /// Neither: the server declares no task support for `tools/call`.
     NoTasks,
+    /// Something to subscribe to with `subscriptions/listen` (2026-07-28).
+    Subscriptions,
 }
 
 impl Need {
     /// The words `@needs` takes.
-    pub const WORDS: [&'static str; 2] = ["tasks", "no-tasks"];
+    pub const WORDS: [&'static str; 3] = ["tasks", "no-tasks", "subscriptions"];
 
     /// The need a word names.
     pub fn parse(word: &str) -> Option<Need> {
         match word {
             "tasks" => Some(Need::Tasks),
             "no-tasks" => Some(Need::NoTasks),
+            "subscriptions" => Some(Need::Subscriptions),
             _ => None,
         }
     }
@@ -38,6 +47,11 @@ impl Need {
     /// Why the case does not apply to a server that opened with `opening` (the result of
     /// its `initialize`, or of `server/discover` when `stateless`), if it does not.
     pub fn unmet(self, opening: &Value, stateless: bool) -> Option<String> {
+        if self == Need::Subscriptions {
+            return (!stateless || !declares_subscriptions(opening)).then(|| {
+                "the case is about subscriptions, and the server's `server/discover` declares nothing to subscribe to (no `listChanged` for tools, prompts or resources, no `resources.subscribe`)".to_string()
+            });
+        }
         let declared = declares_tasks(opening, stateless);
         let what = if stateless {
             format!("the `{TASKS_EXTENSION}` extension in `server/discover`")
@@ -54,6 +68,20 @@ impl Need {
             _ => None,
         }
     }
+}
+
+/// Whether a `server/discover` result declares notifications a subscription can carry.
+fn declares_subscriptions(opening: &Value) -> bool {
+    let capabilities = opening.pointer("/result/capabilities");
+    let on = |path: &str| capabilities.and_then(|c| c.pointer(path)) == Some(&Value::Bool(true));
+    [
+        "/tools/listChanged",
+        "/prompts/listChanged",
+        "/resources/listChanged",
+        "/resources/subscribe",
+    ]
+    .iter()
+    .any(|path| on(path))
 }
 
 /// Whether an opening result declares task-augmented tool calls.
@@ -97,5 +125,19 @@ mod tests {
         // Tasks for other requests only (`tasks.list`) do not make tool calls tasks.
         let listing = json!({"result": {"capabilities": {"tasks": {"list": {}}}}});
         assert_eq!(Need::NoTasks.unmet(&listing, false), None);
+    }
+
+    #[test]
+    fn subscriptions_need_something_to_subscribe_to() {
+        let listed = json!({"result": {"capabilities": {"tools": {"listChanged": true}}}});
+        let resources = json!({"result": {"capabilities": {"resources": {"subscribe": true}}}});
+        let plain = json!({"result": {"capabilities": {"tools": {}}}});
+        assert_eq!(Need::Subscriptions.unmet(&listed, true), None);
+        assert_eq!(Need::Subscriptions.unmet(&resources, true), None);
+        assert!(Need::Subscriptions.unmet(&plain, true).is_some());
+        assert!(
+            Need::Subscriptions.unmet(&listed, false).is_some(),
+            "no subscriptions/listen before 2026-07-28"
+        );
     }
 }

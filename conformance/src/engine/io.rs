@@ -72,7 +72,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                         .as_deref()
                         .or_else(|| params.and_then(|p| p.get("name")).and_then(Value::as_str));
                     let call = method == "tools/call";
-                    let endless = call && tool.is_some_and(fixtures::is_endless);
+                    // A subscription, like `work`, lasts until it is cancelled.
+                    let endless = (call && tool.is_some_and(fixtures::is_endless))
+                        || method == "subscriptions/listen";
                     let natural_end = (call && tool == Some("sleep"))
                         .then_some(original_ms)
                         .flatten()
@@ -100,7 +102,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                                 .map(Duration::from_millis),
                             progress_seen: 0,
                             mapped: role.is_some(),
-                            due: if call && endless {
+                            due: if endless {
                                 Due::Unknown
                             } else {
                                 due(method, tool, natural_end)

@@ -47,8 +47,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.pump_until(sent + poll.every).await;
             }
         }
+        // The last round's `{$i}` stays bound while its answer is shown against the line.
+        let exhausted = self.poll_exhausted(poll, first_line, answers[0].1, last);
         self.captures.remove("i");
-        self.poll_exhausted(poll, first_line, answers[0].1, last)
+        exhausted
     }
 
     /// Waits for the response to the round's request `id` (any response: the answers are

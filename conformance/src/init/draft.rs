@@ -5,7 +5,7 @@
 use super::{Inspection, RoleDraft, Verdict};
 use crate::case::{Case, Role, TransportKind};
 use crate::discovery::{self, Tool};
-use crate::fixtures::{role_needs, Fixtures, ROLES};
+use crate::fixtures::{role_needs, Fixtures, ROLES, TASK_ROLES};
 use crate::transport::http::HttpTarget;
 use crate::transport::process::Launch;
 use serde_json::{json, Value};
@@ -26,6 +26,9 @@ fn not_checked(role: &str) -> &'static str {
         "sleep" => "that it stops when cancelled (the cases judge that)",
         "cancellations" => {
             "that it lists the requests whose handlers saw their cancel (the cases judge by it)"
+        }
+        "work_required" => {
+            "that a plain call of it is refused and that it runs as a task (the cases judge that)"
         }
         _ => "how it answers while other calls run (the cases judge that)",
     }
@@ -111,7 +114,7 @@ pub fn target_file(reach: Reach<'_>, inspection: &Inspection) -> String {
     }
     let mut roles = vec![];
     let mut drafts: Vec<&RoleDraft> = inspection.roles.iter().collect();
-    drafts.sort_by_key(|d| ROLES.iter().position(|r| *r == d.role));
+    drafts.sort_by_key(|d| ROLES.iter().chain(&TASK_ROLES).position(|r| *r == d.role));
     for draft in drafts {
         let Some(note) = note(draft) else { continue };
         let mut fields = vec![];

@@ -17,7 +17,7 @@ pub mod session;
 
 use crate::discovery::{self, Tool};
 use crate::era::ProtocolVersion;
-use crate::fixtures::{Fixtures, Mapping, Source};
+use crate::fixtures::{Fixtures, Mapping, Source, TASK_ROLES};
 use crate::transport::Transport;
 use crate::versions::Identity;
 use propose::Unit;
@@ -144,7 +144,7 @@ pub struct Inspection {
     pub version: ProtocolVersion,
     /// Its tools.
     pub tools: Vec<Tool>,
-    /// One per role, in [`CHECK_ORDER`].
+    /// One per role, in [`CHECK_ORDER`], then the task roles the server lists a tool for.
     pub roles: Vec<RoleDraft>,
 }
 
@@ -230,6 +230,13 @@ pub async fn inspect<S: Start>(
         seen(Seen::Role(&draft));
         roles.push(draft);
     }
+    for role in TASK_ROLES {
+        let draft = task_role(role, &tools);
+        if !draft.tried.is_empty() {
+            seen(Seen::Role(&draft));
+            roles.push(draft);
+        }
+    }
     session.io.shutdown(Duration::from_millis(500)).await;
     Ok(Inspection {
         identity: session.identity,
@@ -237,6 +244,35 @@ pub async fn inspect<S: Start>(
         tools,
         roles,
     })
+}
+
+/// A task role (`work_required`): played by the tool of its name that lists the task support
+/// the role is named for, as discovery finds it. Never called: its only plain call is one the
+/// server must refuse, and a task is the cases' business.
+fn task_role(role: &'static str, tools: &[Tool]) -> RoleDraft {
+    let tried: Vec<Tried> = tools
+        .iter()
+        .filter(|t| t.name == role && discovery::fits(t, role))
+        .take(1)
+        .map(|tool| Tried {
+            candidate: Candidate::of(
+                role,
+                tool,
+                None,
+                format!("named `{role}`, with `execution.taskSupport: \"required\"` in tools/list"),
+            ),
+            verdict: Verdict::Passed {
+                checked: "its listing (a task role is not called)".into(),
+                progress: true,
+            },
+        })
+        .collect();
+    let chosen = (!tried.is_empty()).then_some(0);
+    RoleDraft {
+        role,
+        tried,
+        chosen,
+    }
 }
 
 /// Considers a role's candidates in order until one passes its check. `work` prefers a

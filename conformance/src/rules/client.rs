@@ -88,6 +88,11 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if method == "initialize" {
             self.session_initialize(id);
         }
+        if method == "tasks/cancel" && client_cancel::abandons_only(&self.case.actions) {
+            let level = self.case_severity();
+            let problem = client_cancel::task_cancel_when_abandoning(&key, params, level);
+            self.problems([problem]);
+        }
         let token = params.and_then(|p| p.pointer("/_meta/progressToken"));
         let token_key = token.map(id_key);
         if let Some(token) = token {

@@ -1,8 +1,9 @@
 //! The standing rules for a client's `notifications/cancelled`: a well-formed cancel
 //! (CAN-01) of a request the client itself sent (CAN-02) and that is still in progress
 //! (CAN-03), never of `initialize` (CAN-04), and never of a `tools/call` that created a
-//! task: a task is cancelled with `tasks/cancel` (TSK-03, CAN-15); and for its answer to a
-//! request the harness cancelled (CAN-13).
+//! task: a task is cancelled with `tasks/cancel` (TSK-03, CAN-15); a client told only to stop
+//! waiting for a task ends its `tasks/result` wait and never cancels the task (TSK-06); and
+//! for its answer to a request the harness cancelled (CAN-13).
 //!
 //! Functions over the cancel, the ledger and a reading of the clock returning findings; the
 //! engine applies them (`engine/client/judge.rs`).
@@ -248,6 +249,54 @@ pub(crate) fn task_call_cancel(
             late.as_millis()
         ),
     )
+}
+
+/// Whether a client case's actions tell the adapter to stop waiting for a task's result and
+/// leave the task working (`abandon`, `abandon_after_ms`), and none tells it to cancel or to
+/// give up on a deadline: the case where a `tasks/cancel` is no part of what was asked.
+pub fn abandons_only(actions: &[Value]) -> bool {
+    let any = |keys: &[&str]| {
+        actions
+            .iter()
+            .any(|a| keys.iter().any(|k| a.get(*k).is_some()))
+    };
+    any(&["abandon", "abandon_after_ms"]) && !any(&["cancel", "cancel_after_ms", "timeout_ms"])
+}
+
+/// A `tasks/cancel` (request `key`, `params`) from a client that was only told to stop
+/// waiting: ending a wait leaves the task working (TSK-06), so cancelling the task is doing
+/// what the caller did not ask, weighed at the case's level.
+pub fn task_cancel_when_abandoning(key: &str, params: Option<&Value>, level: Severity) -> Problem {
+    let task = params
+        .and_then(|p| p.get("taskId"))
+        .map_or_else(|| "its task".to_string(), |t| format!("task {t}"));
+    Problem::new(
+        level,
+        Req::Tsk06,
+        format!("the client sent `tasks/cancel` (request {key}) for {task}, but it was told only to stop waiting for the result and leave the task working; ending a wait is `notifications/cancelled` for the `tasks/result` (or no more polls), never `tasks/cancel`"),
+    )
+}
+
+/// The client's `tasks/result` requests that it neither got an answer to nor cancelled while
+/// its session lasted, in a case whose adapter was told to stop waiting: the wait was left
+/// open at the server instead of being cancelled (TSK-06: a `tasks/result` is cancelled like
+/// any request, which ends the wait and not the task). A cancel at any time counts, also one
+/// sent as the client closed.
+pub fn waits_left_open<'a>(
+    received: impl IntoIterator<Item = (&'a String, &'a ReceivedRequest)>,
+    level: Severity,
+) -> Vec<Problem> {
+    received
+        .into_iter()
+        .filter(|(_, r)| r.method == "tasks/result" && r.answered.is_none() && !r.cancelled)
+        .map(|(key, _)| {
+            Problem::new(
+                level,
+                Req::Tsk06,
+                format!("the client stopped waiting for its task's result, but its `tasks/result` request {key} was never cancelled: the server still holds that wait; `notifications/cancelled` naming it ends the wait and leaves the task working"),
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -276,3 +276,45 @@ fn a_cancel_that_crossed_the_create_task_result_is_a_note() {
         assert!(message.contains("crossed"), "{message}");
     }
 }
+
+#[test]
+fn only_an_abandoning_case_judges_task_cancels() {
+    let abandon = json!({"call": "work", "task": true, "abandon_after_ms": 300});
+    let cancel = json!({"call": "work", "task": true, "cancel": "on-task"});
+    let exit = json!({"exit": true});
+    assert!(abandons_only(&[abandon.clone(), exit.clone()]));
+    assert!(!abandons_only(&[cancel.clone(), exit.clone()]));
+    assert!(
+        !abandons_only(&[abandon, cancel]),
+        "a case that also cancels may send tasks/cancel"
+    );
+    let problem =
+        task_cancel_when_abandoning("\"c-1\"", Some(&json!({"taskId": "t-1"})), Severity::Warn);
+    assert_eq!(
+        (problem.severity, problem.requirement),
+        (Severity::Warn, Req::Tsk06)
+    );
+    assert!(
+        problem.message.contains("task \"t-1\""),
+        "{}",
+        problem.message
+    );
+}
+
+#[test]
+fn a_tasks_result_wait_left_open_is_found_and_a_cancelled_one_is_not() {
+    let mut open = request("tasks/result");
+    let mut cancelled = request("tasks/result");
+    cancelled.cancelled = true;
+    let mut answered = request("tasks/result");
+    answered.answered = Some(Instant::now());
+    let other = request("tasks/get");
+    let keys = ["1", "2", "3", "4"].map(String::from);
+    let requests = [&open, &cancelled, &answered, &other];
+    let problems = waits_left_open(keys.iter().zip(requests), Severity::Warn);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].requirement, Req::Tsk06);
+    assert!(problems[0].message.contains("request 1 "));
+    open.cancelled = true;
+    assert!(waits_left_open([(&keys[0], &open)], Severity::Warn).is_empty());
+}

@@ -1,7 +1,8 @@
 //! Deliberately broken task clients over stdio: this test binary again, speaking raw JSON to
 //! the relay, each getting one task rule wrong on purpose: a task cancelled the plain way
 //! (TSK-03, CAN-15), a call augmented without the server's capability (TSK-01), polls faster
-//! than the task's `pollIntervalMs` (TSK-07).
+//! than the task's `pollIntervalMs` (TSK-07), a wait abandoned by cancelling the task or by
+//! leaving the `tasks/result` in flight (TSK-06).
 
 use crate::broken::{report, Server, INITIALIZE};
 use conformance::harness::expect::Expect;
@@ -49,6 +50,7 @@ pub fn client(mode: &str) -> bool {
             s.close();
             report(2, "result");
         }
+        "abandon-cancels-task" | "abandon-leaves-wait" => abandon(mode),
         "task-augments-without-capability" => {
             // The server declared no tasks; the call carries `task` anyway.
             let mut s = Server::start(None);
@@ -79,6 +81,29 @@ pub fn client(mode: &str) -> bool {
             std::thread::sleep(Duration::from_millis(300));
             s.close();
             report(2, "result");
+        }
+        "stateless-abandon-cancels-task" => {
+            // Told to stop waiting, it cancels the task.
+            let mut s = Server::start(None);
+            report(0, "result");
+            s.send(&stateless_request(
+                1,
+                "tools/call",
+                json!({"name": "work", "arguments": {}}),
+            ));
+            s.answer(json!(1));
+            std::thread::sleep(Duration::from_millis(300));
+            s.send(&stateless_request(
+                2,
+                "tasks/cancel",
+                json!({"taskId": "task-1"}),
+            ));
+            s.answer(json!(2));
+            report(1, "cancelled");
+            std::thread::sleep(Duration::from_millis(700));
+            report(2, "result");
+            s.close();
+            report(3, "result");
         }
         "stateless-task-polls-fast" => {
             // Polls every 50 ms whatever `pollIntervalMs` says.
@@ -114,6 +139,33 @@ pub fn client(mode: &str) -> bool {
     true
 }
 
+/// Told to stop waiting for a task's result (`client-task-abandon-wait`): waits with a
+/// blocking `tasks/result`, then `abandon-cancels-task` cancels that wait and the task too
+/// (`tasks/cancel`), and `abandon-leaves-wait` stops waiting without cancelling the wait.
+fn abandon(mode: &str) {
+    let mut s = Server::start(None);
+    s.send(INITIALIZE);
+    s.answer(json!(1));
+    s.send(INITIALIZED);
+    report(0, "result");
+    s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    s.answer(json!(2));
+    s.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"work","arguments":{},"task":{}}}"#);
+    s.answer(json!(3));
+    s.send(r#"{"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"taskId":"task-1"}}"#);
+    std::thread::sleep(Duration::from_millis(300));
+    if mode == "abandon-cancels-task" {
+        s.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}"#);
+        s.send(r#"{"jsonrpc":"2.0","id":5,"method":"tasks/cancel","params":{"taskId":"task-1"}}"#);
+        s.answer(json!(5));
+    }
+    report(1, "cancelled");
+    std::thread::sleep(Duration::from_millis(700));
+    report(2, "result");
+    s.close();
+    report(3, "result");
+}
+
 /// Mode, case, what the run must show.
 #[rustfmt::skip]
 pub(crate) fn rows() -> Vec<(&'static str, &'static str, Expect)> {
@@ -123,6 +175,9 @@ pub(crate) fn rows() -> Vec<(&'static str, &'static str, Expect)> {
         ("task-cancelled-by-notification",           "client-task-cancel",                    E::fails("TSK-03").saying("tasks/cancel")),
         ("task-augments-without-capability",         "client-task-no-capability",             E::caught("case", F).saying("/params/task")),
         ("stateless-task-cancelled-by-notification", "client-stateless-task-cancel",          E::fails("CAN-15").saying("tasks/cancel")),
+        ("abandon-cancels-task",                     "client-task-abandon-wait",              E::warns("TSK-06").saying("tasks/cancel")),
+        ("abandon-leaves-wait",                      "client-task-abandon-wait",              E::warns("TSK-06").saying("never cancelled")),
+        ("stateless-abandon-cancels-task",            "client-stateless-task-abandon",         E::warns("TSK-06").saying("tasks/cancel")),
         ("stateless-task-polls-fast",                "client-stateless-task-poll-interval",   E::caught("case", W)),
     ]
 }

@@ -348,11 +348,15 @@ pub(super) async fn answer_refusal(
 /// How to answer a request: as the server was told, except that a task
 /// poll (`tasks/get`) gets one JSON body whenever the client accepts one:
 /// a client that polls wants no stream (tasks.mdx, "servers SHOULD NOT
-/// upgrade to an SSE stream in response to a tasks/get request").
+/// upgrade to an SSE stream in response to a tasks/get request"), and a
+/// `subscriptions/listen` always gets its stream.
 pub(super) fn delivery_for(default: Delivery, method: &str, headers: &HeaderMap) -> Delivery {
     let json_accepted = || accepts(headers, Delivery::Json);
     if method == "tasks/get" && json_accepted() {
         Delivery::Json
+    } else if method == "subscriptions/listen" && accepts(headers, Delivery::Sse) {
+        // A subscription is a stream of notifications, whatever `--json-response` says.
+        Delivery::Sse
     } else {
         default
     }

@@ -136,7 +136,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                         }
                     }
                     if case.needs.is_empty() {
-                        return Err(p.error(line, "`@needs` names tasks or no-tasks"));
+                        return Err(p.error(line, "`@needs` names tasks, no-tasks or subscriptions"));
                     }
                     if case.needs.contains(&Need::Tasks) && case.needs.contains(&Need::NoTasks) {
                         return Err(p.error(line, "`@needs tasks no-tasks` can never hold; keep one"));

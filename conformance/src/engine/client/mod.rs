@@ -265,7 +265,15 @@ impl Side for ClientTarget {
         played: Result<(), Stop>,
     ) -> Option<String> {
         match played {
-            Ok(()) | Err(Stop::Done) => wind_down(e).await,
+            Ok(()) | Err(Stop::Done) => {
+                wind_down(e).await;
+                if crate::rules::client_cancel::abandons_only(&e.case.actions) {
+                    let level = e.case_severity();
+                    let open =
+                        crate::rules::client_cancel::waits_left_open(&e.ledger.received, level);
+                    e.problems(open);
+                }
+            }
             Err(Stop::Skip(reason)) => return Some(reason),
             Err(Stop::Gone | Stop::Hung) => {
                 e.side.stopped = Some(e.line);

@@ -8,7 +8,7 @@ use crate::engine::ledger::CancelMark;
 use crate::engine::waited::Waits;
 use crate::engine::Engine;
 use crate::outcome::FindingKind;
-use crate::rules::server::{self, ProgressFacts, ServerRequest};
+use crate::rules::server::{self, listen, ProgressFacts, ServerRequest};
 use crate::transport::Transport;
 use serde_json::Value;
 
@@ -29,9 +29,37 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 }
             }
             (Some("notifications/progress"), None) => self.progress(index, value.get("params")),
-            (Some(_), None) => {}
+            (Some(method), None) => self.subscription_message(index, method, value.get("params")),
             (None, _) => self.response(index, &value),
         }
+    }
+
+    /// A notification other than progress: in 2026-07-28, a server cancel must end a
+    /// subscription, and nothing may come for a subscription after its cancel was read
+    /// (see [`listen`]).
+    fn subscription_message(&mut self, index: usize, method: &str, params: Option<&Value>) {
+        if self.protocol().is_none_or(|v| v.servers_may_request()) {
+            return;
+        }
+        if method == "notifications/cancelled" {
+            let named = params
+                .and_then(|p| p.get("requestId"))
+                .and_then(|id| self.ledger.sent.get(&self.ledger.key(id)));
+            let problem = listen::server_cancel(params, named);
+            return self.problems([problem]);
+        }
+        let Some(id) = listen::subscription_of(params) else {
+            return;
+        };
+        let key = self.ledger.key(id);
+        let at = self.transcript[index].at;
+        let problem = self
+            .ledger
+            .sent
+            .get(&key)
+            .filter(|r| r.method == "subscriptions/listen")
+            .and_then(|listen| listen::after_cancel(method, &key, listen, at));
+        self.problems(problem);
     }
 
     /// The clock read for a rule about a request whose cancel is `mark`: the target's waits
@@ -100,6 +128,11 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             return;
         }
         let key = self.ledger.key(&value["id"]);
+        if request.method == "subscriptions/listen" && !request.answered_before_cancel {
+            if let Some(note) = listen::closed_with_result(&key, value) {
+                return self.problems([note]);
+            }
+        }
         let waits = self.waits_for(request.cancel.as_ref());
         let version = self.protocol();
         let judged = server::answered_after_cancel(&key, &request, value, at, &waits, version);

@@ -13,8 +13,11 @@
 //!   cancel read), and [`late_progress`] once the case has ended.
 //! - [`cancel::answered_after_cancel`]: the response to a cancelled request.
 //! - [`stray_responses`]: responses no step expected and no cancel explains.
+//! - [`listen`]: how a subscription ends (2026-07-28): nothing after the client's cancel, and a
+//!   server cancel only for a subscription.
 
 pub mod cancel;
+pub mod listen;
 pub mod progress;
 
 pub use cancel::answered_after_cancel;

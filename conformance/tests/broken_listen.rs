@@ -1,0 +1,197 @@
+//! The harness judged against deliberately broken subscription servers (2026-07-28 over
+//! stdio): each mode of a small server breaks one rule of how a `subscriptions/listen` ends
+//! (CAN-14), or takes one of the two readings the specification allows (AMB-19), and the
+//! harness must give exactly the verdict the spec calls for. Every row also runs as
+//! `loaded/…` with a busy loop on every core.
+//!
+//! This binary is also the server: with `BROKEN_LISTEN_SERVER=<mode>` it serves on stdio.
+//! Modes: `correct` acknowledges a listen and, once cancelled, sends nothing more for it;
+//! `graceful-result` then answers the listen with a completion result (the subscriptions
+//! page); `cancels-back` then sends its own `notifications/cancelled` naming the listen (the
+//! cancellation page); `keeps-notifying` sends a tool-list change for the subscription every
+//! 50 ms whether cancelled or not; `cancels-other` also sends `notifications/cancelled`
+//! naming the client's `server/discover`; `no-ack` never acknowledges.
+
+use conformance::case::Role;
+use conformance::engine::server::run_server_case;
+use conformance::engine::Options;
+use conformance::harness;
+use conformance::harness::expect::{Expect, Run};
+use conformance::outcome::{Outcome, Severity};
+use conformance::transport::process::Launch;
+use libtest_mimic::{Arguments, Failed, Trial};
+use serde_json::{json, Value};
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const CASE: &str = "stateless-listen-cancel";
+
+/// The table: mode, what the run of the case must show.
+#[rustfmt::skip]
+fn table() -> Vec<(&'static str, Expect)> {
+    use Outcome::Pass;
+    use Severity::Note;
+    type E = Expect;
+    vec![
+        ("correct",         E::outcome(Pass)),
+        // Both readings of AMB-19 pass, and the run says which one it saw.
+        ("graceful-result", E::outcome(Pass).noting("AMB-19", Note, "completion result|graceful")),
+        ("cancels-back",    E::outcome(Pass).noting("AMB-19", Note, "notifications/cancelled")),
+        // Nothing may come for a subscription once its cancel was read.
+        ("keeps-notifying", E::fails("CAN-14").saying("after the client's cancel")),
+        // A server cancels nothing but a subscription.
+        ("cancels-other",   E::fails("CAN-14").saying("server/discover")),
+        ("no-ack",          E::fails("case").saying("subscriptions/acknowledged")),
+    ]
+}
+
+/// One mode of the server, writing to stdout.
+struct Server {
+    mode: String,
+    out: Mutex<std::io::Stdout>,
+}
+
+impl Server {
+    fn write(&self, message: Value) {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = writeln!(out, "{message}");
+        let _ = out.flush();
+    }
+
+    fn result(&self, id: &Value, mut result: Value) {
+        result["resultType"] = json!("complete");
+        self.write(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+    }
+
+    fn handle(self: &Arc<Self>, line: &str) {
+        let Ok(message) = serde_json::from_str::<Value>(line) else {
+            return;
+        };
+        let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+        let Some(id) = message.get("id").cloned() else {
+            if method == "notifications/cancelled" {
+                self.cancelled(&message["params"]["requestId"]);
+            }
+            return;
+        };
+        match method {
+            "server/discover" => {
+                if self.mode == "cancels-other" {
+                    self.write(
+                        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                      "params": {"requestId": id}}),
+                    );
+                }
+                self.result(
+                    &id,
+                    json!({"supportedVersions": ["2026-07-28"],
+                           "capabilities": {"tools": {"listChanged": true}}}),
+                );
+            }
+            "subscriptions/listen" => self.listen(&id),
+            _ => self.write(json!({"jsonrpc": "2.0", "id": id,
+                                   "error": {"code": -32601, "message": "Method not found"}})),
+        }
+    }
+
+    fn listen(self: &Arc<Self>, id: &Value) {
+        let meta = json!({"io.modelcontextprotocol/subscriptionId": id});
+        if self.mode != "no-ack" {
+            self.write(json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                              "params": {"_meta": meta, "notifications": {"toolsListChanged": true}}}));
+        }
+        if self.mode == "keeps-notifying" {
+            let server = Arc::clone(self);
+            std::thread::spawn(move || loop {
+                std::thread::sleep(Duration::from_millis(50));
+                server.write(
+                    json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                                    "params": {"_meta": meta}}),
+                );
+            });
+        }
+    }
+
+    fn cancelled(&self, request: &Value) {
+        let meta = json!({"io.modelcontextprotocol/subscriptionId": request});
+        match self.mode.as_str() {
+            "graceful-result" => self.result(request, json!({"_meta": meta})),
+            "cancels-back" => self.write(
+                json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                                "params": {"requestId": request}}),
+            ),
+            _ => {}
+        }
+    }
+}
+
+fn serve(mode: &str) -> ! {
+    let server = Arc::new(Server {
+        mode: mode.to_string(),
+        out: Mutex::new(std::io::stdout()),
+    });
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        server.handle(&line);
+    }
+    std::process::exit(0)
+}
+
+fn check(
+    case: &conformance::case::Case,
+    mode: &str,
+    want: &Expect,
+    loaded: bool,
+) -> Result<(), Failed> {
+    let launch = Launch {
+        argv: vec![std::env::current_exe()?.display().to_string()],
+        env: vec![("BROKEN_LISTEN_SERVER".into(), mode.into())],
+        cwd: None,
+    };
+    let options = want.options(Options {
+        case_timeout: Duration::from_secs(12),
+        reply_timeout: Duration::from_millis(800),
+        startup_timeout: Duration::from_secs(2),
+        protocol_version: "2026-07-28".into(),
+        ..Options::default()
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let report = runtime.block_on(run_server_case(case, &launch, &options))?;
+    let run = Run {
+        case,
+        report: &report,
+        pids: &[],
+        loaded,
+    };
+    Ok(want.check(&run).map_err(|e| format!("{mode} × {e}"))?)
+}
+
+fn main() {
+    if let Ok(mode) = std::env::var("BROKEN_LISTEN_SERVER") {
+        serve(&mode);
+    }
+    let args = Arguments::from_args();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+    let id = format!("server/{CASE}");
+    let case = harness::cases(&dir, Role::Server)
+        .into_iter()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("no case {id} in {}", dir.display()));
+    let mut trials = vec![];
+    for (mode, want) in table() {
+        let (calm_case, calm_want) = (case.clone(), want.clone());
+        trials.push(Trial::test(format!("{mode}/{CASE}"), move || {
+            check(&calm_case, mode, &calm_want, false)
+        }));
+        let (loaded_case, loaded_want) = (case.clone(), want);
+        trials.push(Trial::test(format!("loaded/{mode}/{CASE}"), move || {
+            let _load = harness::saturate_cpus();
+            check(&loaded_case, mode, &loaded_want, true)
+        }));
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
