@@ -8,6 +8,8 @@
 //! fault the mode adds. Every row also runs as `loaded/…` with a busy loop on every core: the
 //! verdict must be the same on a loaded machine.
 
+#![allow(unsafe_code)] // libc: signals and measures the processes it starts
+
 use conformance::case::{Case, Role};
 use conformance::engine::server::run_server_case;
 use conformance::engine::{Options, Report};

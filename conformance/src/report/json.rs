@@ -60,7 +60,9 @@ pub struct RunError {
 /// The harness's name and version.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Harness {
+    /// `conformance`.
     pub name: String,
+    /// Its version.
     pub version: String,
 }
 
@@ -159,7 +161,9 @@ pub struct Stderr {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StderrLine {
+    /// When, in milliseconds since the target started.
     pub at_ms: f64,
+    /// The line.
     pub text: String,
 }
 
