@@ -22,6 +22,7 @@
 //! - [`suite`], [`baseline`], [`runner`], [`harness`]: finding cases, known failures, running
 //!   many at once, and the glue for test binaries; [`spoken`]: asking a server which
 //!   versions it speaks; [`interrupt`]: leaving nothing behind when interrupted.
+//! - [`error`]: why a run could not happen, typed.
 //! - [`libtest`]: every case as a `cargo test` test in a server's own repository.
 
 pub mod baseline;
@@ -30,6 +31,7 @@ pub mod client_versions;
 pub mod discovery;
 pub mod engine;
 pub mod era;
+pub mod error;
 pub mod fixtures;
 pub mod harness;
 pub mod init;

@@ -144,7 +144,9 @@ impl Shared {
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
-        let result = runtime.block_on(run_case(case, &self.connect, &options));
+        let result = runtime
+            .block_on(run_case(case, &self.connect, &options))
+            .map_err(|e| e.to_string());
         let report = result.as_ref().map_err(|e| Failed::from(e.clone()))?;
         if let Some(dir) = &self.wishes.dump {
             dump::dump(dir, case, report, version)

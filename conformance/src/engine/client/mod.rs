@@ -19,6 +19,7 @@ pub(crate) mod tasks;
 use super::{Engine, Options, Report, Side, Stop};
 use crate::case::{Case, Step, StepKind, TransportKind};
 use crate::era::{Era, ProtocolVersion, STATELESS_VERSION};
+use crate::error::StartError;
 use crate::outcome::{FindingKind, Severity};
 use crate::requirement::Req;
 use crate::rules::envelope::{Writer, CLIENT};
@@ -120,7 +121,7 @@ pub async fn run_client_case(
     launch: &Launch,
     transport: &ClientTransport,
     options: &Options,
-) -> Result<Report, String> {
+) -> Result<Report, StartError> {
     let target = display_argv(&launch.argv);
     let kind = transport.kind();
     let version = ProtocolVersion::parse(&options.protocol_version);
