@@ -30,7 +30,7 @@ pub(crate) mod client_crossing;
 pub mod client_http;
 pub(crate) mod client_progress;
 pub(crate) mod client_request;
-mod client_stateless;
+pub(crate) mod client_stateless;
 pub mod envelope;
 pub(crate) mod http;
 pub(crate) mod server;
