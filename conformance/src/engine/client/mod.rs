@@ -10,6 +10,7 @@
 mod adapter;
 pub mod http;
 mod judge;
+mod judge_http;
 mod judge_stateless;
 pub mod session;
 mod start;
