@@ -5,9 +5,9 @@
 //! A rule family is a set of functions over a read-only view of what happened (the message,
 //! the ledger entries it is about, the era, the transport's facts, a reading of the clock)
 //! returning findings ([`envelope::Problem`]) and, where the harness must answer, the answer;
-//! the engine gathers the facts and applies the verdict (`engine/server/judge*.rs`). Each such
-//! family has unit tests of its own, one per finding it can make and per fair outcome it must
-//! accept.
+//! the engine gathers the facts and applies the verdict (`engine/server/judge*.rs`,
+//! `engine/client/judge*.rs`, `engine/client/crossing.rs`). Each such family has unit tests
+//! of its own, one per finding it can make and per fair outcome it must accept.
 //!
 //! - [`envelope`]: JSON-RPC 2.0 on one line, for either role.
 //! - [`server`]: what a server writes (responses after a cancel, progress, its own requests).
@@ -16,15 +16,15 @@
 //! - [`client_cancel`]: a client's cancels, and its answers to cancelled requests;
 //!   [`client_progress`]: the progress it reports; [`client_request`]: its request ids,
 //!   progress tokens and handshake order.
-//! - `client`: the engine's side of the client's rules (gathering facts, applying verdicts,
-//!   answering unscripted requests); `client_stateless`, `client_http`, `client_crossing`: its
-//!   requests in the stateless era, its HTTP sessions, and messages whose POSTs cross. These
-//!   are still engine methods.
+//! - `client_stateless`: its requests in the stateless era and the reuse of request ids;
+//!   [`client_http`]: its Streamable HTTP requests and sessions; `client_crossing`: its
+//!   messages whose POSTs cross. The engine's side of all the client's families (gathering
+//!   facts, applying verdicts, keeping the session state, answering unscripted requests) is
+//!   in `engine/client/`.
 //! - [`tasks`]: what the ledger learns of tasks from the answers, and a task's progress once
 //!   it is terminal (PRG-10): engine methods the server glue calls, whose facts (whether a
 //!   request created a task) the pure families above take as given.
 
-mod client;
 pub(crate) mod client_cancel;
 pub(crate) mod client_crossing;
 pub mod client_http;

@@ -8,10 +8,13 @@
 //! adapter contract is in the README ("Testing a client").
 
 mod adapter;
+mod answer;
+mod crossing;
 pub mod http;
 mod judge;
 mod judge_http;
 mod judge_stateless;
+mod message;
 pub mod session;
 mod start;
 pub use start::never_reached;
@@ -86,7 +89,7 @@ pub struct ClientTarget {
     /// What the harness knows of a client of the stateless era.
     pub(crate) era: StatelessSide,
     /// The client's messages held until what they may have crossed over HTTP arrives.
-    pub(crate) crossing: crate::rules::client_crossing::Crossing,
+    pub(crate) crossing: crossing::Crossing,
     /// The tasks the case created, served where the case leaves their requests to the harness.
     pub(crate) tasks: tasks::ClientTasks,
 }
