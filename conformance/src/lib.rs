@@ -10,8 +10,8 @@
 //! - [`case`]: the case format and its strict parser; [`pattern`]: JSON patterns.
 //! - [`engine`]: plays one case, for either role ([`engine::server`], [`engine::client`]);
 //!   [`rules`]: the standing rules every message is judged by.
-//! - [`transport`]: how messages reach a target (stdio, the relay for clients) and process
-//!   hygiene.
+//! - [`transport`]: how messages reach a target, by direction (to servers: stdio and HTTP; to
+//!   clients: the relay and the harness's HTTP server), and process hygiene.
 //! - [`era`]: what differs between protocol versions; [`versions`]: which ones a run uses
 //!   ([`client_versions`] for client runs).
 //! - [`load`]: how busy the machine is, to stretch waits fairly.
