@@ -23,6 +23,7 @@ pub mod parts;
 mod poll;
 mod proof;
 mod receive;
+mod response;
 pub mod server;
 mod side;
 mod steps;
