@@ -22,6 +22,12 @@ pub enum StartError {
     /// started never listened, or the harness could not serve the client; says which.
     #[error("{0}")]
     Transport(String),
+    /// The harness could not start its own async runtime.
+    #[error("cannot start a tokio runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// A version probe's task ended abnormally.
+    #[error("a version probe failed: {0}")]
+    Probe(#[source] tokio::task::JoinError),
 }
 
 impl From<String> for StartError {
@@ -45,6 +51,39 @@ impl fmt::Display for BrokenCases {
         }
         Ok(())
     }
+}
+
+/// A baseline file that cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: cannot read the baseline: {source}")]
+pub struct BaselineError {
+    /// The file, as given.
+    pub path: String,
+    /// What the operating system said.
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// A JSON report that cannot be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The file cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file, as given.
+        path: String,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It is no report this harness reads (not JSON, another schema version, …): says which.
+    #[error("{path}: {reason}")]
+    Invalid {
+        /// The file, as given.
+        path: String,
+        /// What is wrong with it, and what to do.
+        reason: String,
+    },
 }
 
 /// Blessing was asked for where it is refused.

@@ -100,7 +100,10 @@ impl Shared {
         let case = &self.cases[index];
         let spoken = self
             .spoken
-            .get_or_init(|| spoken::spoken_by(&self.connect, &self.choice, &self.options))
+            .get_or_init(|| {
+                spoken::spoken_by(&self.connect, &self.choice, &self.options)
+                    .map_err(|e| e.to_string())
+            })
             .as_ref()
             .map_err(|e| format!("cannot ask the server which versions it speaks: {e}"))?;
         if let Some(untestable) = &spoken.untestable {

@@ -6,6 +6,7 @@
 
 pub use super::gate::Summary;
 use super::timing::{CaseTimings, RunTimings};
+use crate::error::ReportError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -216,10 +217,16 @@ fn is_false(b: &bool) -> bool {
 
 /// Reads a JSON report written by a run, refusing other documents and other schema versions
 /// with a message that says what to do.
-pub fn read(path: &Path) -> Result<RunReport, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+pub fn read(path: &Path) -> Result<RunReport, ReportError> {
+    let shown = || path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ReportError::Read {
+        path: shown(),
+        source,
+    })?;
+    parse(&text).map_err(|reason| ReportError::Invalid {
+        path: shown(),
+        reason,
+    })
 }
 
 /// [`read`] for text already read.
