@@ -148,7 +148,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             }
             _ => format!("[no open stream of request {shown} to close]"),
         };
-        self.expected.push(format!("< {text}"));
+        self.diff.push(format!("< {text}"));
         let now = self.now();
         self.transcript
             .push(crate::transcript::Entry::sent(now, text, None, false));
