@@ -2,6 +2,7 @@
 //! cases still fail: listed failures do not fail the run, and a listed case that passes again
 //! fails the run as stale, so the list only ever shrinks.
 
+use crate::error::BaselineError;
 use std::path::Path;
 
 /// A baseline file: case ids, one a line, `#` comments and blank lines allowed.
@@ -15,9 +16,11 @@ pub struct Baseline {
 
 impl Baseline {
     /// Reads a baseline file.
-    pub fn load(path: &Path) -> Result<Baseline, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read the baseline: {e}", path.display()))?;
+    pub fn load(path: &Path) -> Result<Baseline, BaselineError> {
+        let text = std::fs::read_to_string(path).map_err(|source| BaselineError {
+            path: path.display().to_string(),
+            source,
+        })?;
         Ok(Baseline::parse(&path.display().to_string(), &text))
     }
 

@@ -52,10 +52,15 @@ pub enum Era {
 /// A protocol version the harness knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ProtocolVersion {
+    /// `2024-11-05`, the first: HTTP+SSE, no Streamable HTTP.
     V2024_11_05,
+    /// `2025-03-26`: Streamable HTTP.
     V2025_03_26,
+    /// `2025-06-18`.
     V2025_06_18,
+    /// `2025-11-25`, the last of the handshake era.
     V2025_11_25,
+    /// `2026-07-28`, the stateless era.
     V2026_07_28,
 }
 

@@ -7,6 +7,7 @@ pub mod expect;
 
 use crate::case::{Case, Role};
 use crate::engine::Report;
+use crate::error::{BlessRefused, BrokenCases};
 use crate::report::{self, gate};
 use crate::suite;
 use std::path::Path;
@@ -16,26 +17,19 @@ pub const BLESS_ENV: &str = "CONFORMANCE_BLESS";
 
 /// Whether blessing was asked for in the environment; an error when it is refused (CI is
 /// set: blessing there would accept whatever the target did).
-pub fn bless_requested() -> Result<bool, String> {
+pub fn bless_requested() -> Result<bool, BlessRefused> {
     let asked = std::env::var_os(BLESS_ENV).is_some_and(|v| v == "1");
     if asked && std::env::var_os("CI").is_some() {
-        return Err("blessing is refused when CI is set: it would accept whatever the target did; bless locally and commit the diff".into());
+        return Err(BlessRefused);
     }
     Ok(asked)
 }
 
-/// The cases of `role` in `dir`. A broken case is a bug: it is printed and the process exits
-/// with status 2, as the command line does.
-pub fn cases(dir: &Path, role: Role) -> Vec<Case> {
-    match suite::from_dir(dir) {
-        Ok(cases) => cases.into_iter().filter(|c| c.role == role).collect(),
-        Err(errors) => {
-            for e in errors {
-                eprintln!("error: bug in case: {e}");
-            }
-            std::process::exit(2);
-        }
-    }
+/// The cases of `role` in `dir`. A broken case is a bug: a test binary prints the error and
+/// exits with status 2, as the command line does.
+pub fn cases(dir: &Path, role: Role) -> Result<Vec<Case>, BrokenCases> {
+    let cases = suite::from_dir(dir).map_err(BrokenCases)?;
+    Ok(cases.into_iter().filter(|c| c.role == role).collect())
 }
 
 /// Judges a report of a reference implementation, which must be clean at every level: `Ok`

@@ -10,8 +10,8 @@
 //! - [`case`]: the case format and its strict parser; [`pattern`]: JSON patterns.
 //! - [`engine`]: plays one case, for either role ([`engine::server`], [`engine::client`]);
 //!   [`rules`]: the standing rules every message is judged by.
-//! - [`transport`]: how messages reach a target (stdio, the relay for clients) and process
-//!   hygiene.
+//! - [`transport`]: how messages reach a target, by direction (to servers: stdio and HTTP; to
+//!   clients: the relay and the harness's HTTP server), and process hygiene.
 //! - [`era`]: what differs between protocol versions; [`versions`]: which ones a run uses
 //!   ([`client_versions`] for client runs).
 //! - [`load`]: how busy the machine is, to stretch waits fairly.
@@ -22,6 +22,7 @@
 //! - [`suite`], [`baseline`], [`runner`], [`harness`]: finding cases, known failures, running
 //!   many at once, and the glue for test binaries; [`spoken`]: asking a server which
 //!   versions it speaks; [`interrupt`]: leaving nothing behind when interrupted.
+//! - [`error`]: why a run could not happen, typed.
 //! - [`libtest`]: every case as a `cargo test` test in a server's own repository.
 
 pub mod baseline;
@@ -30,6 +31,7 @@ pub mod client_versions;
 pub mod discovery;
 pub mod engine;
 pub mod era;
+pub mod error;
 pub mod fixtures;
 pub mod harness;
 pub mod init;

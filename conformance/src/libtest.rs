@@ -226,7 +226,7 @@ impl Server {
 
     /// Checks the options and loads what the run needs: the cases, the baseline, the target.
     fn prepare(self) -> Result<Shared, String> {
-        let bless = harness::bless_requested()?;
+        let bless = harness::bless_requested().map_err(|e| e.to_string())?;
         if bless && self.cases.is_none() {
             return Err(format!(
                 "{}=1 rewrites case files: give their folder with .cases(DIR) (the cases built into the harness cannot be rewritten)",

@@ -47,7 +47,9 @@ pub fn execute(
                 protocol_version: unit.version.clone(),
                 ..options.clone()
             };
-            runtime.block_on(run_case(case, connect, &options))
+            runtime
+                .block_on(run_case(case, connect, &options))
+                .map_err(|e| e.to_string())
         },
     );
     let mut back: Vec<Option<Vec<CaseResult>>> = (0..units.len()).map(|_| None).collect();

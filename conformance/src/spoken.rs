@@ -4,6 +4,7 @@
 
 use crate::engine::server::Connect;
 use crate::engine::Options;
+use crate::error::StartError;
 use crate::transport::http::Http;
 use crate::transport::process::display_argv;
 use crate::transport::stdio::Stdio;
@@ -11,11 +12,15 @@ use crate::versions::{self, Choice, Spoken};
 
 /// Asks the target which protocol versions it speaks, each probe on a fresh start of it (over
 /// HTTP, a fresh connection, and a fresh server where the harness starts it).
-pub fn spoken_by(connect: &Connect, choice: &Choice, options: &Options) -> Result<Spoken, String> {
+pub fn spoken_by(
+    connect: &Connect,
+    choice: &Choice,
+    options: &Options,
+) -> Result<Spoken, StartError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
+        .map_err(StartError::Runtime)?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async {
         let mut probes = tokio::task::JoinSet::new();
@@ -26,29 +31,31 @@ pub fn spoken_by(connect: &Connect, choice: &Choice, options: &Options) -> Resul
             let wait = options.startup_timeout;
             match connect {
                 Connect::Stdio(launch) => {
-                    let io = Stdio::spawn(launch, options.reply_timeout).map_err(|e| {
-                        format!(
-                            "cannot start target `{}`: {e}; check the command after `--` (it is run without a shell)",
-                            display_argv(&launch.argv)
-                        )
+                    let io = Stdio::spawn(launch, options.reply_timeout).map_err(|source| {
+                        StartError::Spawn {
+                            target: display_argv(&launch.argv),
+                            source,
+                        }
                     })?;
-                    probes.spawn_local(
-                        async move { (order, versions::probe(io, version, wait, list).await) },
-                    );
+                    probes.spawn_local(async move {
+                        (order, versions::probe(io, version, wait, list).await)
+                    });
                 }
                 Connect::Http(target) => {
                     let io = Http::start(target, options.reply_timeout, wait).await?;
-                    probes.spawn_local(
-                        async move { (order, versions::probe(io, version, wait, list).await) },
-                    );
+                    probes.spawn_local(async move {
+                        (order, versions::probe(io, version, wait, list).await)
+                    });
                 }
             }
         }
         let mut found = vec![];
         while let Some(done) = probes.join_next().await {
-            found.push(done.map_err(|e| format!("a version probe failed: {e}"))?);
+            found.push(done.map_err(StartError::Probe)?);
         }
         found.sort_by_key(|(order, _)| *order);
-        Ok(versions::gather(found.into_iter().map(|(_, f)| f).collect()))
+        Ok(versions::gather(
+            found.into_iter().map(|(_, f)| f).collect(),
+        ))
     })
 }

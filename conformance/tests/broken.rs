@@ -8,6 +8,8 @@
 //! fault the mode adds. Every row also runs as `loaded/…` with a busy loop on every core: the
 //! verdict must be the same on a loaded machine.
 
+#![allow(unsafe_code)] // libc: signals and measures the processes it starts
+
 use conformance::case::{Case, Role};
 use conformance::engine::server::run_server_case;
 use conformance::engine::{Options, Report};
@@ -828,7 +830,10 @@ fn main() {
     let args = Arguments::from_args();
     conformance::transport::reap::become_subreaper();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
-    let cases = harness::cases(&dir, Role::Server);
+    let cases = harness::cases(&dir, Role::Server).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2);
+    });
     let mut trials = vec![];
     for (mode, name, want) in table() {
         let id = format!("server/{name}");

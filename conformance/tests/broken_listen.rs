@@ -178,6 +178,10 @@ fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
     let id = format!("server/{CASE}");
     let case = harness::cases(&dir, Role::Server)
+        .unwrap_or_else(|e| {
+            eprintln!("{e}");
+            std::process::exit(2);
+        })
         .into_iter()
         .find(|c| c.id == id)
         .unwrap_or_else(|| panic!("no case {id} in {}", dir.display()));

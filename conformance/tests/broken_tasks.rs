@@ -112,7 +112,10 @@ fn main() {
     }
     let args = Arguments::from_args();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
-    let cases = harness::cases(&dir, Role::Server);
+    let cases = harness::cases(&dir, Role::Server).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2);
+    });
     let mut trials = vec![];
     for (mode, name, want) in table() {
         let id = format!("server/{name}");

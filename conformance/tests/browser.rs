@@ -8,6 +8,8 @@
 //! and the reason is printed. With `CONFORMANCE_SCREENSHOTS=DIR` the pages are also saved as
 //! PNG screenshots there, to look at.
 
+#![allow(unsafe_code)] // libc: kills the browser it starts
+
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

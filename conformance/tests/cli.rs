@@ -1,5 +1,7 @@
 //! The `conformance` command line: exit codes, what it prints, and blessing.
 
+#![allow(unsafe_code)] // libc: signals the runs it starts
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};

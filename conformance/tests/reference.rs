@@ -145,7 +145,10 @@ fn main() {
         std::process::exit(2);
     });
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
-    let cases = harness::cases(&dir, Role::Server);
+    let cases = harness::cases(&dir, Role::Server).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2);
+    });
     let mut trials = vec![];
     for case in cases {
         let stdio = case.transports.contains(&TransportKind::Stdio);

@@ -2,6 +2,8 @@
 //! says in-band when the client closed its stdin or sent SIGTERM, and exits when told to,
 //! whether its stdin is open or not.
 
+#![allow(unsafe_code)] // libc: signals the relay it starts
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::os::unix::process::ExitStatusExt;

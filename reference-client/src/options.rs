@@ -40,8 +40,11 @@ impl Default for ClientOptions {
 /// One `notifications/progress` for a call.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Progress {
+    /// How far the call has come.
     pub progress: f64,
+    /// Where it will end, when the server knows.
     pub total: Option<f64>,
+    /// What it is doing, for people.
     pub message: Option<String>,
 }
 

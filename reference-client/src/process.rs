@@ -6,6 +6,10 @@
 //! process group so that whatever it started (a grandchild that still holds its stdout)
 //! is signalled with it and does not outlive the client.
 
+// The reaping module: the libc calls on the server's process group, each with its SAFETY
+// note (the workspace denies `unsafe` elsewhere).
+#![allow(unsafe_code)]
+
 use crate::log::warn;
 use std::ffi::OsString;
 use std::io;

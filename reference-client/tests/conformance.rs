@@ -200,7 +200,10 @@ fn main() {
     }
     let args = Arguments::from_args();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
-    let cases = harness::cases(&dir, Role::Client);
+    let cases = harness::cases(&dir, Role::Client).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2);
+    });
     let find = |id: &str| {
         cases
             .iter()

@@ -5,6 +5,8 @@
 //! Each server is this test binary re-run with `--hostile MODE --pids FILE`; it writes the
 //! pid of every process it starts to FILE, so each test can check they are all gone.
 
+#![allow(unsafe_code)] // libc: signals the servers it starts
+
 use libtest_mimic::{Arguments, Failed, Trial};
 use reference_client::{CallError, Client, ClientOptions, RequestOptions};
 use serde_json::{json, Value};

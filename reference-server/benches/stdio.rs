@@ -12,6 +12,8 @@
 //! fixture from `targets/rmcp`, built in release mode) to measure it the same way, and
 //! `BENCH_STDIO_ARGS` to space-separated arguments for it (`--fast-pipes`).
 
+#![allow(unsafe_code)] // libc: getrusage(2) of the server measured
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -10,10 +10,15 @@
 /// A protocol version this server implements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ProtocolVersion {
+    /// `2024-11-05`, the first: HTTP+SSE, no Streamable HTTP.
     V2024_11_05,
+    /// `2025-03-26`: Streamable HTTP.
     V2025_03_26,
+    /// `2025-06-18`.
     V2025_06_18,
+    /// `2025-11-25`, the last of the handshake era.
     V2025_11_25,
+    /// `2026-07-28`, the stateless era.
     V2026_07_28,
 }
 
@@ -193,7 +198,9 @@ impl ProtocolVersion {
 /// The transports a version may be spoken over.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {
+    /// Newline-delimited JSON over the process's stdin and stdout.
     Stdio,
+    /// Streamable HTTP.
     StreamableHttp,
 }
 

@@ -4,6 +4,8 @@
 //! keeps. Whatever the peer does, memory stays bounded and the server ends
 //! when told to.
 
+#![allow(unsafe_code)] // libc: signals the server it starts
+
 mod common;
 
 use common::*;

@@ -1,5 +1,7 @@
 //! stdin EOF and SIGTERM end the server promptly with exit status 0.
 
+#![allow(unsafe_code)] // libc: signals the server it starts
+
 mod common;
 
 use common::*;

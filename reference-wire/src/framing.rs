@@ -82,6 +82,7 @@ pub struct LineReader<R> {
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// A reader of the lines of `reader`.
     pub fn new(reader: R) -> Self {
         Self {
             reader,

@@ -16,18 +16,25 @@ use std::fmt;
 pub enum Message {
     /// A request: has a valid id and a method.
     Request {
+        /// The id its response must carry.
         id: RequestId,
+        /// What is asked.
         method: String,
+        /// The request's parameters, when it had any.
         params: Option<Value>,
     },
     /// A notification: has a method and no id; never answered.
     Notification {
+        /// What is notified.
         method: String,
+        /// The notification's parameters, when it had any.
         params: Option<Value>,
     },
     /// A response; `id` is `None` when it was `null` or missing.
     Response {
+        /// The id of the request answered.
         id: Option<RequestId>,
+        /// Its `result`, or its `error`.
         outcome: Result<Value, RpcError>,
     },
 }
@@ -35,12 +42,16 @@ pub enum Message {
 /// A JSON-RPC error object.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RpcError {
+    /// The error code (`-32601` method not found, …).
     pub code: i64,
+    /// What went wrong, for people.
     pub message: String,
+    /// More about it, when there is more.
     pub data: Option<Value>,
 }
 
 impl RpcError {
+    /// An error with a code and a message, without `data`.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
         Self {
             code,
@@ -94,7 +105,9 @@ impl std::error::Error for RpcError {}
 /// A line that is not a valid message: answer `error` under `id` (`None` = `null`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rejected {
+    /// The id to answer under (`None` = `null`).
     pub id: Option<RequestId>,
+    /// The error to answer with.
     pub error: RpcError,
 }
 

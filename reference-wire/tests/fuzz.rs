@@ -3,6 +3,8 @@
 //! `PROPTEST_CASES` (see README, "Fuzzing"). The properties live in `props/`, shared with the
 //! libFuzzer targets in `fuzz/`.
 
+#![allow(unsafe_code)] // libc: a counting global allocator
+
 mod props;
 
 use props::{check_line_reader, check_message, check_request_id, Piece, ReadPlan};

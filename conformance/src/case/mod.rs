@@ -182,7 +182,12 @@ pub enum StepKind {
     /// `! cancel ID [reason]`: cancel the harness's request ID the way the protocol version
     /// and the transport call for (`notifications/cancelled`, or closing the request's
     /// stream on 2026-07-28 HTTP).
-    Cancel { id: String, reason: Option<String> },
+    Cancel {
+        /// The id of the request to cancel.
+        id: String,
+        /// The cancel's `reason`, when the case gives one.
+        reason: Option<String>,
+    },
     /// `! cancelled ID` (client cases): the client cancels its request ID the way the protocol
     /// version and the transport call for: `notifications/cancelled` with the exact id, or
     /// closing the request's response stream on 2026-07-28 HTTP (CAN-12).
@@ -193,7 +198,12 @@ pub enum StepKind {
     Wait(Span),
     /// `! silent ID D`: watch for D, then judge every message about request ID since the last
     /// barrier (the request must have been cancelled or answered).
-    Silent { id: String, window: Span },
+    Silent {
+        /// The id of the request watched.
+        id: String,
+        /// How long to watch.
+        window: Span,
+    },
     /// `! witness ID…`: ask the `cancellations` fixture which requests saw their cancellation;
     /// every listed id must be there.
     Witness(Vec<String>),
@@ -209,7 +219,12 @@ pub enum StepKind {
     Unwitnessed(Vec<String>),
     /// `! header NAME: VALUE`: the next `>` message's POST carries this header; an empty
     /// value removes a header the harness would send (HTTP).
-    Header { name: String, value: String },
+    Header {
+        /// The header's name.
+        name: String,
+        /// Its value; empty removes the header.
+        value: String,
+    },
     /// `! status CODE|…`: the HTTP status of the request just made must be one of these
     /// (`202`, `4xx`). It follows the `>` line, `! listen` or `! delete-session` it judges.
     Status(Vec<String>),
@@ -229,12 +244,20 @@ pub enum StepKind {
     /// that carry it get 404 (client cases, HTTP).
     ExpireSession,
     /// `! repeat N` … `! end`: the inner steps N times, with `{$i}` = 0, 1, …
-    Repeat { count: usize, steps: Vec<Step> },
+    Repeat {
+        /// How many times.
+        count: usize,
+        /// The steps repeated.
+        steps: Vec<Step>,
+    },
     /// `! sweep NAME FROM..TO step BY` … `! end`: the inner steps once per value (milliseconds),
     /// with `{$NAME}` the value and `{$i}` the iteration.
     Sweep {
+        /// The variable's name.
         var: String,
+        /// Its values, in milliseconds.
         values: Vec<u64>,
+        /// The steps carried out once per value.
         steps: Vec<Step>,
     },
     /// `! poll N every D` … `! end`: one request sent again and again (`{$i}` = 0, 1, …) until

@@ -110,7 +110,9 @@ pub(super) fn client(args: ClientArgs) -> ExitCode {
             protocol_version: unit.version.clone(),
             ..options.clone()
         };
-        runtime.block_on(run_client_case(case, &launch, &transport, &options))
+        runtime
+            .block_on(run_client_case(case, &launch, &transport, &options))
+            .map_err(|e| e.to_string())
     };
     let tried = if named {
         None

@@ -58,7 +58,7 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
         Ok(spoken) => spoken,
         Err(e) => versions::Spoken {
             untestable: Some(versions::Untestable {
-                why: vec![e],
+                why: vec![e.to_string()],
                 stderr: vec![],
                 stderr_total: 0,
             }),

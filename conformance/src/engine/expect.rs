@@ -140,7 +140,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let (subject, due) = self.subject(&pattern);
         let channel = self.expected_channel(&pattern);
         let prefix = channel.map(|c| format!("{c} ")).unwrap_or_default();
-        self.expected
+        self.diff
             .push(format!("{} {prefix}{}", S::EXPECTS, canonical(&pattern)));
         let began = Deadline::now();
         let mut past = None;
@@ -162,28 +162,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.arrived(line, at);
                 return Ok(());
             }
-            // A response for the expected id that does not match will not be followed by another.
-            if let Some(id) = &id {
-                if let Some(index) = self.response_with_id(id, from) {
-                    return self.mismatch(
-                        line,
-                        &pattern,
-                        Some(index),
-                        Ran::Out(self.options.reply_timeout),
-                    );
-                }
-            }
-            // Over HTTP, a response whose stream was refused or ended will never come.
-            if let Some(id) = &id {
-                if self.unanswerable(id).is_some() {
-                    let candidate = self.candidate_for(&pattern);
-                    return self.mismatch(
-                        line,
-                        &pattern,
-                        candidate,
-                        Ran::Out(self.options.reply_timeout),
-                    );
-                }
+            if let Some(done) = self.answered_otherwise(line, &pattern, id.as_ref(), from) {
+                return done;
             }
             if let Some(stop) = S::halted(self) {
                 return Err(stop);
@@ -222,6 +202,28 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             }
             self.probe_if_due(began, subject, due).await;
         }
+    }
+
+    /// Whether the wait for `pattern`, a response to request `id`, is over without a match:
+    /// a response for the id that does not match (another will not follow), or over HTTP a
+    /// response whose stream was refused or ended (it will never come).
+    fn answered_otherwise(
+        &mut self,
+        line: usize,
+        pattern: &Value,
+        id: Option<&Value>,
+        from: usize,
+    ) -> Option<Result<(), Stop>> {
+        let id = id?;
+        let ran = Ran::Out(self.options.reply_timeout);
+        if let Some(index) = self.response_with_id(id, from) {
+            return Some(self.mismatch(line, pattern, Some(index), ran));
+        }
+        if self.unanswerable(id).is_some() {
+            let candidate = self.candidate_for(pattern);
+            return Some(self.mismatch(line, pattern, candidate, ran));
+        }
+        None
     }
 
     /// A matched message's line in the diff shows its channel as the expectation did.
@@ -283,7 +285,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             "{}{shown}",
             transcript::channel_prefix(channel, entry.channel)
         ));
-        self.bless.push((line, format!("{} {shown}", S::EXPECTS)));
+        self.diff.bless(line, format!("{} {shown}", S::EXPECTS));
         self.finding(
             severity,
             FindingKind::Mismatch,

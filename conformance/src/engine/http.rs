@@ -9,6 +9,7 @@
 //! `T_grace = max(500 ms, 4 × RTT)` passed (the ledger's `CancelMark::accepted`); where
 //! nothing proves it, only the witness can tell, and findings say so.
 mod follow;
+mod settle;
 
 use crate::transport::{Channel, Head, StreamEnd};
 use serde_json::Value;

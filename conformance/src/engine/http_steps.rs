@@ -114,7 +114,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// A line of the harness's own in the transcript and on both sides of the diff (a
     /// disconnect, a session switch, a GET, a DELETE).
     pub(crate) fn mark(&mut self, text: String, channel: Channel) -> usize {
-        self.expected.push(format!("{} {text}", S::SENDS));
+        self.diff.push(format!("{} {text}", S::SENDS));
         let mut entry = Entry::sent(self.now(), text, None, false);
         entry.channel = channel;
         entry.session = self.streams.session;
@@ -150,7 +150,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             (http.delete_session(), text)
         };
         let index = self.mark(text, channel);
-        let at = self.expected.len() - 1;
+        let at = self.diff.last().unwrap_or_default();
         self.opened(channel, index, Some(at));
         self.await_head(channel).await;
         let code = self

@@ -12,6 +12,23 @@ use crate::transport::{Channel, SendError, Transport};
 use serde_json::Value;
 use std::time::Duration;
 
+/// A message on its way out: what is sent, and what the case wrote.
+struct Outgoing {
+    /// The text sent.
+    text: String,
+    /// It parsed, when it is JSON.
+    value: Option<Value>,
+    /// The case's own line, for the diff.
+    as_written: String,
+    /// Whether the era's `_meta` was added.
+    stamped: bool,
+    /// The fixture role whose mapped tool it calls, when it was mapped.
+    role: Option<String>,
+    /// The case's `ms` and `interval_ms` arguments, before any mapping.
+    ms: Option<u64>,
+    interval: Option<u64>,
+}
+
 /// When the answer to a request of `method` (calling fixture role `tool`) is due.
 fn due(method: &str, tool: Option<&str>, natural_end: Option<Duration>) -> Due {
     match (method, tool) {
@@ -28,118 +45,28 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if self.liveness.ended {
             // Nobody is left to send it to; the diff still shows what the case would send.
             if !internal {
-                self.expected.push(format!("{} {text}", S::SENDS));
+                self.diff.push(format!("{} {text}", S::SENDS));
             }
             return Ok(());
         }
-        let mut text = text;
-        let mut value: Option<Value> = serde_json::from_str(&text).ok();
-        let original_interval = value
-            .as_ref()
-            .and_then(|v| v.pointer("/params/arguments/interval_ms"))
-            .and_then(Value::as_u64);
-        let original_ms = value
-            .as_ref()
-            .and_then(|v| v.pointer("/params/arguments/ms"))
-            .and_then(Value::as_u64);
-        let role = value.as_mut().and_then(|m| S::prepare(self, m));
-        // The stateless era's `_meta` goes onto requests that lack it; the diff keeps the
-        // case's own line, the transcript shows what was sent.
-        let as_written = text.clone();
-        let stamped = value.as_mut().is_some_and(|m| S::stamp(self, m));
-        if role.is_some() || stamped {
-            text = value.as_ref().map(Value::to_string).unwrap_or(text);
-        }
+        let out = self.outgoing(text);
         let index = self.transcript.len();
         let now = self.now();
-        let mut request = None;
-        if let Some(msg) = value.as_ref().and_then(Value::as_object) {
-            let id = msg.get("id").filter(|id| id.is_string() || id.is_number());
-            match (msg.get("method").and_then(Value::as_str), id) {
-                (Some("notifications/cancelled"), None) => {
-                    if let Some(id) = msg.get("params").and_then(|p| p.get("requestId")) {
-                        let waited = self.waited();
-                        self.ledger.cancel_sent(id, index, now, waited);
-                    }
-                }
-                (Some(method), Some(id)) => {
-                    let params = msg.get("params");
-                    let token = params
-                        .and_then(|p| p.pointer("/_meta/progressToken"))
-                        .filter(|t| t.is_string() || t.is_number())
-                        .map(|t| self.ledger.key(t));
-                    let tool = role
-                        .as_deref()
-                        .or_else(|| params.and_then(|p| p.get("name")).and_then(Value::as_str));
-                    let call = method == "tools/call";
-                    // A subscription, like `work`, lasts until it is cancelled.
-                    let endless = (call && tool.is_some_and(fixtures::is_endless))
-                        || method == "subscriptions/listen";
-                    let natural_end = (call && tool == Some("sleep"))
-                        .then_some(original_ms)
-                        .flatten()
-                        .map(|ms| now + fixtures::sleep_natural_end(ms));
-                    if let Some(token) = &token {
-                        self.ledger
-                            .tokens
-                            .insert(token.clone(), self.ledger.key(id));
-                    }
-                    request = Some((
-                        self.ledger.key(id),
-                        SentRequest {
-                            line: self.line,
-                            index,
-                            sent: now,
-                            method: method.to_string(),
-                            internal,
-                            endless,
-                            starts: method == "initialize",
-                            natural_end,
-                            tick: (call && tool == Some("ticker"))
-                                .then_some(original_interval)
-                                .flatten()
-                                .filter(|ms| *ms > 0)
-                                .map(Duration::from_millis),
-                            progress_seen: 0,
-                            mapped: role.is_some(),
-                            due: if endless {
-                                Due::Unknown
-                            } else {
-                                due(method, tool, natural_end)
-                            },
-                            channel: Channel::Stdio,
-                            answers: 0,
-                            answer: None,
-                            cancel: None,
-                            answered_before_cancel: false,
-                            last_progress: None,
-                            watched: false,
-                            after_proof: vec![],
-                        },
-                    ));
-                }
-                (None, Some(id)) => {
-                    let key = self.ledger.key(id);
-                    let waited = self.waited();
-                    if let (Some(r), Some(answer)) =
-                        (self.ledger.received.get_mut(&key), value.as_ref())
-                    {
-                        r.answer(answer, waited);
-                    }
-                }
-                _ => {}
-            }
-        }
+        let request = self.ledger_outgoing(&out, index, now, internal);
         let expected = (!internal).then(|| {
-            let shown = if stamped { &as_written } else { &text };
-            self.expected.push(format!("{} {shown}", S::SENDS));
-            self.expected.len() - 1
+            let shown = if out.stamped {
+                &out.as_written
+            } else {
+                &out.text
+            };
+            self.diff.push(format!("{} {shown}", S::SENDS))
         });
-        let reply_to = self.reply_channel(value.as_ref());
-        let mut entry = Entry::sent(now, text.clone(), value, internal);
+        let reply_to = self.reply_channel(out.value.as_ref());
+        let text = out.text.clone();
+        let mut entry = Entry::sent(now, out.text, out.value, internal);
         entry.session = self.streams.session;
-        if stamped {
-            entry.shown = Some(as_written);
+        if out.stamped {
+            entry.shown = Some(out.as_written);
             entry.stamped = true;
         }
         self.transcript.push(entry);
@@ -150,11 +77,160 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if let Some((key, request)) = &request {
             self.ledger.sent.insert(key.clone(), request.clone());
         }
+        self.deliver(text, reply_to, index, expected, request.map(|(key, _)| key))
+            .await
+    }
+
+    /// A message as it will be sent: the side's fixture mapping (`prepare`) and the stateless
+    /// era's stamp applied, with what the case wrote kept for the diff.
+    fn outgoing(&mut self, text: String) -> Outgoing {
+        let mut text = text;
+        let mut value: Option<Value> = serde_json::from_str(&text).ok();
+        let argument = |value: &Option<Value>, name: &str| {
+            value
+                .as_ref()
+                .and_then(|v| v.pointer(&format!("/params/arguments/{name}")))
+                .and_then(Value::as_u64)
+        };
+        let interval = argument(&value, "interval_ms");
+        let ms = argument(&value, "ms");
+        let role = value.as_mut().and_then(|m| S::prepare(self, m));
+        // The stateless era's `_meta` goes onto requests that lack it; the diff keeps the
+        // case's own line, the transcript shows what was sent.
+        let as_written = text.clone();
+        let stamped = value.as_mut().is_some_and(|m| S::stamp(self, m));
+        if role.is_some() || stamped {
+            text = value.as_ref().map(Value::to_string).unwrap_or(text);
+        }
+        Outgoing {
+            text,
+            value,
+            as_written,
+            stamped,
+            role,
+            ms,
+            interval,
+        }
+    }
+
+    /// What an outgoing message at transcript index `index` means to the ledger: a cancel is
+    /// marked, an answer to the target's request noted; a request is returned, keyed, to be
+    /// tracked once it is recorded.
+    fn ledger_outgoing(
+        &mut self,
+        out: &Outgoing,
+        index: usize,
+        now: Duration,
+        internal: bool,
+    ) -> Option<(String, SentRequest)> {
+        let msg = out.value.as_ref().and_then(Value::as_object)?;
+        let id = msg.get("id").filter(|id| id.is_string() || id.is_number());
+        match (msg.get("method").and_then(Value::as_str), id) {
+            (Some("notifications/cancelled"), None) => {
+                if let Some(id) = msg.get("params").and_then(|p| p.get("requestId")) {
+                    let waited = self.waited();
+                    self.ledger.cancel_sent(id, index, now, waited);
+                }
+                None
+            }
+            (Some(method), Some(id)) => {
+                let params = msg.get("params");
+                let token = params
+                    .and_then(|p| p.pointer("/_meta/progressToken"))
+                    .filter(|t| t.is_string() || t.is_number())
+                    .map(|t| self.ledger.key(t));
+                if let Some(token) = &token {
+                    self.ledger
+                        .tokens
+                        .insert(token.clone(), self.ledger.key(id));
+                }
+                let request = self.sent_request(out, method, params, index, now, internal);
+                Some((self.ledger.key(id), request))
+            }
+            (None, Some(id)) => {
+                let key = self.ledger.key(id);
+                let waited = self.waited();
+                if let (Some(r), Some(answer)) =
+                    (self.ledger.received.get_mut(&key), out.value.as_ref())
+                {
+                    r.answer(answer, waited);
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// The ledger's entry for a request the harness sends: what it calls, and when its answer
+    /// is due (at once, by the natural end of a `sleep`, or unknown for endless work).
+    fn sent_request(
+        &self,
+        out: &Outgoing,
+        method: &str,
+        params: Option<&Value>,
+        index: usize,
+        now: Duration,
+        internal: bool,
+    ) -> SentRequest {
+        let tool = out
+            .role
+            .as_deref()
+            .or_else(|| params.and_then(|p| p.get("name")).and_then(Value::as_str));
+        let call = method == "tools/call";
+        // A subscription, like `work`, lasts until it is cancelled.
+        let endless =
+            (call && tool.is_some_and(fixtures::is_endless)) || method == "subscriptions/listen";
+        let natural_end = (call && tool == Some("sleep"))
+            .then_some(out.ms)
+            .flatten()
+            .map(|ms| now + fixtures::sleep_natural_end(ms));
+        SentRequest {
+            line: self.line,
+            index,
+            sent: now,
+            method: method.to_string(),
+            internal,
+            endless,
+            starts: method == "initialize",
+            natural_end,
+            tick: (call && tool == Some("ticker"))
+                .then_some(out.interval)
+                .flatten()
+                .filter(|ms| *ms > 0)
+                .map(Duration::from_millis),
+            progress_seen: 0,
+            mapped: out.role.is_some(),
+            due: if endless {
+                Due::Unknown
+            } else {
+                due(method, tool, natural_end)
+            },
+            channel: Channel::Stdio,
+            answers: 0,
+            answer: None,
+            cancel: None,
+            answered_before_cancel: false,
+            last_progress: None,
+            watched: false,
+            after_proof: vec![],
+        }
+    }
+
+    /// Hands a recorded message (transcript index `index`, diff line `expected`, the request
+    /// `request` it is, if one) to the transport, and notes the channel it travelled on.
+    async fn deliver(
+        &mut self,
+        text: String,
+        reply_to: Option<Channel>,
+        index: usize,
+        expected: Option<usize>,
+        request: Option<String>,
+    ) -> Result<(), Stop> {
         match self.io.send(text.as_bytes(), reply_to).await {
             Ok(channel) => {
                 self.transcript[index].channel = channel;
                 self.opened(channel, index, expected);
-                if let Some((key, _)) = request {
+                if let Some(key) = request {
                     if let Some(r) = self.ledger.sent.get_mut(&key) {
                         r.channel = channel;
                     }

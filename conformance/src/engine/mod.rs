@@ -23,6 +23,7 @@ pub mod parts;
 mod poll;
 mod proof;
 mod receive;
+mod response;
 pub mod server;
 mod side;
 mod steps;
@@ -44,6 +45,7 @@ use ledger::Ledger;
 use parts::arrivals::Arrivals;
 use parts::budget::Budget;
 use parts::clock::Clock;
+use parts::diff::Diff;
 use parts::findings::Findings;
 use parts::liveness::Liveness;
 use parts::proofs::Proofs;
@@ -147,8 +149,7 @@ pub struct Engine<'a, T, S> {
     pub(crate) transcript: Vec<Entry>,
     pub(crate) budget: Budget,
     /// The expected side of the diff, and replacements for blessing.
-    pub(crate) expected: Vec<String>,
-    pub(crate) bless: Vec<(usize, String)>,
+    pub(crate) diff: Diff,
     pub(crate) findings: Findings,
     pub(crate) captures: Captures,
     pub(crate) ledger: Ledger,
@@ -180,8 +181,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             side,
             transcript: vec![],
             budget: Budget::default(),
-            expected: vec![],
-            bless: vec![],
+            diff: Diff::default(),
             findings: Findings::default(),
             captures: Captures::new(),
             ledger: Ledger::default(),
@@ -225,14 +225,15 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         } else {
             Outcome::from_findings(self.case.level, self.findings.list())
         };
+        let (expected, bless) = self.diff.into_parts();
         Report {
             outcome,
             findings: self.findings.into_list(),
             skip_reason: skip,
             transcript: self.transcript,
             log,
-            expected: self.expected,
-            bless: self.bless,
+            expected,
+            bless,
             version: self.version,
             duration: started.elapsed(),
             target,

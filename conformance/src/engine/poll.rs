@@ -124,9 +124,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             Some(self.transcript[index].channel),
             self.transcript[index].channel,
         );
-        if let Some(last) = self.expected.last_mut() {
-            *last = format!("{} {prefix}{expected}", S::EXPECTS);
-        }
+        self.diff
+            .replace_last(format!("{} {prefix}{expected}", S::EXPECTS));
         self.transcript[index].shown = Some(format!("{prefix}{shown}"));
     }
 

@@ -100,7 +100,10 @@ impl Shared {
         let case = &self.cases[index];
         let spoken = self
             .spoken
-            .get_or_init(|| spoken::spoken_by(&self.connect, &self.choice, &self.options))
+            .get_or_init(|| {
+                spoken::spoken_by(&self.connect, &self.choice, &self.options)
+                    .map_err(|e| e.to_string())
+            })
             .as_ref()
             .map_err(|e| format!("cannot ask the server which versions it speaks: {e}"))?;
         if let Some(untestable) = &spoken.untestable {
@@ -144,7 +147,9 @@ impl Shared {
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
-        let result = runtime.block_on(run_case(case, &self.connect, &options));
+        let result = runtime
+            .block_on(run_case(case, &self.connect, &options))
+            .map_err(|e| e.to_string());
         let report = result.as_ref().map_err(|e| Failed::from(e.clone()))?;
         if let Some(dir) = &self.wishes.dump {
             dump::dump(dir, case, report, version)

@@ -22,9 +22,13 @@ use std::time::{Duration, SystemTime};
 /// What a finished run holds, as the JSON report needs it. `units`, `results` and
 /// `verdicts` go together, one of each per case and version.
 pub struct RunFacts<'a> {
+    /// The cases of the run.
     pub cases: &'a [Case],
+    /// What ran: a case at a version.
     pub units: &'a [Unit],
+    /// The results of each unit, one per repeat.
     pub results: &'a [Vec<CaseResult>],
+    /// The verdict of each unit, after the baseline.
     pub verdicts: &'a [Verdict],
     /// The target as the console shows it.
     pub target: &'a str,

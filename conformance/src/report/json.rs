@@ -6,6 +6,7 @@
 
 pub use super::gate::Summary;
 use super::timing::{CaseTimings, RunTimings};
+use crate::error::ReportError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -60,7 +61,9 @@ pub struct RunError {
 /// The harness's name and version.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Harness {
+    /// `conformance`.
     pub name: String,
+    /// Its version.
     pub version: String,
 }
 
@@ -159,7 +162,9 @@ pub struct Stderr {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StderrLine {
+    /// When, in milliseconds since the target started.
     pub at_ms: f64,
+    /// The line.
     pub text: String,
 }
 
@@ -212,10 +217,16 @@ fn is_false(b: &bool) -> bool {
 
 /// Reads a JSON report written by a run, refusing other documents and other schema versions
 /// with a message that says what to do.
-pub fn read(path: &Path) -> Result<RunReport, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+pub fn read(path: &Path) -> Result<RunReport, ReportError> {
+    let shown = || path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ReportError::Read {
+        path: shown(),
+        source,
+    })?;
+    parse(&text).map_err(|reason| ReportError::Invalid {
+        path: shown(),
+        reason,
+    })
 }
 
 /// [`read`] for text already read.

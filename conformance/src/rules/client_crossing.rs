@@ -1,159 +1,130 @@
-//! Messages of a client that cross over Streamable HTTP: every message is its own POST, and
-//! two POSTs a client wrote in one order may reach the harness in the other (separate
-//! connections, separate tasks on both sides). A rule that depends on the order of two of the
-//! client's messages therefore holds the later-looking one for a short grace, judges it
-//! against what arrives meanwhile, and only then against what never came:
+//! The findings about a client's messages whose POSTs may have crossed over Streamable HTTP
+//! (every message is its own POST, and two a client wrote in one order may arrive in the
+//! other): whether a later message arrived within the crossing grace of a held one, a cancel
+//! that overtook its request (CAN-01, a note), a request that crossed or preceded
+//! `notifications/initialized` (LIF-03).
 //!
-//! - a cancel naming a request the harness has not received yet (CAN-01, CAN-02),
-//! - a request before the `notifications/initialized` that should precede it (LIF-03),
-//! - progress that arrives below the value before it (PRG-03, the client's own progress),
-//! - a request on a session the harness had just answered 404 for, sent before the client
-//!   could have read that 404 (HTTP-16).
-//!
-//! The grace is `T_GRACE`, longer by the time the client waited for a CPU since the message
-//! arrived (where the kernel does not say, stretched by the machine's CPU pressure). Over an
-//! ordered transport (stdio) nothing is held: the order of arrival is the order of writing.
+//! Functions over the held message's arrival and a reading of the clock; what is held, and
+//! when it is judged, is the engine's (`engine/client/crossing.rs`).
 
-use crate::engine::client::{ClientTarget, T_GRACE};
-use crate::engine::Engine;
+use crate::engine::waited::Waits;
 use crate::outcome::Severity;
 use crate::requirement::Req;
-use crate::transport::Transport;
+use crate::rules::envelope::Problem;
 use serde_json::Value;
 use std::time::Duration;
 
-/// A message held until the grace after its arrival shows what it crossed.
-#[derive(Debug, Clone)]
-pub(crate) struct Held {
-    /// When it arrived (since the client started).
-    pub at: Duration,
-    /// How long the client had waited for a CPU when it arrived.
-    pub waited: Option<Duration>,
-    /// What it says: a cancel's params, or a request's method.
-    pub what: Value,
+/// Whether a message arriving `later` (since the client started) crossed one that arrived
+/// `arrived`, when the client had waited `waited` for a CPU: it came within the crossing grace
+/// (the calm grace of `waits`, longer by the client's waits for a CPU since, see
+/// [`Waits::grace_after`]).
+pub fn crossed(
+    arrived: Duration,
+    waited: Option<Duration>,
+    later: Duration,
+    waits: &Waits,
+) -> bool {
+    later.saturating_sub(arrived) <= waits.grace_after(waited)
 }
 
-/// What the harness holds of a client's messages until their order can be judged.
-#[derive(Debug, Default)]
-pub(crate) struct Crossing {
-    /// Cancels naming a request not received yet, by the request's key.
-    pub cancels: Vec<(String, Held)>,
-    /// Requests that arrived before `notifications/initialized`.
-    pub early: Vec<Held>,
-    /// When the client's last progress for each of the harness's requests arrived.
-    pub progress: std::collections::HashMap<String, Duration>,
-}
-
-impl<T: Transport> Engine<'_, T, ClientTarget> {
-    /// Whether the client's messages may arrive in another order than it wrote them.
-    pub(crate) fn may_cross(&self) -> bool {
-        !self.io.ordered()
-    }
-
-    /// A message arriving now, to hold.
-    pub(crate) fn held(&self, at: Duration, what: Value) -> Held {
-        Held {
-            at,
-            waited: self.waited(),
-            what,
-        }
-    }
-
-    /// The grace a message held since `held` gets for what it crossed to arrive.
-    fn crossing_grace(&self, held: &Held) -> Duration {
-        match self.lost_since(held.waited) {
-            Some(lost) => T_GRACE + lost,
-            None => self.clock.stretched(T_GRACE),
-        }
-    }
-
-    /// Whether `later` (since the client started) is within the grace of a held message.
-    pub(crate) fn crossed(&self, held: &Held, later: Duration) -> bool {
-        later.saturating_sub(held.at) <= self.crossing_grace(held)
-    }
-
-    /// The request `key` has arrived: a cancel held for it is judged now, as if it had come
-    /// after it, with a note that the two POSTs crossed.
-    pub(crate) fn request_arrived(&mut self, key: &str, at: Duration) {
-        let (now, still): (Vec<_>, Vec<_>) = std::mem::take(&mut self.side.crossing.cancels)
-            .into_iter()
-            .partition(|(k, _)| k == key);
-        self.side.crossing.cancels = still;
-        for (key, held) in now {
-            let crossed = self.crossed(&held, at);
-            self.rule(
-                Severity::Note,
-                Req::Can01,
-                format!(
-                    "the cancel of request {key} arrived {} ms before the request itself: its POST overtook the request's ({})",
-                    at.saturating_sub(held.at).as_millis(),
-                    if crossed {
-                        "separate POSTs may cross"
-                    } else {
-                        "later than POSTs usually cross; judged as sent in this order"
-                    }
-                ),
-            );
+/// The cancel of request `key` arrived `early_by` before the request itself: a note, whether
+/// the two `crossed` (then the cancel is judged as sent after its request) or not (then as
+/// sent first).
+pub fn overtaken(key: &str, early_by: Duration, crossed: bool) -> Problem {
+    Problem::new(
+        Severity::Note,
+        Req::Can01,
+        format!(
+            "the cancel of request {key} arrived {} ms before the request itself: its POST overtook the request's ({})",
+            early_by.as_millis(),
             if crossed {
-                self.client_cancel(Some(&held.what), held.at);
+                "separate POSTs may cross"
             } else {
-                self.cancel_of_unknown(&held.what);
+                "later than POSTs usually cross; judged as sent in this order"
             }
-        }
+        ),
+    )
+}
+
+/// A request (`method`) that arrived `early_by` before `notifications/initialized` and crossed
+/// it: allowed, noted (LIF-03).
+pub fn crossed_initialized(method: &Value, early_by: Duration) -> Problem {
+    Problem::new(
+        Severity::Note,
+        Req::Lif03,
+        format!(
+            "the client's `{}` arrived {} ms before its `notifications/initialized`: their POSTs crossed (allowed)",
+            method.as_str().unwrap_or("request"),
+            early_by.as_millis()
+        ),
+    )
+}
+
+/// A request (`method`) sent before `notifications/initialized`, which no crossing explains
+/// (LIF-03).
+pub fn too_early(method: &Value) -> Problem {
+    Problem::new(
+        Severity::Warn,
+        Req::Lif03,
+        format!(
+            "the client sent `{}` before `notifications/initialized`; it sends that first, once `initialize` is answered",
+            method.as_str().unwrap_or("a request")
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::ms;
+    use serde_json::json;
+
+    #[test]
+    fn a_message_within_the_grace_crossed_and_one_after_it_did_not() {
+        let calm = Waits::calm(ms(250), None);
+        assert!(crossed(ms(100), None, ms(350), &calm));
+        assert!(!crossed(ms(100), None, ms(351), &calm));
+        assert!(crossed(ms(100), None, ms(50), &calm), "it came first");
     }
 
-    /// `notifications/initialized` arrived at `at`: requests held before it crossed it, or
-    /// came too early (LIF-03).
-    pub(crate) fn initialized_arrived(&mut self, at: Duration) {
-        for held in std::mem::take(&mut self.side.crossing.early) {
-            if self.crossed(&held, at) {
-                self.rule(
-                    Severity::Note,
-                    Req::Lif03,
-                    format!(
-                        "the client's `{}` arrived {} ms before its `notifications/initialized`: their POSTs crossed (allowed)",
-                        held.what.as_str().unwrap_or("request"),
-                        at.saturating_sub(held.at).as_millis()
-                    ),
-                );
-            } else {
-                self.too_early(&held);
-            }
-        }
+    #[test]
+    fn the_grace_grows_by_the_clients_waits_for_a_cpu_since() {
+        let busy = Waits::calm(ms(250), Some(ms(700)));
+        assert!(crossed(ms(0), Some(ms(200)), ms(750), &busy));
+        assert!(!crossed(ms(0), Some(ms(200)), ms(751), &busy));
     }
 
-    /// Whether a progress value below the one before it, arriving at `at`, may have crossed
-    /// it: its POST arrived within the grace of the one it follows.
-    pub(crate) fn progress_crossed(&self, previous_at: Duration, at: Duration) -> bool {
-        self.may_cross()
-            && self.crossed(
-                &Held {
-                    at: previous_at,
-                    waited: self.waited(),
-                    what: Value::Null,
-                },
-                at,
-            )
+    #[test]
+    fn where_the_kernel_does_not_say_the_grace_is_stretched_by_the_pressure() {
+        let pressed = Waits {
+            now: None,
+            calm: ms(250),
+            stretch: 2.0,
+        };
+        assert!(crossed(ms(0), None, ms(500), &pressed));
+        assert!(!crossed(ms(0), None, ms(501), &pressed));
     }
 
-    /// At the end of the case: what was held and never crossed by what it waited for.
-    pub(crate) fn crossing_finish(&mut self) {
-        for (_, held) in std::mem::take(&mut self.side.crossing.cancels) {
-            self.cancel_of_unknown(&held.what);
-        }
-        for held in std::mem::take(&mut self.side.crossing.early) {
-            self.too_early(&held);
-        }
+    #[test]
+    fn a_cancel_that_overtook_its_request_is_a_can01_note_either_way() {
+        let p = overtaken("1", ms(40), true);
+        assert_eq!((p.severity, p.requirement), (Severity::Note, Req::Can01));
+        assert!(p.message.contains("may cross"), "{}", p.message);
+        let p = overtaken("1", ms(4000), false);
+        assert_eq!(p.severity, Severity::Note);
+        assert!(p.message.contains("judged as sent in this order"));
     }
 
-    fn too_early(&mut self, held: &Held) {
-        self.rule(
-            Severity::Warn,
-            Req::Lif03,
-            format!(
-                "the client sent `{}` before `notifications/initialized`; it sends that first, once `initialize` is answered",
-                held.what.as_str().unwrap_or("a request")
-            ),
-        );
+    #[test]
+    fn a_request_that_crossed_initialized_is_a_lif03_note() {
+        let p = crossed_initialized(&json!("tools/list"), ms(3));
+        assert_eq!((p.severity, p.requirement), (Severity::Note, Req::Lif03));
+        assert!(p.message.contains("tools/list") && p.message.contains("3 ms"));
+    }
+
+    #[test]
+    fn a_request_before_initialized_warns_lif03() {
+        let p = too_early(&json!("tools/list"));
+        assert_eq!((p.severity, p.requirement), (Severity::Warn, Req::Lif03));
     }
 }

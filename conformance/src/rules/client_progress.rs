@@ -4,7 +4,7 @@
 //! crossed (a note).
 //!
 //! A function over the notification, the ledger entry of the request it reports on and the
-//! era, returning findings; the engine applies them (`rules/client.rs`).
+//! era, returning findings; the engine applies them (`engine/client/message.rs`).
 
 use crate::engine::ledger::SentRequest;
 use crate::outcome::Severity;

@@ -5,7 +5,7 @@
 //! `notifications/initialized`, LIF-03).
 //!
 //! Functions over the request, the ledger and the session's state returning findings; the
-//! engine applies them (`rules/client.rs`).
+//! engine applies them (`engine/client/message.rs`).
 
 use crate::engine::ledger::ReceivedRequest;
 use crate::outcome::Severity;

@@ -8,7 +8,9 @@
 /// so a default applied).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Used {
+    /// The variable's name.
     pub name: String,
+    /// Its value, `None` when unset or empty.
     pub value: Option<String>,
 }
 

@@ -6,33 +6,34 @@
 //! as an [`Event`] stamped with when it was seen: messages with the [`Channel`] they travelled
 //! on, and what happened around them (an output closing, a process exiting, an HTTP status).
 //!
-//! - [`stdio::Stdio`]: a server target started as a process, one line per message.
-//! - [`relay::Relay`]: a client target (an adapter program) that starts the harness's relay
-//!   as its stdio server.
-//! - [`http::Http`]: a server target over Streamable HTTP, reached at a URL and optionally
-//!   started as a process; every message is one POST with its own response stream.
-//! - [`http_server::HttpServer`]: a client target that talks to the harness's own Streamable
-//!   HTTP server.
+//! The transports are grouped by direction, and share the process bookkeeping:
+//!
+//! - [`to_server`], the harness as a client of a server target: [`stdio::Stdio`] (a server
+//!   started as a process, one line per message) and [`http::Http`] (a server over Streamable
+//!   HTTP, reached at a URL and optionally started as a process; every message is one POST
+//!   with its own response stream).
+//! - [`to_client`], the harness as the server of a client target (an adapter program):
+//!   [`relay::Relay`] (the adapter starts the harness's relay as its stdio server) and
+//!   [`http_server::HttpServer`] (the adapter talks to the harness's own Streamable HTTP
+//!   server).
+//! - [`process`], [`reap`], [`lines`]: the one place a target process is started, read,
+//!   logged, ended and reaped, whichever the direction; a transport hands its [`Process`] to
+//!   the trait ([`Transport::process`]), which answers the bookkeeping questions from it.
 //!
 //! What differs between transports and matters to verdicts is said by the trait: whether the
 //! order messages arrive in proves the order the target read them ([`Transport::ordered`]),
 //! and whether a request can be cancelled by closing its channel ([`Transport::abort`]).
 
-pub mod http;
-mod http_arrival;
-pub mod http_headers;
-mod http_serve;
-pub mod http_server;
-mod http_state;
-mod http_stream;
 pub mod lines;
 pub mod process;
 pub mod reap;
-pub mod relay;
-mod relay_program;
-pub mod stdio;
+pub mod to_client;
+pub mod to_server;
 
-use process::TargetLog;
+pub use to_client::{http_server, relay};
+pub use to_server::{http, http_headers, stdio};
+
+use process::{Process, TargetLog};
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
@@ -267,16 +268,27 @@ pub trait Transport {
     /// Whether the harness's side is still open.
     fn input_open(&self) -> bool;
 
-    /// When the target was started; transcript times count from here.
-    fn started(&self) -> Instant;
+    /// The target's process, where the harness started one. The process bookkeeping below
+    /// (when the target started, its exit status, its process group, its log) is read from
+    /// it, in this one place; a transport that may have no process (a running HTTP server the
+    /// harness only connects to) keeps its start and its log itself and says so.
+    fn process(&self) -> Option<&Process>;
+
+    /// When the target was started; transcript times count from here. A transport without a
+    /// process overrides it.
+    fn started(&self) -> Instant {
+        self.process().map_or_else(Instant::now, |p| p.started)
+    }
 
     /// The target process's exit status, once it has exited.
-    fn exit_status(&self) -> Option<ExitStatus>;
+    fn exit_status(&self) -> Option<ExitStatus> {
+        self.process().and_then(Process::exit_status)
+    }
 
     /// The process group the target runs in, where the harness started it (its waits for a
     /// CPU are read from it).
     fn process_group(&self) -> Option<i32> {
-        None
+        self.process().map(Process::group)
     }
 
     /// Whether the target was started for this case, so that nothing of earlier cases is in
@@ -286,8 +298,12 @@ pub trait Transport {
         true
     }
 
-    /// Adds a note about the target to its log.
-    fn note(&self, text: String);
+    /// Adds a note about the target to its log. A transport without a process overrides it.
+    fn note(&self, text: String) {
+        if let Some(process) = self.process() {
+            process.note(text);
+        }
+    }
 
     /// Ends the target (closing its input, a grace period, then killing every process it
     /// started) and returns its log.

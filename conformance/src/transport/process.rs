@@ -342,6 +342,12 @@ impl Process {
         }
     }
 
+    /// [`Process::shutdown`], then its log: how every transport's own shutdown ends.
+    pub async fn end(&mut self, grace: Duration) -> TargetLog {
+        self.shutdown(grace).await;
+        self.take_log()
+    }
+
     /// Kills the whole process group at once, and every process the target started that left
     /// it (see [`reap`]).
     pub fn kill_group(&self) {

@@ -51,10 +51,18 @@ pub enum Incoming {
     Message(Value),
     /// Request `id` ended without an answer the transport could deliver (an HTTP error
     /// status without a JSON-RPC error, a broken response stream); `reason` says why.
-    Failed { id: RequestId, reason: String },
+    Failed {
+        /// The request that ended.
+        id: RequestId,
+        /// Why it ended.
+        reason: String,
+    },
     /// The server no longer knows the session (HTTP 404, HTTP-16): request `id` was not
     /// processed, and the client must start a new session with `initialize`.
-    SessionExpired { id: RequestId },
+    SessionExpired {
+        /// The request the server did not process.
+        id: RequestId,
+    },
 }
 
 /// The connection is over; nothing more can be sent.

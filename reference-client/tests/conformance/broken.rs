@@ -4,6 +4,8 @@
 //! put between themselves and their server, so that what they write is still in transit when
 //! they exit.
 
+#![allow(unsafe_code)] // libc: signals the clients it starts
+
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};

@@ -1,6 +1,7 @@
 //! Drives the real `reference-server --http` binary over real HTTP.
 
 #![allow(dead_code)]
+#![allow(unsafe_code)] // libc: signals the server it starts
 
 use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderValue};

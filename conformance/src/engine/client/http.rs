@@ -19,7 +19,7 @@ pub struct HttpSide {
     /// The request that got the 404 for a forgotten session, as it arrived: requests of that
     /// session arriving within the crossing grace after it were sent before the client could
     /// have read it.
-    pub(crate) first_not_found: Option<crate::rules::client_crossing::Held>,
+    pub(crate) first_not_found: Option<super::crossing::Held>,
 }
 
 /// Where a client stands after the harness answered 404 for a session it forgot.

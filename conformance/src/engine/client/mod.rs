@@ -8,23 +8,27 @@
 //! adapter contract is in the README ("Testing a client").
 
 mod adapter;
+mod answer;
+mod crossing;
 pub mod http;
 mod judge;
+mod judge_http;
+mod judge_stateless;
+mod message;
+mod run;
 pub mod session;
 mod start;
+pub use run::{run_client_case, ClientTransport};
 pub use start::never_reached;
 mod stateless;
 pub(crate) mod tasks;
 
-use super::{Engine, Options, Report, Side, Stop};
-use crate::case::{Case, Step, StepKind, TransportKind};
-use crate::era::{Era, ProtocolVersion, STATELESS_VERSION};
+use super::{Engine, Side, Stop};
+use crate::case::{Step, StepKind};
+use crate::era::{ProtocolVersion, STATELESS_VERSION};
 use crate::outcome::{FindingKind, Severity};
 use crate::requirement::Req;
 use crate::rules::envelope::{Writer, CLIENT};
-use crate::transport::http_server::HttpServer;
-use crate::transport::process::{display_argv, Launch};
-use crate::transport::relay::Relay;
 use crate::transport::{Channel, Event, SendError, Transport};
 use adapter::{actions_done, adapter_line, settle, wind_down};
 use http::HttpSide;
@@ -83,120 +87,9 @@ pub struct ClientTarget {
     /// What the harness knows of a client of the stateless era.
     pub(crate) era: StatelessSide,
     /// The client's messages held until what they may have crossed over HTTP arrives.
-    pub(crate) crossing: crate::rules::client_crossing::Crossing,
+    pub(crate) crossing: crossing::Crossing,
     /// The tasks the case created, served where the case leaves their requests to the harness.
     pub(crate) tasks: tasks::ClientTasks,
-}
-
-/// How the harness meets a client target.
-#[derive(Debug, Clone)]
-pub enum ClientTransport {
-    /// The client starts `relay` (the relay program's argv; the harness appends its address)
-    /// as its stdio server.
-    Stdio {
-        /// The relay program's argv.
-        relay: Vec<String>,
-    },
-    /// The client talks to the harness's Streamable HTTP server at a loopback URL.
-    Http,
-}
-
-impl ClientTransport {
-    /// The kind of transport, as cases name it.
-    pub fn kind(&self) -> TransportKind {
-        match self {
-            ClientTransport::Stdio { .. } => TransportKind::Stdio,
-            ClientTransport::Http => TransportKind::Http,
-        }
-    }
-}
-
-/// Runs one client case: starts the adapter `launch` with the case's actions and a server to
-/// talk to over `transport`, plays the steps as the server, and judges what the client did
-/// and what the adapter reported. A case that does not apply to the transport is skipped.
-/// Never panics on client behaviour; always kills and reaps the adapter and its children.
-pub async fn run_client_case(
-    case: &Case,
-    launch: &Launch,
-    transport: &ClientTransport,
-    options: &Options,
-) -> Result<Report, String> {
-    let target = display_argv(&launch.argv);
-    let kind = transport.kind();
-    let version = ProtocolVersion::parse(&options.protocol_version);
-    let Some(version) = version.filter(|_| case.versions.contains(&options.protocol_version))
-    else {
-        return Ok(Report::skipped(
-            format!(
-                "the case applies to {}; this run is at {}",
-                case.versions.join(", "),
-                options.protocol_version
-            ),
-            target,
-        ));
-    };
-    if kind == TransportKind::Http && !version.has_streamable_http() {
-        return Ok(Report::skipped(
-            format!("{version} has no Streamable HTTP (its HTTP transport was HTTP+SSE)"),
-            target,
-        ));
-    }
-    if !case.transports.contains(&kind) {
-        let names: Vec<&str> = case.transports.iter().map(|t| t.as_str()).collect();
-        return Ok(Report::skipped(
-            format!(
-                "the case applies to {} only; this run is over {}",
-                names.join(" and "),
-                kind.as_str()
-            ),
-            target,
-        ));
-    }
-    let mut launch = launch.clone();
-    launch.env.extend([
-        (ENV_ACTIONS.to_string(), json!(case.actions).to_string()),
-        (ENV_CASE.to_string(), case.id.clone()),
-        (ENV_VERSION.to_string(), options.protocol_version.clone()),
-    ]);
-    let mut side = ClientTarget::default();
-    scripted_methods(&case.steps, &mut side.scripted);
-    // The server the harness plays is of the run's era, unless the case says otherwise (a
-    // client told to speak 2026-07-28 meeting a legacy server, LIF-14).
-    side.era.plays = case.plays.unwrap_or(version.era()) == Era::Stateless;
-    let report = match transport {
-        ClientTransport::Stdio { relay } => {
-            let io = Relay::start(&launch, relay, options.reply_timeout).await?;
-            Engine::new(case, options, io, side).run(target).await
-        }
-        ClientTransport::Http => {
-            let io = HttpServer::start(&launch, options.reply_timeout, side.era.plays).await?;
-            Engine::new(case, options, io, side).run(target).await
-        }
-    };
-    Ok(report)
-}
-
-/// Methods the case's `>` lines expect: the harness leaves those to the case and answers
-/// any other request itself.
-fn scripted_methods(steps: &[Step], out: &mut HashSet<String>) {
-    for step in steps {
-        match &step.kind {
-            StepKind::Expect(text) => {
-                let probe = text.replace("{$", "{");
-                if let Some(method) = serde_json::from_str::<Value>(&probe)
-                    .ok()
-                    .and_then(|v| v.get("method").and_then(Value::as_str).map(str::to_string))
-                {
-                    out.insert(method);
-                }
-            }
-            kind => {
-                if let Some(steps) = kind.inner() {
-                    scripted_methods(steps, out)
-                }
-            }
-        }
-    }
 }
 
 /// The tools the harness's server lists when a client asks (`tools/list` is answered by the
@@ -353,7 +246,7 @@ impl Side for ClientTarget {
                 e.side.server_exited = true;
                 e.io.note("[harness] the server exits on its own".into());
                 let text = "[the server exits]".to_string();
-                e.expected.push(format!("{} {text}", Self::SENDS));
+                e.diff.push(format!("{} {text}", Self::SENDS));
                 e.transcript
                     .push(crate::transcript::Entry::sent(e.now(), text, None, false));
                 e.clock.sent();

@@ -231,7 +231,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         }
         let channel = request.map(|(channel, _)| channel);
         let text = format!("[closed the stream of request {}]", canonical(id));
-        self.expected.push(format!("> {text}"));
+        self.diff.push(format!("> {text}"));
         let began = Deadline::now();
         loop {
             let closed = channel.and_then(|c| self.side.era.closed.get(&c).map(|at| (c, *at)));

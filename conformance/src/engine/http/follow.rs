@@ -1,10 +1,9 @@
 //! Following each channel through its life: opened, its status, what came on it, how it
-//! ended; and the proofs and waits that rest on them (the barrier's settle over HTTP).
+//! ended; and the proofs and waits that rest on them (the barrier's settle over HTTP is
+//! `settle.rs`).
 
 use super::super::{Engine, Side};
 use super::*;
-use crate::outcome::Severity;
-use crate::requirement::Req;
 use crate::transcript::Entry;
 use crate::transport::{Channel, Event, Head, StreamEnd, Transport};
 use serde_json::Value;
@@ -74,7 +73,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             stream.base = base;
         }
         if let Some(at) = expected {
-            self.expected[at] = format!("{} {line}", S::SENDS);
+            self.diff.replace(at, format!("{} {line}", S::SENDS));
         }
         // What went in the headers (HTTP-18, HTTP-19), as a comment in the transcript.
         let headers = self
@@ -303,112 +302,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.streams.holds_heads.insert(session);
                 return;
             }
-        }
-    }
-
-    /// Over HTTP, before the barrier's probe: waits (at most `--reply-timeout`, stretched for a
-    /// busy machine) until every
-    /// notification POST so far has its status and every request has arrived or had its
-    /// arrival window, then until the grace after the last accepted cancel has passed, so that
-    /// every cancel sent before the barrier that was accepted counts as read. Cancels that
-    /// nothing proves are noted.
-    pub(crate) async fn settle(&mut self) {
-        let arrival = self.arrival_window();
-        let deadline = Deadline::now() + self.reply_allowance();
-        loop {
-            let now = Instant::now();
-            // The earliest moment something may stop being awaited.
-            let mut wake: Option<Instant> = None;
-            for s in self.streams.by.values() {
-                let until = match s.opened {
-                    Opened::Request(_) if !s.arrived() && now < s.sent + arrival => {
-                        s.sent + arrival
-                    }
-                    Opened::Notification { .. } | Opened::Response
-                        if s.head.is_none() && s.end.is_none() =>
-                    {
-                        deadline.into_std()
-                    }
-                    _ => continue,
-                };
-                wake = Some(wake.map_or(until, |w| w.min(until)));
-            }
-            let Some(wake) = wake else {
-                break;
-            };
-            let wake = Deadline::from_std(wake).min(deadline);
-            // `next` is false at `wake`, or at once when nothing more can come.
-            if !self.next(wake).await && (wake >= deadline || Deadline::now() < wake) {
-                break;
-            }
-        }
-        let mut accepted: Vec<super::super::ledger::CancelMark> = vec![];
-        let marks: Vec<(String, super::super::ledger::CancelMark)> = self
-            .ledger
-            .sent
-            .iter()
-            .filter_map(|(key, r)| r.cancel.map(|m| (key.clone(), m)))
-            .collect();
-        let mut closed = vec![];
-        for (key, mark) in marks {
-            if mark.read.is_some() && (mark.accepted.is_some() || mark.closed.is_some()) {
-                if mark.closed.is_some() && self.streams.unproven.insert(mark.at) {
-                    closed.push((key, mark.closed.map_or(Duration::ZERO, |c| c.grace)));
-                }
-                accepted.push(mark);
-                continue;
-            }
-            let channel = self
-                .transcript
-                .get(mark.at)
-                .map_or(Channel::Stdio, |e| e.channel);
-            let Some(stream) = self.streams.by.get(&channel) else {
-                continue;
-            };
-            if !stream.opened.wants_accepted() || !self.streams.unproven.insert(mark.at) {
-                continue;
-            }
-            let what = match &stream.head {
-                Some((_, head)) => format!("got HTTP {}", head.summary()),
-                None => format!("got no status within {:?}", self.reply_allowance()),
-            };
-            self.rule(
-                Severity::Note,
-                Req::Http17,
-                format!(
-                    "the cancel of request {key} ({channel}) {what}: nothing proves the server read it, so a late response to it is not charged and only the witness can tell whether its work stopped"
-                ),
-            );
-        }
-        if !closed.is_empty() {
-            closed.sort();
-            let grace = closed.iter().map(|(_, g)| *g).max().unwrap_or_default();
-            let keys: Vec<String> = closed.into_iter().map(|(key, _)| key).collect();
-            let what = if keys.len() == 1 {
-                format!("the cancel of request {} closed its stream", keys[0])
-            } else {
-                format!(
-                    "the cancels of requests {} closed their streams",
-                    keys.join(", ")
-                )
-            };
-            self.rule(
-                Severity::Note,
-                Req::Http11,
-                format!(
-                    "{what}: nothing on the wire shows when the server noticed, so the barrier waited a grace of {} ms, and only the witness can tell whether the work stopped",
-                    grace.as_millis()
-                ),
-            );
-        }
-        // Until every accepted cancel counts as read; that moment moves later while the
-        // target waits for a CPU (`Engine::read_by`), within the allowance.
-        while let Some(read) = accepted.iter().filter_map(|m| self.read_by(m)).max() {
-            let until = Deadline::from_std(self.io.started() + read).min(deadline);
-            if Deadline::now() >= until {
-                break;
-            }
-            self.pump_until(until).await;
         }
     }
 }

@@ -3,6 +3,7 @@
 //!
 //! - [`findings`]: what went wrong, each once, bounded;
 //! - [`clock`]: how busy the machine is and when things happened;
+//! - [`diff`]: the expected side of the case's diff, and what blessing writes back;
 //! - [`liveness`]: whether the target can still be talked to;
 //! - [`proofs`]: what the target is proven to have read;
 //! - [`arrivals`]: `! arrives` windows;
@@ -11,6 +12,7 @@
 pub mod arrivals;
 pub mod budget;
 pub mod clock;
+pub mod diff;
 pub mod findings;
 pub mod liveness;
 pub mod proofs;

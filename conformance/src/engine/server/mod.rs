@@ -16,6 +16,7 @@ use super::http::Streams;
 use super::{Engine, Options, Report, Side, Stop};
 use crate::case::{Case, Step, StepKind, TransportKind};
 use crate::era::Era;
+use crate::error::StartError;
 use crate::fixtures;
 use crate::outcome::Severity;
 use crate::pattern::{self};
@@ -68,7 +69,11 @@ impl Connect {
 }
 
 /// Runs one case against the target, over its transport.
-pub async fn run_case(case: &Case, connect: &Connect, options: &Options) -> Result<Report, String> {
+pub async fn run_case(
+    case: &Case,
+    connect: &Connect,
+    options: &Options,
+) -> Result<Report, StartError> {
     match connect {
         Connect::Stdio(launch) => run_server_case(case, launch, options).await,
         Connect::Http(target) => run_http_server_case(case, target, options).await,
@@ -82,13 +87,14 @@ pub async fn run_server_case(
     case: &Case,
     launch: &Launch,
     options: &Options,
-) -> Result<Report, String> {
+) -> Result<Report, StartError> {
     let target = display_argv(&launch.argv);
     if let Some(reason) = not_applicable(case, options, TransportKind::Stdio) {
         return Ok(Report::skipped(reason, target));
     }
-    let io = Stdio::spawn(launch, options.reply_timeout).map_err(|e| {
-        format!("cannot start target `{target}`: {e}; check the command after `--` (it is run without a shell)")
+    let io = Stdio::spawn(launch, options.reply_timeout).map_err(|source| StartError::Spawn {
+        target: target.clone(),
+        source,
     })?;
     Ok(Engine::new(case, options, io, ServerTarget::default())
         .run(target)
@@ -102,7 +108,7 @@ pub async fn run_http_server_case(
     case: &Case,
     target: &HttpTarget,
     options: &Options,
-) -> Result<Report, String> {
+) -> Result<Report, StartError> {
     let shown = target.display();
     if let Some(reason) = not_applicable(case, options, TransportKind::Http) {
         return Ok(Report::skipped(reason, shown));

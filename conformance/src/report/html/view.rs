@@ -125,8 +125,11 @@ pub struct Problem {
 /// The page.
 #[derive(Debug, Serialize)]
 pub struct Page {
+    /// The matrix's columns: a target at a protocol version over a transport.
     pub columns: Vec<Column>,
+    /// The matrix's rows, grouped by requirement family.
     pub families: Vec<Family>,
+    /// The cells that did not pass, for the list at the top.
     pub problems: Vec<Problem>,
     /// All cells together.
     pub totals: Summary,

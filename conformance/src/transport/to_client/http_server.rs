@@ -23,12 +23,11 @@
 
 use super::http_serve::serve;
 use super::http_state::{Outlet, Shared};
-use super::process::{Launch, Process, ProcessEvent, TargetLog};
-use super::{Channel, Event, SendError, Transport};
 use crate::era::ProtocolVersion;
+use crate::transport::process::{Launch, Process, ProcessEvent, TargetLog};
+use crate::transport::{Channel, Event, SendError, Transport};
 use axum::response::sse::Event as SseEvent;
 use serde_json::Value;
-use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -119,7 +118,7 @@ impl HttpServer {
         let process = Process::spawn(&launch).map_err(|e| {
             format!(
                 "cannot start client `{}`: {e}; check the command after `--` (it is run without a shell)",
-                super::process::display_argv(&launch.argv)
+                crate::transport::process::display_argv(&launch.argv)
             )
         })?;
         Ok(HttpServer {
@@ -261,20 +260,8 @@ impl Transport for HttpServer {
         true
     }
 
-    fn started(&self) -> Instant {
-        self.process.started
-    }
-
-    fn exit_status(&self) -> Option<ExitStatus> {
-        self.process.exit_status()
-    }
-
-    fn process_group(&self) -> Option<i32> {
-        Some(self.process.group())
-    }
-
-    fn note(&self, text: String) {
-        self.process.note(text);
+    fn process(&self) -> Option<&Process> {
+        Some(&self.process)
     }
 
     async fn shutdown(&mut self, grace: Duration) -> TargetLog {
@@ -285,8 +272,7 @@ impl Transport for HttpServer {
                 self.undelivered
             ));
         }
-        self.process.shutdown(grace).await;
-        self.process.take_log()
+        self.process.end(grace).await
     }
 }
 

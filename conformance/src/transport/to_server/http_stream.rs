@@ -8,7 +8,7 @@
 //! buffers more than that plus one chunk), and an error page keeps [`KEPT_BODY_BYTES`].
 
 use super::http_arrival::{Arrivals, Clock};
-use super::{Channel, Event, Head, StreamEnd};
+use crate::transport::{Channel, Event, Head, StreamEnd};
 use bytes::Bytes;
 use eventsource_stream::{EventStream, EventStreamError};
 use futures_util::StreamExt;
@@ -23,7 +23,7 @@ use tokio::sync::mpsc;
 /// The most one response stream may carry before the harness cuts it.
 pub const MAX_STREAM_BYTES: usize = 16 << 20;
 /// The longest one message (an SSE event's data, a JSON body) may be.
-pub const MAX_MESSAGE_BYTES: usize = super::process::MAX_LINE;
+pub const MAX_MESSAGE_BYTES: usize = crate::transport::process::MAX_LINE;
 /// How much of a body that carries no message is kept for the transcript.
 pub const KEPT_BODY_BYTES: usize = 1024;
 

@@ -51,6 +51,7 @@ impl Arrivals {
 
 /// When the newest data on `stream` arrived; `None` where the kernel does not say.
 #[cfg(target_os = "linux")]
+#[allow(unsafe_code)] // getsockopt(2): the kernel's stamp has no safe std API.
 fn last_data(stream: &TcpStream) -> Option<Instant> {
     use std::os::fd::AsRawFd;
     // SAFETY: `tcp_info` is a plain C struct, for which all zeroes is a valid value.

@@ -3,9 +3,8 @@
 //! Stdin is a FIFO the target reads in order and stdout is one ordered stream, so the answer
 //! to a later request proves every earlier line was read: the barrier's proof.
 
-use super::process::{Launch, Process, ProcessEvent, TargetLog, WriteError};
-use super::{Channel, Event, SendError, Transport};
-use std::process::ExitStatus;
+use crate::transport::process::{Launch, Process, ProcessEvent, TargetLog, WriteError};
+use crate::transport::{Channel, Event, SendError, Transport};
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
 
@@ -77,24 +76,11 @@ impl Transport for Stdio {
         self.process.stdin_open()
     }
 
-    fn started(&self) -> Instant {
-        self.process.started
-    }
-
-    fn exit_status(&self) -> Option<ExitStatus> {
-        self.process.exit_status()
-    }
-
-    fn process_group(&self) -> Option<i32> {
-        Some(self.process.group())
-    }
-
-    fn note(&self, text: String) {
-        self.process.note(text);
+    fn process(&self) -> Option<&Process> {
+        Some(&self.process)
     }
 
     async fn shutdown(&mut self, grace: Duration) -> TargetLog {
-        self.process.shutdown(grace).await;
-        self.process.take_log()
+        self.process.end(grace).await
     }
 }

@@ -18,11 +18,10 @@
 //! protocol), as one [`Transport`]. The relay program itself is in `relay_program`
 //! ([`run`], [`run_if_relay`]).
 
-use super::lines::{read_lines, Chunk};
-use super::process::{Launch, Process, ProcessEvent, TargetLog, MAX_LINE};
-use super::{Channel, Event, PeerSignal, SendError, Transport};
+use crate::transport::lines::{read_lines, Chunk};
+use crate::transport::process::{Launch, Process, ProcessEvent, TargetLog, MAX_LINE};
+use crate::transport::{Channel, Event, PeerSignal, SendError, Transport};
 use serde_json::json;
-use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 use tokio::net::tcp::OwnedWriteHalf;
@@ -101,7 +100,7 @@ impl Relay {
         let process = Process::spawn(&launch).map_err(|e| {
             format!(
                 "cannot start client `{}`: {e}; check the command after `--` (it is run without a shell)",
-                super::process::display_argv(&launch.argv)
+                crate::transport::process::display_argv(&launch.argv)
             )
         })?;
         let (wire_tx, wire) = mpsc::channel(256);
@@ -284,25 +283,12 @@ impl Transport for Relay {
         self.connections.last().is_some_and(|c| c.writer.is_some())
     }
 
-    fn started(&self) -> Instant {
-        self.process.started
-    }
-
-    fn exit_status(&self) -> Option<ExitStatus> {
-        self.process.exit_status()
-    }
-
-    fn process_group(&self) -> Option<i32> {
-        Some(self.process.group())
-    }
-
-    fn note(&self, text: String) {
-        self.process.note(text);
+    fn process(&self) -> Option<&Process> {
+        Some(&self.process)
     }
 
     async fn shutdown(&mut self, grace: Duration) -> TargetLog {
         self.close_input();
-        self.process.shutdown(grace).await;
-        self.process.take_log()
+        self.process.end(grace).await
     }
 }

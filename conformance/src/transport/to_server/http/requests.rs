@@ -4,9 +4,9 @@
 
 use super::super::http_headers;
 use super::super::http_stream::{self, describe};
-use super::super::{Channel, Event, StreamEnd};
 use super::{Http, Session};
 use crate::era::ProtocolVersion;
+use crate::transport::{Channel, Event, StreamEnd};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{HeaderName, HeaderValue};

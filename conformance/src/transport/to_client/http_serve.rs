@@ -4,8 +4,8 @@
 
 use super::http_server::{ClientRequest, MAX_CONNECTIONS};
 use super::http_state::{session_id, Connection, OpenStream, SessionState, Shared, StreamBody};
-use super::process::MAX_LINE;
-use super::{Channel, Event};
+use crate::transport::process::MAX_LINE;
+use crate::transport::{Channel, Event};
 use axum::body::Body;
 use axum::response::sse::{KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};

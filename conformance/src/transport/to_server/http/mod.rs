@@ -20,8 +20,8 @@ mod requests;
 
 use super::http_arrival::StampingConnector;
 use super::http_stream::Sink;
-use super::process::{display_argv, Launch, Process, ProcessEvent, TargetLog};
-use super::{Channel, Event, SendError, StreamEnd, Transport};
+use crate::transport::process::{display_argv, Launch, Process, ProcessEvent, TargetLog};
+use crate::transport::{Channel, Event, SendError, StreamEnd, Transport};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{HeaderName, HeaderValue};
@@ -30,7 +30,6 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -384,12 +383,8 @@ impl Transport for Http {
         self.started
     }
 
-    fn exit_status(&self) -> Option<ExitStatus> {
-        self.process.as_ref().and_then(Process::exit_status)
-    }
-
-    fn process_group(&self) -> Option<i32> {
-        self.process.as_ref().map(Process::group)
+    fn process(&self) -> Option<&Process> {
+        self.process.as_ref()
     }
 
     fn fresh(&self) -> bool {

@@ -2,7 +2,7 @@
 //! waiters and SSE streams), the sessions it minted and what became of them, and the count of
 //! open connections. See [`super::http_server`] for what is served and why.
 
-use super::{Channel, Event, PeerSignal};
+use crate::transport::{Channel, Event, PeerSignal};
 use axum::response::sse::Event as SseEvent;
 use futures_util::Stream;
 use std::collections::HashMap;

@@ -1,0 +1,177 @@
+//! Every message a client target writes, judged by the standing rules: request ids that are
+//! strings or integers and never reused within a session, the handshake in order
+//! (`initialize` answered before anything but `ping`, then `notifications/initialized`),
+//! progress tokens unique among active requests, cancels only for the client's own live
+//! requests (never `initialize`), and responses only to the harness's requests, once. The
+//! rules themselves are pure functions in `rules::client_*`; this is where the engine
+//! dispatches each message, gathers their facts and applies their verdicts. Requests the case
+//! does not script are answered by `answer.rs`.
+
+use super::ClientTarget;
+use crate::engine::ledger::ReceivedRequest;
+use crate::engine::Engine;
+use crate::pattern::id_key;
+use crate::rules::client_cancel;
+use crate::rules::client_progress::{self, ClientProgressFacts};
+use crate::rules::client_request::{self, Handshake};
+use crate::transport::{Channel, Transport};
+use serde_json::Value;
+
+impl<T: Transport> Engine<'_, T, ClientTarget> {
+    /// Applies the standing rules to one message object the client wrote.
+    pub(crate) async fn judge_client_message(&mut self, index: usize) {
+        let value = self.value(index);
+        let channel = self.transcript[index].channel;
+        let method = value
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if !self.side.sessions.is_current(channel) {
+            return self.earlier_session(index, method.as_deref(), &value).await;
+        }
+        if let Some(method) = &method {
+            self.side.sessions.sent(method);
+        }
+        match (method, value.get("id")) {
+            (Some(method), Some(id)) => {
+                self.client_request(index, &method, id, value.get("params"))
+                    .await
+            }
+            (Some(method), None) => match method.as_str() {
+                "notifications/cancelled" => {
+                    let at = self.transcript[index].at;
+                    self.client_cancel(value.get("params"), at)
+                }
+                "notifications/progress" => {
+                    let at = self.transcript[index].at;
+                    self.client_progress(value.get("params"), at)
+                }
+                "notifications/initialized" => {
+                    if let Some(session) = self.side.sessions.current_mut() {
+                        session.initialized = true;
+                    }
+                    let at = self.transcript[index].at;
+                    self.initialized_arrived(at);
+                    if self.case.handshake {
+                        self.transcript[index].internal = true;
+                    }
+                }
+                _ => {}
+            },
+            (None, _) => self.client_response(index),
+        }
+    }
+
+    async fn client_request(
+        &mut self,
+        index: usize,
+        method: &str,
+        id: &Value,
+        params: Option<&Value>,
+    ) {
+        let problem = client_request::id_type(method, id);
+        self.problems(problem);
+        let key = id_key(id);
+        let stateless = self.stateless_request(method, params);
+        self.judge_reuse(&key, method, stateless);
+        if stateless {
+            self.side.era.tried = true;
+            self.judge_stamp(method, params);
+        } else {
+            if method == "initialize" {
+                self.legacy_initialize();
+            }
+            let at = self.transcript[index].at;
+            self.handshake_order(method, at);
+        }
+        if method == "initialize" {
+            self.session_initialize(id);
+        }
+        if method == "tasks/cancel" && client_cancel::abandons_only(&self.case.actions) {
+            let level = self.case_severity();
+            let problem = client_cancel::task_cancel_when_abandoning(&key, params, level);
+            self.problems([problem]);
+        }
+        let token = params.and_then(|p| p.pointer("/_meta/progressToken"));
+        let token_key = token.map(id_key);
+        if let Some(token) = token {
+            let problems = client_request::progress_token(token, &key, &self.ledger.received);
+            self.problems(problems);
+        }
+        let channel = self.transcript[index].channel;
+        let at = self.transcript[index].at;
+        self.ledger.received.insert(
+            key.clone(),
+            ReceivedRequest {
+                method: method.to_string(),
+                answered: None,
+                answered_waited: None,
+                succeeded: false,
+                cancelled: false,
+                token: token_key,
+                channel,
+                stateless,
+                task: None,
+            },
+        );
+        self.request_arrived(&key, at);
+        self.answer_request(index, method, id, params).await;
+    }
+
+    /// LIF-04 and LIF-03: nothing but `ping` until `initialize` is answered, and
+    /// `notifications/initialized` before any other request once it is.
+    fn handshake_order(&mut self, method: &str, at: std::time::Duration) {
+        let initialized = self.side.sessions.current().map(|s| s.initialized);
+        let ready = self.session_ready();
+        match client_request::handshake_order(method, ready, initialized, self.may_cross()) {
+            Handshake::InOrder => {}
+            Handshake::Early(problem) => self.problems([problem]),
+            Handshake::Hold => {
+                let held = self.held(at, Value::String(method.to_string()));
+                self.side.crossing.early.push(held);
+            }
+        }
+    }
+
+    fn client_response(&mut self, index: usize) {
+        if self.side.era.plays {
+            return self.stateless_response(index);
+        }
+        let Some(request) = self.settle_response(index) else {
+            return;
+        };
+        let key = self.value(index).get("id").map(id_key).unwrap_or_default();
+        let at = self.transcript[index].at;
+        let judged = client_cancel::answered_after_cancel(&key, &request, at);
+        self.problems(judged);
+    }
+
+    /// The standing rules for progress the client reports on a request of the harness's (see
+    /// [`client_progress::client_progress`]).
+    fn client_progress(&mut self, params: Option<&Value>, at: std::time::Duration) {
+        let key = params
+            .and_then(|p| p.get("progressToken"))
+            .and_then(|t| self.ledger.tokens.get(&id_key(t)))
+            .cloned();
+        let sent = key.as_ref().and_then(|k| self.ledger.sent.get(k));
+        let previous_at = key
+            .as_ref()
+            .and_then(|k| self.side.crossing.progress.get(k))
+            .copied()
+            .filter(|_| sent.is_some_and(|s| s.last_progress.is_some()));
+        let crossed = previous_at.is_some_and(|then| self.progress_crossed(then, at));
+        let (problems, value) = client_progress::client_progress(&ClientProgressFacts {
+            params,
+            request: key.as_deref().map(|k| (k, sent)),
+            has_message: self.protocol().is_none_or(|v| v.progress_has_message()),
+            crossed,
+        });
+        if let (Some(key), Some(value)) = (key, value) {
+            if let Some(sent) = self.ledger.sent.get_mut(&key) {
+                sent.last_progress = Some((value, Channel::Stdio));
+            }
+            self.side.crossing.progress.insert(key, at);
+        }
+        self.problems(problems);
+    }
+}

@@ -1,0 +1,51 @@
+//! The responses the target writes to the harness's requests, settled against the request
+//! ledger: the first answer proves what was sent before its request was read, a second one
+//! or one for an id the harness never used is consumed; what each must obey is judged by
+//! `rules::response`. Also where the standing rules' findings are applied.
+
+use super::ledger::SentRequest;
+use super::{Engine, Side};
+use crate::era::Era;
+use crate::rules::envelope::Problem;
+use crate::rules::response;
+use crate::transport::Transport;
+
+impl<T: Transport, S: Side> Engine<'_, T, S> {
+    /// Standing rules' findings, at the case line being carried out.
+    pub(crate) fn problems(&mut self, problems: impl IntoIterator<Item = Problem>) {
+        for p in problems {
+            self.rule(p.severity, p.requirement, p.message);
+        }
+    }
+
+    /// The rules every response obeys, whoever wrote it (see [`response`]). Returns the
+    /// request on its first answer.
+    pub(crate) fn settle_response(&mut self, index: usize) -> Option<SentRequest> {
+        let value = self.value(index);
+        self.problems(response::shape(&value));
+        let id = value.get("id").filter(|id| !id.is_null())?;
+        let key = self.ledger.key(id);
+        let who = S::WRITER.who;
+        let Some(request) = self.ledger.sent.get_mut(&key) else {
+            self.transcript[index].consumed_by = Some(0);
+            self.problems([response::unknown_id(who, &key)]);
+            return None;
+        };
+        request.answers += 1;
+        request.answer.get_or_insert(index);
+        let request = request.clone();
+        self.transcript[index].internal = request.internal;
+        if request.answers == 1 {
+            let arrived = self.transcript[index].at;
+            self.proof_arrived(request.index, request.sent, arrived);
+        }
+        let stateless = S::STAMPS && self.protocol().is_some_and(|v| v.era() == Era::Stateless);
+        self.problems(response::result_type(&value, stateless, &request.method));
+        if request.answers > 1 {
+            self.transcript[index].consumed_by = Some(0);
+            self.problems([response::second_answer(who, &key, request.line)]);
+            return None;
+        }
+        Some(request)
+    }
+}
