@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The most a wait is stretched.
 pub const MAX_STRETCH: f64 = 10.0;
@@ -53,7 +53,7 @@ pub fn stretched(wait: Duration, factor: f64) -> Duration {
 /// How long each thread of each process in process group `pgid` has waited on a run queue for
 /// a CPU since it started (the second field of `/proc/PID/task/TID/schedstat`), by thread id;
 /// `None` where the kernel does not say.
-fn task_waits(pgid: i32) -> Option<HashMap<u32, u64>> {
+fn task_waits(pgid: i32) -> Option<HashMap<u32, ThreadReading>> {
     if pgid <= 0 {
         return None;
     }
@@ -89,11 +89,8 @@ fn task_waits(pgid: i32) -> Option<HashMap<u32, u64>> {
             else {
                 continue;
             };
-            let waited = std::fs::read_to_string(task.path().join("schedstat"))
-                .ok()
-                .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok());
-            if let Some(ns) = waited {
-                waits.insert(tid, ns);
+            if let Some(reading) = ThreadReading::read(&task.path()) {
+                waits.insert(tid, reading);
                 seen = true;
             }
         }
@@ -102,7 +99,7 @@ fn task_waits(pgid: i32) -> Option<HashMap<u32, u64>> {
 }
 
 /// The same figures for the threads of this process (the harness itself).
-fn own_task_waits() -> Option<HashMap<u32, u64>> {
+fn own_task_waits() -> Option<HashMap<u32, ThreadReading>> {
     let mut waits = HashMap::new();
     for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
         let Some(tid) = task
@@ -112,11 +109,8 @@ fn own_task_waits() -> Option<HashMap<u32, u64>> {
         else {
             continue;
         };
-        let waited = std::fs::read_to_string(task.path().join("schedstat"))
-            .ok()
-            .and_then(|t| t.split_whitespace().nth(1)?.parse::<u64>().ok());
-        if let Some(ns) = waited {
-            waits.insert(tid, ns);
+        if let Some(reading) = ThreadReading::read(&task.path()) {
+            waits.insert(tid, reading);
         }
     }
     (!waits.is_empty()).then_some(waits)
@@ -130,12 +124,120 @@ fn own_task_waits() -> Option<HashMap<u32, u64>> {
 /// short exactly when the machine is busiest. A thread first seen adds all it has waited
 /// (that errs on the side of the target); the waits of a thread between its last reading and
 /// its exit are not seen.
+///
+/// The kernel adds a wait to a thread's counter only when the thread gets its CPU, so a thread
+/// that is waiting right now shows none of that wait yet: a server thread starved for 300 ms
+/// would look as if it had not waited at all until it ran. A thread seen runnable at two
+/// readings that has not run between them (its CPU time unchanged) waited all that time; that
+/// is counted at once, and taken off what its counter adds when it runs.
 #[derive(Debug)]
 pub struct GroupWaits {
     /// The process group, or 0 for this process's own threads.
     pgid: i32,
-    /// Each thread's counter at the last reading, and the total so far.
-    state: Mutex<(HashMap<u32, u64>, u64)>,
+    /// Each thread's last reading, and the total so far.
+    state: Mutex<(HashMap<u32, Seen>, u64)>,
+}
+
+/// What `/proc` says of one thread at one moment.
+#[derive(Debug, Clone, Copy)]
+struct ThreadReading {
+    /// The CPU time it has run, in ns.
+    ran: u64,
+    /// The time it has waited for a CPU, in ns (as far as the kernel has added it).
+    waited: u64,
+    /// Whether it is runnable (state `R`: running or waiting for a CPU).
+    runnable: bool,
+    /// When it was read.
+    at: Instant,
+}
+
+impl ThreadReading {
+    /// Reads the thread whose `/proc/…/task/TID` folder is `dir`.
+    fn read(dir: &std::path::Path) -> Option<ThreadReading> {
+        let schedstat = std::fs::read_to_string(dir.join("schedstat")).ok()?;
+        let mut fields = schedstat.split_whitespace();
+        let ran = fields.next()?.parse().ok()?;
+        let waited = fields.next()?.parse().ok()?;
+        let runnable = std::fs::read_to_string(dir.join("stat"))
+            .ok()
+            .and_then(|stat| {
+                let state = stat
+                    .rsplit_once(')')?
+                    .1
+                    .split_whitespace()
+                    .next()?
+                    .to_string();
+                Some(state == "R")
+            })
+            .unwrap_or(false);
+        Some(ThreadReading {
+            ran,
+            waited,
+            runnable,
+            at: Instant::now(),
+        })
+    }
+}
+
+/// A thread's last reading and the wait already counted for it that its counter does not
+/// show yet.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    reading: ThreadReading,
+    ahead: u64,
+}
+
+/// Two readings closer than this say nothing of a wait in progress: a running thread's CPU
+/// time is brought up to date at the scheduler's tick, so between close readings it may look
+/// as if it had not run.
+const WAIT_IN_PROGRESS_MIN: Duration = Duration::from_millis(20);
+
+/// What a thread waited between its reading `before` and `now`, and what to keep of it for
+/// the next reading.
+fn waited_between(before: Option<Seen>, now: ThreadReading) -> (u64, Seen) {
+    let fresh = |counted| {
+        (
+            counted,
+            Seen {
+                reading: now,
+                ahead: 0,
+            },
+        )
+    };
+    let Some(Seen { reading, ahead }) = before else {
+        // A thread first seen adds all it has waited.
+        return fresh(now.waited);
+    };
+    if now.waited < reading.waited {
+        // A thread id the kernel gave again to a new thread counts from zero.
+        return fresh(now.waited);
+    }
+    let added = now.waited - reading.waited;
+    let counted = added.saturating_sub(ahead);
+    let ahead = ahead.saturating_sub(added);
+    let waiting = reading.runnable && now.runnable && now.ran == reading.ran && added == 0;
+    if !waiting {
+        return (
+            counted,
+            Seen {
+                reading: now,
+                ahead,
+            },
+        );
+    }
+    let apart = now.at.saturating_duration_since(reading.at);
+    if apart < WAIT_IN_PROGRESS_MIN {
+        // Too close to tell: the earlier reading stays the mark to measure from.
+        return (counted, Seen { reading, ahead });
+    }
+    let waiting = u64::try_from(apart.as_nanos()).unwrap_or(u64::MAX);
+    (
+        counted + waiting,
+        Seen {
+            reading: now,
+            ahead: ahead + waiting,
+        },
+    )
 }
 
 impl GroupWaits {
@@ -161,14 +263,13 @@ impl GroupWaits {
         };
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let (last, total) = &mut *state;
-        for (tid, ns) in &now {
-            *total += match last.get(tid) {
-                // A thread id the kernel gave again to a new thread counts from zero.
-                Some(before) if ns >= before => ns - before,
-                _ => *ns,
-            };
+        let mut seen = HashMap::with_capacity(now.len());
+        for (tid, reading) in now {
+            let (counted, kept) = waited_between(last.get(&tid).copied(), reading);
+            *total += counted;
+            seen.insert(tid, kept);
         }
-        *last = now;
+        *last = seen;
         Some(Duration::from_nanos(*total))
     }
 }
@@ -233,6 +334,68 @@ pub(crate) mod tests {
         assert!(
             after >= during,
             "exited threads took their waits with them: {during:?} then {after:?}"
+        );
+    }
+
+    fn reading(ran: u64, waited: u64, runnable: bool, at: Instant) -> ThreadReading {
+        ThreadReading {
+            ran,
+            waited,
+            runnable,
+            at,
+        }
+    }
+
+    #[test]
+    fn a_wait_in_progress_counts_at_once_and_not_twice_when_the_kernel_adds_it() {
+        let t0 = Instant::now();
+        let ms = |n| Duration::from_millis(n);
+        let first = waited_between(None, reading(10, 5, true, t0));
+        assert_eq!(first.0, 5, "a new thread adds all it waited");
+        // Runnable at both readings, 300 ms apart, and it did not run: it waited all along.
+        let (counted, kept) = waited_between(Some(first.1), reading(10, 5, true, t0 + ms(300)));
+        assert_eq!(counted, 300_000_000);
+        assert_eq!(kept.ahead, 300_000_000);
+        // It ran at last: the kernel adds its 320 ms wait, 300 of which were counted already.
+        let (counted, kept) = waited_between(
+            Some(kept),
+            reading(50, 5 + 320_000_000, false, t0 + ms(330)),
+        );
+        assert_eq!(counted, 20_000_000);
+        assert_eq!(kept.ahead, 0);
+    }
+
+    #[test]
+    fn no_wait_in_progress_for_a_thread_that_ran_slept_or_was_read_too_soon() {
+        let t0 = Instant::now();
+        let ms = |n| Duration::from_millis(n);
+        let seen = |r| Seen {
+            reading: r,
+            ahead: 0,
+        };
+        // It ran between the readings.
+        let ran = waited_between(
+            Some(seen(reading(10, 5, true, t0))),
+            reading(11, 5, true, t0 + ms(300)),
+        );
+        assert_eq!(ran.0, 0);
+        // It was asleep at one of them.
+        let slept = waited_between(
+            Some(seen(reading(10, 5, false, t0))),
+            reading(10, 5, true, t0 + ms(300)),
+        );
+        assert_eq!(slept.0, 0);
+        // Too close: nothing yet, and the earlier reading stays the mark.
+        let close = waited_between(
+            Some(seen(reading(10, 5, true, t0))),
+            reading(10, 5, true, t0 + ms(5)),
+        );
+        assert_eq!(close.0, 0);
+        assert_eq!(close.1.reading.at, t0);
+        let later = waited_between(Some(close.1), reading(10, 5, true, t0 + ms(40)));
+        assert_eq!(
+            later.0, 40_000_000,
+            "measured from the first of the close readings"
         );
     }
 
