@@ -103,6 +103,8 @@ pub struct Report {
     pub duration: Duration,
     /// How the target was started, for reports.
     pub target: String,
+    /// Whether the case ran on a target of its own or on one it shared.
+    pub placement: crate::share::Placement,
 }
 
 impl Report {
@@ -119,6 +121,7 @@ impl Report {
             version: None,
             duration: Duration::ZERO,
             target,
+            placement: Default::default(),
         }
     }
 }
@@ -236,6 +239,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             version: self.version,
             duration: started.elapsed(),
             target,
+            placement: Default::default(),
         }
     }
 

@@ -115,7 +115,11 @@ pub async fn run_http_server_case(
 
 /// Why a case does not apply to this target before it starts: its transports, a cancel
 /// message the transport's era does not carry, or fixtures the target file does not map.
-fn not_applicable(case: &Case, options: &Options, transport: TransportKind) -> Option<String> {
+pub(crate) fn not_applicable(
+    case: &Case,
+    options: &Options,
+    transport: TransportKind,
+) -> Option<String> {
     if !case.transports.contains(&transport) {
         let names: Vec<&str> = case.transports.iter().map(|t| t.as_str()).collect();
         return Some(format!(
