@@ -8,7 +8,8 @@
 //! not even by the `cancellations` witness, which lists every cancel the process saw. A case
 //! runs alone, on a target started for it, when its file says `@fresh REASON`, over stdio,
 //! and with `--isolate`. A case that does not pass when sharing is run again alone and
-//! the lone verdict is the one reported, so sharing makes a run faster and never changes its
+//! the lone verdict is the one reported (except a skip decided by the target's answer to the
+//! opening of the case's own new session, the answer a target of its own gives), so sharing makes a run faster and never changes its
 //! outcome. Each report says where its case ran ([`Placement`]), so a crash of a shared
 //! server can be traced to the cases that ran on it.
 
@@ -242,7 +243,11 @@ pub async fn run(
     }
     let server = pool.server()?;
     let shared = run_attached(case, &server, options, shown).await?;
-    if shared.outcome == Outcome::Pass {
+    // A skip decided on what the target answered to the opening of a new session (the
+    // version it agreed to, the capabilities it declared) is what a target of its own
+    // answers to the same opening: no rerun.
+    let skipped_at_opening = shared.outcome == Outcome::Skip && !shared.opened;
+    if shared.outcome == Outcome::Pass || skipped_at_opening {
         return Ok(shared);
     }
     let mut alone = run_case(case, connect, options).await?;

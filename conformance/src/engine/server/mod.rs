@@ -179,6 +179,7 @@ impl Side for ServerTarget {
             }
         };
         opened?;
+        e.opened = true;
         // The case's own clock starts once the target has started; a case that performs the
         // handshake itself also gets the start's allowance.
         let mut base = e.case_limit();
