@@ -152,6 +152,11 @@ pub struct ServerArgs {
     /// roles. See the README.
     #[arg(long, value_name = "FILE")]
     pub target: Option<PathBuf>,
+    /// Start the target for every case alone. By default, over Streamable HTTP with a
+    /// command, the cases that may share one server process do (each in a session of its
+    /// own), and a case that does not pass there is run again alone.
+    #[arg(long)]
+    pub isolate: bool,
 }
 
 #[derive(clap::Args, Debug)]

@@ -45,6 +45,7 @@ pub mod report;
 pub mod requirement;
 pub mod rules;
 pub mod runner;
+pub mod share;
 pub mod spoken;
 pub mod suite;
 pub mod target_file;

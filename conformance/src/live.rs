@@ -127,6 +127,7 @@ impl<'a> Live<'a> {
             tail.push_str(&format!(" at {}", unit_.version));
         }
         if let Ok(report) = result {
+            tail.push_str(&report.placement.mark());
             if let (true, Some(reason)) = (word == "skip", &report.skip_reason) {
                 tail.push_str(&format!(": {reason}"));
             }

@@ -3,24 +3,30 @@
 //! outcome differs from run to run). The cases that wait longest start first.
 
 use crate::case::{Case, Step, StepKind};
-use crate::engine::server::{run_case, Connect};
+use crate::engine::server::Connect;
 use crate::engine::{Options, Report};
 use crate::pattern::Captures;
 use crate::report::gate::CaseResult;
+use crate::share;
 use crate::versions::Unit;
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
 /// Runs `cases` against a server target (over its transport), `repeat` times each, on `jobs` threads, each
-/// at the version its unit names.
+/// at the version its unit names. Unless `isolate`, cases that may share a target share one
+/// (see [`crate::share`]).
 pub fn execute(
     cases: &[Case],
     units: &[Unit],
     connect: &Connect,
     options: &Options,
     plan: Plan,
+    isolate: bool,
     done: &(dyn Fn(usize, usize, &CaseResult) + Sync),
 ) -> Vec<Vec<CaseResult>> {
+    let pool = (!isolate)
+        .then(|| share::Pool::for_target(connect, options))
+        .flatten();
     // The cases that spend longest waiting start first, so the run does not end waiting on
     // one that started last (the results come back in the units' order all the same).
     let mut order: Vec<usize> = (0..units.len()).collect();
@@ -47,9 +53,7 @@ pub fn execute(
                 protocol_version: unit.version.clone(),
                 ..options.clone()
             };
-            runtime
-                .block_on(run_case(case, connect, &options))
-                .map_err(|e| e.to_string())
+            runtime.block_on(share::run(case, connect, pool.as_ref(), &options))
         },
     );
     let mut back: Vec<Option<Vec<CaseResult>>> = (0..units.len()).map(|_| None).collect();

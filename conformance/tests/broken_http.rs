@@ -12,11 +12,12 @@
 mod http_server;
 
 use conformance::case::{Case, Role};
-use conformance::engine::server::run_http_server_case;
+use conformance::engine::server::{run_http_server_case, Connect};
 use conformance::engine::{Options, Report};
 use conformance::harness;
 use conformance::harness::expect::{Expect, Run};
 use conformance::outcome::{Outcome, Severity};
+use conformance::share;
 use conformance::transport::http::HttpTarget;
 use conformance::transport::process::Launch;
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -88,18 +89,92 @@ fn play(case: &Case, mode: &str, want: &Expect) -> Result<Report, Failed> {
         _running = Some(running);
         target = HttpTarget { url, launch: None };
     }
-    // At the version asked for, else the default, else the newest the case covers when it
-    // does not cover the default.
+    let options = row_options(case, want);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    Ok(runtime.block_on(run_http_server_case(case, &target, &options))?)
+}
+
+/// The options of a row: at the version asked for, else the default, else the newest the case
+/// covers when it does not cover the default.
+fn row_options(case: &Case, want: &Expect) -> Options {
     let mut options = options(want);
     if want.version().is_none() && !case.versions.contains(&options.protocol_version) {
         if let Some(newest) = case.versions.last() {
             options.protocol_version = newest.clone();
         }
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    Ok(runtime.block_on(run_http_server_case(case, &target, &options))?)
+    options
+}
+
+/// Every row of one mode at once against one server of that mode, as a run shares it by
+/// default: each row must give the verdict it gives alone (a row that does not pass when
+/// sharing is rerun alone, as a run does), and a case that may share did share.
+fn check_shared(mode: &str, rows: &[(Case, Expect)]) -> Result<(), Failed> {
+    let exe = std::env::current_exe()?;
+    let connect = Connect::Http(HttpTarget {
+        url: "http://127.0.0.1:{port}/mcp".into(),
+        launch: Some(Launch {
+            argv: vec![exe.display().to_string(), "{port}".into()],
+            env: vec![("BROKEN_HTTP_SERVER".into(), mode.into())],
+            cwd: None,
+        }),
+    });
+    let base = options(&Expect::outcome(Outcome::Pass));
+    let pool =
+        share::Pool::for_target(&connect, &base).ok_or("an HTTP target with a command shares")?;
+    // Eight at a time, as a run's workers (four per CPU, at least 8).
+    let mut results: Vec<Result<(), String>> = vec![];
+    for chunk in rows.chunks(8) {
+        results.extend(play_at_once(mode, chunk, &pool, &connect));
+    }
+    let failed: Vec<String> = results.into_iter().filter_map(Result::err).collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(failed.join("\n").into())
+    }
+}
+
+/// Plays `rows` at once on the pool's shared server, each on a thread of its own.
+fn play_at_once(
+    mode: &str,
+    rows: &[(Case, Expect)],
+    pool: &share::Pool,
+    connect: &Connect,
+) -> Vec<Result<(), String>> {
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = rows
+            .iter()
+            .map(|(case, want)| {
+                scope.spawn(move || -> Result<(), String> {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .map_err(|e| e.to_string())?;
+                    let options = row_options(case, want);
+                    let report =
+                        runtime.block_on(share::run(case, connect, Some(pool), &options))?;
+                    if share::may_share(case) && report.placement == share::Placement::Alone {
+                        return Err(format!("{} may share, and ran alone", case.id));
+                    }
+                    let run = Run {
+                        case,
+                        report: &report,
+                        pids: &[],
+                        loaded: false,
+                    };
+                    want.check(&run)
+                        .map_err(|e| format!("{mode} × {e} ({:?})", report.placement))
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().unwrap_or_else(|_| Err("a row panicked".into())))
+            .collect()
+    })
 }
 
 fn check(case: &Case, mode: &str, want: &Expect, loaded: bool) -> Result<(), Failed> {
@@ -288,6 +363,26 @@ fn main() {
         std::process::exit(2);
     });
     let mut trials = vec![];
+    // Per mode, its rows on one shared server (a running server's modes have nothing to share).
+    let mut by_mode: Vec<(&'static str, Vec<(Case, Expect)>)> = vec![];
+    for (mode, name, want) in table() {
+        if mode.starts_with("remembers") {
+            continue;
+        }
+        let id = format!("server/{name}");
+        let Some(case) = cases.iter().find(|c| c.id == id).cloned() else {
+            continue;
+        };
+        match by_mode.iter_mut().find(|(m, _)| *m == mode) {
+            Some((_, rows)) => rows.push((case, want)),
+            None => by_mode.push((mode, vec![(case, want)])),
+        }
+    }
+    for (mode, rows) in by_mode {
+        trials.push(Trial::test(format!("shared/{mode}"), move || {
+            check_shared(mode, &rows)
+        }));
+    }
     for (mode, name, want) in table() {
         let id = format!("server/{name}");
         let case = cases

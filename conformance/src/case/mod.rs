@@ -320,6 +320,10 @@ pub struct Case {
     pub stamp: bool,
     /// The case's own time limit, if it sets one.
     pub timeout: Option<Duration>,
+    /// Why the case needs a target of its own, started for it alone (`@fresh REASON`): it
+    /// ends or restarts the process or the session, or is about the opening itself. `None`
+    /// when it may share a target with other cases.
+    pub fresh: Option<String>,
     /// Client cases: the era of the server the harness plays when it is not the era of the
     /// version the case runs at (`@plays handshake`: a client told to speak 2026-07-28 meets a
     /// server of the handshake era, LIF-14).

@@ -111,6 +111,7 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
         &connect,
         &options,
         plan,
+        args.isolate,
         &|unit, run, result| live.done(unit, run, result),
     );
     live.finish();

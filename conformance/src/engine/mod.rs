@@ -105,6 +105,11 @@ pub struct Report {
     pub duration: Duration,
     /// How the target was started, for reports.
     pub target: String,
+    /// Whether the case ran on a target of its own or on one it shared.
+    pub placement: crate::share::Placement,
+    /// Whether the harness's own opening of the session (`initialize`, `server/discover`)
+    /// completed: a case skipped before that was skipped on what the target answered to it.
+    pub opened: bool,
 }
 
 impl Report {
@@ -121,6 +126,8 @@ impl Report {
             version: None,
             duration: Duration::ZERO,
             target,
+            placement: Default::default(),
+            opened: false,
         }
     }
 }
@@ -166,6 +173,8 @@ pub struct Engine<'a, T, S> {
     /// The pattern of the expected message the steps are waiting for, if any: a client's
     /// request that matches it is left to the case.
     pub(crate) awaiting: Option<Value>,
+    /// Whether the opening of the session completed (server targets).
+    pub(crate) opened: bool,
 }
 
 /// How many different findings of one severity and kind a case keeps; more are counted in one.
@@ -193,6 +202,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             line: 0,
             version: None,
             awaiting: None,
+            opened: false,
         }
     }
 
@@ -237,6 +247,8 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             version: self.version,
             duration: started.elapsed(),
             target,
+            placement: Default::default(),
+            opened: self.opened,
         }
     }
 

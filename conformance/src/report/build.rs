@@ -147,12 +147,17 @@ fn case_report(
         stderr: Stderr::default(),
         transcript: vec![],
         timings: Default::default(),
+        placement: None,
     };
     let Some(report) = report else {
         out.error = Some(verdict.message.clone());
         return out;
     };
     out.skip_reason = report.skip_reason.clone();
+    if case.role == crate::case::Role::Server && report.transcript.len() + report.findings.len() > 0
+    {
+        out.placement = Some(placement(&report.placement));
+    }
     out.findings = report
         .findings
         .iter()
@@ -185,6 +190,20 @@ fn case_report(
     out.transcript = entries(&report.transcript, &marks);
     out.timings = timing::of_case(&report.transcript, &cancels);
     out
+}
+
+/// Where a case ran, as the report gives it.
+fn placement(placement: &crate::share::Placement) -> super::json::PlacementReport {
+    let process = placement.process();
+    super::json::PlacementReport {
+        mode: placement.mode().into(),
+        process: process.map(|p| p.ordinal),
+        pid: process.map(|p| p.pid),
+        shared_outcome: match placement {
+            crate::share::Placement::Rerun(_, outcome) => Some(outcome.as_str().into()),
+            _ => None,
+        },
+    }
 }
 
 /// The transcript as the report gives it.

@@ -130,6 +130,28 @@ pub struct CaseReport {
     /// Timings measured from the transcript.
     #[serde(default)]
     pub timings: CaseTimings,
+    /// Server cases that ran: on a target of their own, or on one shared with other cases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementReport>,
+}
+
+/// Where a case ran (see [`crate::share`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlacementReport {
+    /// `alone` (a target started for it), `shared` (one shared with other cases), or
+    /// `rerun` (shared first; it did not pass there, so it ran again alone, and the report is
+    /// of the lone run).
+    pub mode: String,
+    /// The shared process it ran on (first): its number in the run, from 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<u32>,
+    /// That process's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<i32>,
+    /// For a rerun: the outcome it had when sharing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_outcome: Option<String>,
 }
 
 /// One finding.

@@ -113,3 +113,30 @@ pub(super) fn check_transport_steps(
     }
     Ok(())
 }
+
+/// A server case that ends the process (`! close-stdin`, `! exit`) or performs the opening
+/// itself (`@handshake none`) cannot share a target with other cases: it says why with
+/// `@fresh`, so the reason stays in the case file for a reviewer to read.
+pub(super) fn check_fresh(p: &Parser, case: &Case, steps: &[Step]) -> Result<(), CaseError> {
+    if case.role != Role::Server || case.fresh.is_some() {
+        return Ok(());
+    }
+    if !case.handshake {
+        return Err(p.error(
+            0,
+            "a case that performs the opening itself (`@handshake none`) needs a target of its own: add `@fresh REASON`",
+        ));
+    }
+    for step in steps {
+        if matches!(step.kind, StepKind::CloseStdin | StepKind::Exit(_)) {
+            return Err(p.error(
+                step.line,
+                "this step ends the server's process, which other cases could share: add `@fresh REASON`",
+            ));
+        }
+        if let Some(inner) = step.kind.inner() {
+            check_fresh(p, case, inner)?;
+        }
+    }
+    Ok(())
+}

@@ -8,7 +8,7 @@ mod control;
 #[cfg(test)]
 mod tests;
 
-use checks::{check_no_server_requests, check_transport_steps};
+use checks::{check_fresh, check_no_server_requests, check_transport_steps};
 pub use control::parse_duration;
 use control::{Control, Parser};
 
@@ -29,6 +29,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
         transports: vec![TransportKind::Stdio, TransportKind::Http],
         stamp: true,
         timeout: None,
+        fresh: None,
         plays: None,
         needs: vec![],
         role: if id.starts_with("client/") {
@@ -183,6 +184,15 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                             p.error(line, "`@timeout` needs a duration such as `5s`")
                         })?)
                 }
+                "fresh" => {
+                    if value.is_empty() {
+                        return Err(p.error(
+                            line,
+                            "`@fresh` needs a reason: why the case cannot share a target with other cases (e.g. `@fresh it closes stdin, which ends the process`)",
+                        ));
+                    }
+                    case.fresh = Some(value.to_string());
+                }
                 "actions" => case.actions = parse_actions(value).map_err(|e| p.error(line, e))?,
                 "outcomes" => {
                     case.outcomes = parse_outcomes(value).map_err(|e| p.error(line, e))?;
@@ -200,7 +210,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                         line,
                         format!(
                         "unknown header `@{key}`; known: requirement, level, versions, fixtures, \
-                             needs, transports, handshake, stamp, timeout, role, actions, outcomes, plays"
+                             needs, transports, handshake, stamp, timeout, fresh, role, actions, outcomes, plays"
                     ),
                     ))
                 }
@@ -313,6 +323,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
         ));
     }
     check_transport_steps(&p, &case, &top)?;
+    check_fresh(&p, &case, &top)?;
     if case.role == Role::Client
         && case.plays != Some(crate::era::Era::Handshake)
         && case

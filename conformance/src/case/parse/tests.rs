@@ -329,3 +329,31 @@ fn needs_names_tasks_or_no_tasks() {
     let e = error_of(&format!("{head}@needs tasks\n@handshake none\n{ping}"));
     assert!(e.message.contains("@handshake auto"), "{e}");
 }
+
+#[test]
+fn fresh_needs_a_reason() {
+    let head = "# intent\n@requirement STD-03\n@level must\n";
+    let ping = "> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+    let case = parse("server/x", "x.mcpt", &format!("{head}{ping}")).unwrap();
+    assert_eq!(
+        case.fresh, None,
+        "a case shares a target unless it says why not"
+    );
+    let text = format!("{head}@fresh it closes stdin, which ends the process\n{ping}");
+    let case = parse("server/x", "x.mcpt", &text).unwrap();
+    assert_eq!(
+        case.fresh.as_deref(),
+        Some("it closes stdin, which ends the process")
+    );
+    let e = error_of(&format!("{head}@fresh\n{ping}"));
+    assert_eq!(e.line, 4);
+    assert!(e.message.contains("needs a reason"), "{e}");
+    let stdio = "@transports stdio\n";
+    let e = error_of(&format!("{head}{stdio}{ping}! close-stdin\n"));
+    assert_eq!(e.line, 6);
+    assert!(e.message.contains("@fresh"), "{e}");
+    let e = error_of(&format!("{head}@handshake none\n{ping}"));
+    assert!(e.message.contains("@fresh"), "{e}");
+    let ok = format!("{head}{stdio}@fresh it ends the process\n{ping}! close-stdin\n");
+    assert!(parse("server/x", "x.mcpt", &ok).is_ok());
+}

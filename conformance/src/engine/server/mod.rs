@@ -121,7 +121,11 @@ pub async fn run_http_server_case(
 
 /// Why a case does not apply to this target before it starts: its transports, a cancel
 /// message the transport's era does not carry, or fixtures the target file does not map.
-fn not_applicable(case: &Case, options: &Options, transport: TransportKind) -> Option<String> {
+pub(crate) fn not_applicable(
+    case: &Case,
+    options: &Options,
+    transport: TransportKind,
+) -> Option<String> {
     if !case.transports.contains(&transport) {
         let names: Vec<&str> = case.transports.iter().map(|t| t.as_str()).collect();
         return Some(format!(
@@ -181,6 +185,7 @@ impl Side for ServerTarget {
             }
         };
         opened?;
+        e.opened = true;
         // The case's own clock starts once the target has started; a case that performs the
         // handshake itself also gets the start's allowance.
         let mut base = e.case_limit();

@@ -102,6 +102,9 @@ pub struct Http {
     process_done: bool,
     /// POSTs that carried an `initialize`: their response assigns the session id.
     initializing: HashSet<Channel>,
+    /// The process group of a server the harness started for several cases, when this
+    /// connection is one case's (its waits for a CPU lengthen the case's waits).
+    shared_group: Option<i32>,
 }
 
 /// A free loopback port (the OS picks one; it is released for the server to take). The OS may
@@ -181,6 +184,7 @@ impl Http {
             process_done: false,
             initializing: HashSet::new(),
             shown_headers: HashMap::new(),
+            shared_group: None,
         };
         if let Some(launch) = &target.launch {
             let mut launch = launch.clone();
@@ -247,6 +251,17 @@ impl Http {
             format!("did not accept connections within {allowed:?} (raise --startup-timeout for a slow start)")
         };
         self.note(format!("[harness] the server at {url} {why}"));
+    }
+
+    /// The endpoint, with the port the harness chose.
+    pub fn endpoint(&self) -> String {
+        self.url.to_string()
+    }
+
+    /// Marks this connection as one case's to a server started for several cases, running in
+    /// process group `group`.
+    pub fn share_group(&mut self, group: Option<i32>) {
+        self.shared_group = group;
     }
 
     /// One event from the started process, if one comes before the deadline.
@@ -385,6 +400,14 @@ impl Transport for Http {
 
     fn process(&self) -> Option<&Process> {
         self.process.as_ref()
+    }
+
+    /// A shared server's group when this connection did not start one of its own.
+    fn process_group(&self) -> Option<i32> {
+        self.process
+            .as_ref()
+            .map(Process::group)
+            .or(self.shared_group)
     }
 
     fn fresh(&self) -> bool {

@@ -1,0 +1,338 @@
+//! One target for many cases: against a server that is slow to start, starting it once per
+//! case dominates a run, so cases that cannot change a verdict by sharing share a target.
+//!
+//! Over Streamable HTTP with a command, the cases share one server process and each opens a
+//! session of its own (the 2026-07-28 era has none: every request stands alone), as clients
+//! of one running server do. Each shared run's request ids and progress tokens carry a mark
+//! of their own on the wire ([`wire`]), so what one case does is never taken for another's,
+//! not even by the `cancellations` witness, which lists every cancel the process saw. A case
+//! runs alone, on a target started for it, when its file says `@fresh REASON`, over stdio,
+//! and with `--isolate`. A case that does not pass when sharing is run again alone and
+//! the lone verdict is the one reported (except a skip decided by the target's answer to the
+//! opening of the case's own new session, the answer a target of its own gives), so sharing makes a run faster and never changes its
+//! outcome. Each report says where its case ran ([`Placement`]), so a crash of a shared
+//! server can be traced to the cases that ran on it.
+
+use crate::case::{Case, TransportKind};
+use crate::engine::http::Streams;
+use crate::engine::server::{not_applicable, run_case, Connect, ServerTarget};
+use crate::engine::{Engine, Options, Report};
+use crate::outcome::{Outcome, Severity};
+use crate::report::gate::CaseResult;
+use crate::transport::http::{Http, HttpTarget};
+use crate::transport::{Event, Transport};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant as Deadline;
+use wire::Renumbered;
+
+pub mod wire;
+
+/// Where a case ran.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Placement {
+    /// On a target started for it alone.
+    #[default]
+    Alone,
+    /// On a target other cases shared.
+    Shared(Process),
+    /// Shared first; it did not pass there (this outcome), so it was run again alone, and the
+    /// lone run is what is reported.
+    Rerun(Process, Outcome),
+}
+
+/// A shared server process: its number in the run (from 1) and its process id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Process {
+    /// Which shared process of the run, from 1 (a new one is started when one dies).
+    pub ordinal: u32,
+    /// Its process id, 0 when unknown.
+    pub pid: i32,
+}
+
+impl Placement {
+    /// `alone`, `shared` or `rerun`, for reports.
+    pub fn mode(&self) -> &'static str {
+        match self {
+            Placement::Alone => "alone",
+            Placement::Shared(_) => "shared",
+            Placement::Rerun(..) => "rerun",
+        }
+    }
+
+    /// The shared process the case ran on (first, for a rerun).
+    pub fn process(&self) -> Option<Process> {
+        match self {
+            Placement::Alone => None,
+            Placement::Shared(p) | Placement::Rerun(p, _) => Some(*p),
+        }
+    }
+
+    /// The short mark the console adds to a case's line (empty for a case that ran alone).
+    pub fn mark(&self) -> String {
+        match self {
+            Placement::Alone => String::new(),
+            Placement::Shared(p) => format!(" [shared #{}]", p.ordinal),
+            Placement::Rerun(p, outcome) => format!(
+                " [rerun alone: {} on shared #{}]",
+                outcome.as_str(),
+                p.ordinal
+            ),
+        }
+    }
+}
+
+/// Whether a case may share a target: it does not say `@fresh`.
+pub fn may_share(case: &Case) -> bool {
+    case.fresh.is_none()
+}
+
+/// The shared targets of one run, started as cases need them.
+pub struct Pool {
+    target: HttpTarget,
+    options: Options,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    current: Option<Arc<Server>>,
+    started: u32,
+    all: Vec<Arc<Server>>,
+}
+
+/// A server process started for many cases, kept on a thread of its own (its output is
+/// drained whatever the cases' workers do), ended when the pool is dropped.
+struct Server {
+    process: Process,
+    endpoint: String,
+    group: Option<i32>,
+    dead: Arc<AtomicBool>,
+    stop: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Pool {
+    /// The pool for `connect`, when its cases can share a target: a server over Streamable
+    /// HTTP that the harness starts on a port it chooses. `None` otherwise (stdio, a running
+    /// server, a fixed port).
+    pub fn for_target(connect: &Connect, options: &Options) -> Option<Pool> {
+        match connect {
+            Connect::Http(target) if target.isolated() => Some(Pool {
+                target: target.clone(),
+                options: options.clone(),
+                state: Mutex::new(State::default()),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The live shared server, started (again) when there is none.
+    fn server(&self) -> Result<Arc<Server>, String> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(server) = &state.current {
+            if !server.dead.load(Ordering::SeqCst) {
+                return Ok(server.clone());
+            }
+        }
+        state.started += 1;
+        let server = Arc::new(Server::start(&self.target, &self.options, state.started)?);
+        state.current = Some(server.clone());
+        state.all.push(server.clone());
+        Ok(server)
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        for server in &state.all {
+            server.end();
+        }
+    }
+}
+
+impl Server {
+    fn start(target: &HttpTarget, options: &Options, ordinal: u32) -> Result<Server, String> {
+        let (ready, started) = std::sync::mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let dead = Arc::new(AtomicBool::new(false));
+        let target = target.clone();
+        let (reply, startup) = (options.reply_timeout, options.startup_timeout);
+        let flag = dead.clone();
+        let thread = std::thread::spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(e) => {
+                    let _ = ready.send(Err(format!("cannot start a tokio runtime: {e}")));
+                    return;
+                }
+            };
+            runtime.block_on(async move {
+                let mut http = match Http::start(&target, reply, startup).await {
+                    Ok(http) => http,
+                    Err(e) => {
+                        let _ = ready.send(Err(e));
+                        return;
+                    }
+                };
+                let _ = ready.send(Ok((http.endpoint(), http.process_group())));
+                keep(&mut http, &flag, stopped).await;
+                http.shutdown(Duration::ZERO).await;
+            });
+        });
+        let (endpoint, group) = started
+            .recv()
+            .map_err(|_| "the thread of a shared server ended".to_string())??;
+        Ok(Server {
+            process: Process {
+                ordinal,
+                pid: group.unwrap_or(0),
+            },
+            endpoint,
+            group,
+            dead,
+            stop: Mutex::new(Some(stop)),
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Stops the server and waits for its thread (which kills and reaps it).
+    fn end(&self) {
+        if let Some(stop) = self.stop.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Drains the shared server's output (into its log) until told to stop, and says when it died.
+async fn keep(http: &mut Http, dead: &AtomicBool, mut stop: tokio::sync::oneshot::Receiver<()>) {
+    loop {
+        tokio::select! {
+            _ = &mut stop => return,
+            event = http.next(Deadline::now() + Duration::from_secs(1)) => {
+                if matches!(event, Some((_, Event::Exited(_)))) || http.finished() {
+                    dead.store(true, Ordering::SeqCst);
+                }
+            }
+        }
+    }
+}
+
+/// Runs one case: on the pool's shared server when it may share, again alone when it did not
+/// pass there; alone when there is no pool or it may not share.
+pub async fn run(
+    case: &Case,
+    connect: &Connect,
+    pool: Option<&Pool>,
+    options: &Options,
+) -> CaseResult {
+    let Some(pool) = pool.filter(|_| may_share(case)) else {
+        return run_case(case, connect, options)
+            .await
+            .map_err(|e| e.to_string());
+    };
+    let shown = connect.display();
+    if let Some(reason) = not_applicable(case, options, TransportKind::Http) {
+        return Ok(Report::skipped(reason, shown));
+    }
+    let server = pool.server()?;
+    let shared = run_attached(case, &server, options, shown).await?;
+    // A skip decided on what the target answered to the opening of a new session (the
+    // version it agreed to, the capabilities it declared) is what a target of its own
+    // answers to the same opening: no rerun.
+    let skipped_at_opening = shared.outcome == Outcome::Skip && !shared.opened;
+    if (shared.outcome == Outcome::Pass && !left_open(&shared, options)) || skipped_at_opening {
+        return Ok(shared);
+    }
+    let mut alone = run_case(case, connect, options)
+        .await
+        .map_err(|e| e.to_string())?;
+    alone.placement = Placement::Rerun(server.process, shared.outcome);
+    Ok(alone)
+}
+
+/// Whether a pass left open whether the work stopped (a CAN-05 note: the witness does not
+/// list a request, but nothing showed the request had arrived in time to tell): on a server
+/// busy with other cases that is likelier than on a server of its own, which may answer the
+/// question. A target without a witness leaves it open alone too.
+fn left_open(report: &Report, options: &Options) -> bool {
+    let witness = options
+        .fixtures
+        .as_ref()
+        .is_none_or(|f| f.has("cancellations"));
+    witness
+        && report
+            .findings
+            .iter()
+            .any(|f| f.severity == Severity::Note && f.requirement() == "CAN-05")
+}
+
+/// One case on the shared server, in a session of its own.
+async fn run_attached(
+    case: &Case,
+    server: &Server,
+    options: &Options,
+    shown: String,
+) -> CaseResult {
+    let attach = HttpTarget {
+        url: server.endpoint.clone(),
+        launch: None,
+    };
+    let mut io = Http::start(&attach, options.reply_timeout, options.startup_timeout).await?;
+    io.share_group(server.group);
+    let witness = options
+        .fixtures
+        .as_ref()
+        .and_then(|f| f.mapping("cancellations"))
+        .map_or_else(|| "cancellations".to_string(), |m| m.tool.clone());
+    let io = Renumbered::new(io, witness);
+    let mut engine = Engine::new(case, options, io, ServerTarget::default());
+    engine.streams = Streams::http();
+    let mut report = engine.run(shown).await;
+    report.placement = Placement::Shared(server.process);
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(text: &str) -> Case {
+        let head = "# intent\n@requirement CAN-05\n@level must\n";
+        crate::case::parse("server/x", "x.mcpt", &format!("{head}{text}")).unwrap()
+    }
+
+    #[test]
+    fn fresh_cases_run_alone() {
+        let ping = "> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+        assert!(may_share(&case(ping)));
+        assert!(!may_share(&case(&format!(
+            "@fresh it ends the session\n{ping}"
+        ))));
+        assert!(may_share(&case(&format!("{ping}! witness 1\n"))));
+    }
+
+    #[test]
+    fn placements_name_their_process() {
+        let p = Process {
+            ordinal: 2,
+            pid: 77,
+        };
+        assert_eq!(Placement::Alone.mark(), "");
+        assert_eq!(Placement::Shared(p).mark(), " [shared #2]");
+        assert_eq!(
+            Placement::Rerun(p, Outcome::Fail).mark(),
+            " [rerun alone: fail on shared #2]"
+        );
+        assert_eq!(Placement::Rerun(p, Outcome::Fail).process(), Some(p));
+        assert_eq!(Placement::Alone.mode(), "alone");
+    }
+}

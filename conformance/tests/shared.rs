@@ -1,0 +1,118 @@
+//! Sharing a target changes no verdict: the whole suite against the reference server, at
+//! every version it speaks, over stdio and over Streamable HTTP, gives the same outcome case
+//! by case whether the cases share a server (the default) or each start their own
+//! (`--isolate`); and over HTTP most cases do share one.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// One run of the suite; its JSON report.
+fn run(over_http: bool, isolate: bool, name: &str) -> Value {
+    let exe = env!("CARGO_BIN_EXE_conformance");
+    let dir =
+        std::env::temp_dir().join(format!("conformance-shared-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let json: PathBuf = dir.join(format!("{name}.json"));
+    let mut command = std::process::Command::new(exe);
+    command.args(["server", "--protocol-version", "all", "--json"]);
+    command.arg(&json);
+    if isolate {
+        command.arg("--isolate");
+    }
+    if over_http {
+        command.args(["--url", "http://127.0.0.1:{port}/mcp", "--", exe]);
+        command.args(["reference-server", "--http", "127.0.0.1:{port}"]);
+    }
+    // One run at a time: the verdicts compared are those of a machine no busier than a run.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let output = command.output().expect("the harness runs");
+    // The reference passes; a verdict that differs is shown by the comparison, case by case.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let verdicts: Vec<&str> = stdout.lines().filter(|l| !l.starts_with("pass")).collect();
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{name}: {} {}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr),
+        verdicts.join("\n")
+    );
+    let text = std::fs::read_to_string(&json).expect("the JSON report");
+    let _ = std::fs::remove_dir_all(&dir);
+    serde_json::from_str(&text).expect("the report is JSON")
+}
+
+/// Each case at each version: its outcome (with its message), and where it ran.
+fn outcomes(report: &Value) -> BTreeMap<(String, String), (String, String)> {
+    report["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|case| {
+            let key = (
+                case["id"].as_str().unwrap_or("").to_string(),
+                case["protocolVersion"].as_str().unwrap_or("").to_string(),
+            );
+            let mode = case["placement"]["mode"]
+                .as_str()
+                .unwrap_or("-")
+                .to_string();
+            let outcome = format!(
+                "{}: {}",
+                case["outcome"].as_str().unwrap_or(""),
+                case["message"].as_str().unwrap_or("")
+            );
+            (key, (outcome, mode))
+        })
+        .collect()
+}
+
+fn same_outcomes(over_http: bool) -> BTreeMap<(String, String), (String, String)> {
+    let transport = if over_http { "http" } else { "stdio" };
+    let shared = outcomes(&run(over_http, false, &format!("{transport}-shared")));
+    let isolated = outcomes(&run(over_http, true, &format!("{transport}-isolated")));
+    assert_eq!(
+        shared.keys().collect::<Vec<_>>(),
+        isolated.keys().collect::<Vec<_>>(),
+        "the same cases at the same versions"
+    );
+    for (key, (outcome, mode)) in &shared {
+        let (alone, alone_mode) = &isolated[key];
+        let word = |o: &str| o.split(':').next().unwrap_or("").to_string();
+        assert_eq!(
+            word(outcome),
+            word(alone),
+            "{key:?} over {transport}: {outcome} when {mode}, {alone} alone"
+        );
+        assert!(
+            alone_mode == "alone" || alone_mode == "-",
+            "{key:?}: --isolate ran it {alone_mode}"
+        );
+    }
+    shared
+}
+
+#[test]
+fn over_http_shared_and_isolated_runs_agree_case_by_case() {
+    let shared = same_outcomes(true);
+    let count = |mode: &str| shared.values().filter(|(_, m)| m == mode).count();
+    assert!(
+        count("shared") > count("alone"),
+        "most cases share the server: {} shared, {} alone, {} rerun",
+        count("shared"),
+        count("alone"),
+        count("rerun")
+    );
+    // A case that says `@fresh` runs alone.
+    let fresh = (
+        "server/http-session-deleted".to_string(),
+        "2025-11-25".to_string(),
+    );
+    assert_eq!(shared[&fresh].1, "alone");
+}
+
+#[test]
+fn over_stdio_shared_and_isolated_runs_agree_case_by_case() {
+    same_outcomes(false);
+}
