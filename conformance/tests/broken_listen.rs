@@ -12,13 +12,13 @@
 //! 50 ms whether cancelled or not; `cancels-other` also sends `notifications/cancelled`
 //! naming the client's `server/discover`; `no-ack` never acknowledges.
 
+#[path = "support/self_served.rs"]
+mod self_served;
+
 use conformance::case::Role;
-use conformance::engine::server::run_server_case;
-use conformance::engine::Options;
 use conformance::harness;
-use conformance::harness::expect::{Expect, Run};
+use conformance::harness::expect::Expect;
 use conformance::outcome::{Outcome, Severity};
-use conformance::transport::process::Launch;
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::{json, Value};
 use std::io::{BufRead, Write};
@@ -145,29 +145,14 @@ fn check(
     want: &Expect,
     loaded: bool,
 ) -> Result<(), Failed> {
-    let launch = Launch {
-        argv: vec![std::env::current_exe()?.display().to_string()],
-        env: vec![("BROKEN_LISTEN_SERVER".into(), mode.into())],
-        cwd: None,
-    };
-    let options = want.options(Options {
-        case_timeout: Duration::from_secs(12),
-        reply_timeout: Duration::from_millis(800),
-        startup_timeout: Duration::from_secs(2),
-        protocol_version: "2026-07-28".into(),
-        ..Options::default()
-    });
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let report = runtime.block_on(run_server_case(case, &launch, &options))?;
-    let run = Run {
+    self_served::check(
         case,
-        report: &report,
-        pids: &[],
+        "BROKEN_LISTEN_SERVER",
+        mode,
+        "2026-07-28",
+        want,
         loaded,
-    };
-    Ok(want.check(&run).map_err(|e| format!("{mode} × {e}"))?)
+    )
 }
 
 fn main() {

@@ -10,16 +10,15 @@
 #[path = "broken_tasks/server.rs"]
 mod server;
 
+#[path = "support/self_served.rs"]
+mod self_served;
+
 use conformance::case::Role;
-use conformance::engine::server::run_server_case;
-use conformance::engine::Options;
 use conformance::harness;
-use conformance::harness::expect::{Expect, Run};
+use conformance::harness::expect::Expect;
 use conformance::outcome::Outcome;
-use conformance::transport::process::Launch;
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::Path;
-use std::time::Duration;
 
 /// The version of the tasks extension's rows.
 const EXT: &str = "2026-07-28";
@@ -81,29 +80,7 @@ fn check(
     want: &Expect,
     loaded: bool,
 ) -> Result<(), Failed> {
-    let launch = Launch {
-        argv: vec![std::env::current_exe()?.display().to_string()],
-        env: vec![("BROKEN_TASK_SERVER".into(), mode.into())],
-        cwd: None,
-    };
-    let options = want.options(Options {
-        case_timeout: Duration::from_secs(12),
-        reply_timeout: Duration::from_millis(800),
-        startup_timeout: Duration::from_secs(2),
-        protocol_version: "2025-11-25".into(),
-        ..Options::default()
-    });
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let report = runtime.block_on(run_server_case(case, &launch, &options))?;
-    let run = Run {
-        case,
-        report: &report,
-        pids: &[],
-        loaded,
-    };
-    Ok(want.check(&run).map_err(|e| format!("{mode} × {e}"))?)
+    self_served::check(case, "BROKEN_TASK_SERVER", mode, "2025-11-25", want, loaded)
 }
 
 fn main() {

@@ -9,8 +9,8 @@
 //! runs alone, on a target started for it, when its file says `@fresh REASON`, over stdio,
 //! and with `--isolate`. A case that does not pass when sharing is run again alone and
 //! the lone verdict is the one reported (except a skip decided by the target's answer to the
-//! opening of the case's own new session, the answer a target of its own gives), so sharing makes a run faster and never changes its
-//! outcome. Each report says where its case ran ([`Placement`]), so a crash of a shared
+//! opening of the case's own new session, the answer a target of its own gives), so sharing
+//! makes a run faster and never changes its outcome. Each report says where its case ran ([`Placement`]), so a crash of a shared
 //! server can be traced to the cases that ran on it.
 
 use crate::case::{Case, TransportKind};
