@@ -14,8 +14,8 @@ use tokio::time::Instant as Deadline;
 impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// An expected line's pattern, with loop variables filled in.
     fn fill_pattern(&mut self, line: usize, text: &str) -> Result<Value, Stop> {
-        pattern::fill_pattern(text, &self.captures).map_err(|e| {
-            self.line = line;
+        pattern::fill_pattern(text, self.step.captures()).map_err(|e| {
+            self.step.at(line);
             self.finding(
                 Severity::Fail,
                 FindingKind::CaseBug,
@@ -34,7 +34,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             Some(text) if text.starts_with('{') && text.ends_with('}') => text
                 .strip_prefix("{$")
                 .and_then(|t| t.strip_suffix('}'))
-                .and_then(|name| self.captures.get(name))
+                .and_then(|name| self.step.captures().get(name))
                 .cloned(),
             _ => Some(id.clone()),
         }
@@ -121,9 +121,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// case rather than answered by the harness.
     pub(crate) async fn expect(&mut self, line: usize, text: &str) -> Result<(), Stop> {
         let pattern = self.fill_pattern(line, text)?;
-        self.awaiting = Some(pattern.clone());
+        self.step.await_pattern(pattern.clone());
         let done = self.expect_pattern(line, pattern).await;
-        self.awaiting = None;
+        self.step.awaited();
         done
     }
 
@@ -154,7 +154,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 &mut self.transcript,
                 from,
                 &pattern,
-                &mut self.captures,
+                self.step.captures_mut(),
                 line,
                 self.streams.session,
             ) {
@@ -215,7 +215,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         from: usize,
     ) -> Option<Result<(), Stop>> {
         let id = id?;
-        let ran = Ran::Out(self.options.reply_timeout);
+        let ran = Ran::Out(self.played.options().reply_timeout);
         if let Some(index) = self.response_with_id(id, from) {
             return Some(self.mismatch(line, pattern, Some(index), ran));
         }
@@ -245,7 +245,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         candidate: Option<usize>,
         ran: Ran,
     ) -> Result<(), Stop> {
-        self.line = line;
+        self.step.at(line);
         let severity = self.case_severity();
         let Some(index) = candidate else {
             let is_response = pattern.get("result").is_some() || pattern.get("error").is_some();
@@ -274,10 +274,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             };
         };
         let value = self.value(index);
-        let diff = pattern::first_difference(pattern, &value, &self.captures)
+        let diff = pattern::first_difference(pattern, &value, self.step.captures())
             .map(|d| d.to_string())
             .unwrap_or_default();
-        let shown = canonical(&pattern::normalize(pattern, &value, &self.captures));
+        let shown = canonical(&pattern::normalize(pattern, &value, self.step.captures()));
         let channel = self.expected_channel(pattern);
         let entry = &mut self.transcript[index];
         entry.consumed_by = Some(line);

@@ -50,7 +50,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 FindingKind::Unmet,
                 format!(
                     "{complaint}; line {} expects {}",
-                    self.line,
+                    self.step.line(),
                     codes.join(" or ")
                 ),
             );

@@ -185,7 +185,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             .flatten()
             .map(|ms| now + fixtures::sleep_natural_end(ms));
         SentRequest {
-            line: self.line,
+            line: self.step.line(),
             index,
             sent: now,
             method: method.to_string(),
@@ -319,10 +319,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let index = self.transcript.len();
         S::sent(self, &answer);
         if kept {
-            self.budget.keep(&text, Some(&answer));
             let mut entry = Entry::sent(self.now(), text.clone(), Some(answer), true);
             entry.session = self.streams.session;
-            self.transcript.push(entry);
+            self.transcript.keep(entry);
         } else {
             self.not_kept();
         }

@@ -36,20 +36,21 @@ use crate::case::Case;
 use crate::era::ProtocolVersion;
 use crate::fixtures::Fixtures;
 use crate::outcome::{Finding, FindingKind, Outcome, Severity};
-use crate::pattern::Captures;
 use crate::requirement::Req;
 use crate::transcript::Entry;
 use crate::transport::process::TargetLog;
 use crate::transport::Transport;
 use ledger::Ledger;
 use parts::arrivals::Arrivals;
-use parts::budget::Budget;
 use parts::clock::Clock;
 use parts::diff::Diff;
 use parts::findings::Findings;
 use parts::liveness::Liveness;
+use parts::opening::Opening;
+use parts::played::Played;
+use parts::position::Position;
 use parts::proofs::Proofs;
-use serde_json::Value;
+use parts::transcript::Transcript;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
 
@@ -148,17 +149,15 @@ pub enum Stop {
 
 /// One run of one case: the step loop's state, as owned parts (see [`parts`]).
 pub struct Engine<'a, T, S> {
-    pub(crate) case: &'a Case,
-    pub(crate) options: &'a Options,
+    /// The case and its options, read-only.
+    pub(crate) played: Played<'a>,
     pub(crate) io: T,
     pub(crate) side: S,
     /// What was exchanged, and the budget that bounds what of it is kept.
-    pub(crate) transcript: Vec<Entry>,
-    pub(crate) budget: Budget,
+    pub(crate) transcript: Transcript,
     /// The expected side of the diff, and replacements for blessing.
     pub(crate) diff: Diff,
     pub(crate) findings: Findings,
-    pub(crate) captures: Captures,
     pub(crate) ledger: Ledger,
     pub(crate) clock: Clock,
     pub(crate) liveness: Liveness,
@@ -166,15 +165,10 @@ pub struct Engine<'a, T, S> {
     pub(crate) arrivals: Arrivals,
     /// The HTTP channels of the case (empty on stdio).
     pub(crate) streams: http::Streams,
-    /// The case line being carried out.
-    pub(crate) line: usize,
-    /// The protocol version agreed (or played).
-    pub(crate) version: Option<String>,
-    /// The pattern of the expected message the steps are waiting for, if any: a client's
-    /// request that matches it is left to the case.
-    pub(crate) awaiting: Option<Value>,
-    /// Whether the opening of the session completed (server targets).
-    pub(crate) opened: bool,
+    /// Where the steps are: the case line, the pattern awaited, the captured variables.
+    pub(crate) step: Position,
+    /// Whether the opening of the session completed, and the version agreed (or played).
+    pub(crate) opening: Opening,
 }
 
 /// How many different findings of one severity and kind a case keeps; more are counted in one.
@@ -184,25 +178,20 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
     /// A run of `case` against the target behind `io`.
     pub fn new(case: &'a Case, options: &'a Options, io: T, side: S) -> Self {
         Engine {
-            case,
-            options,
+            played: Played::new(case, options),
             io,
             side,
-            transcript: vec![],
-            budget: Budget::default(),
+            transcript: Transcript::default(),
             diff: Diff::default(),
             findings: Findings::default(),
-            captures: Captures::new(),
             ledger: Ledger::default(),
             clock: Clock::default(),
             liveness: Liveness::default(),
             proofs: Proofs::default(),
             arrivals: Arrivals::default(),
             streams: http::Streams::default(),
-            line: 0,
-            version: None,
-            awaiting: None,
-            opened: false,
+            step: Position::default(),
+            opening: Opening::default(),
         }
     }
 
@@ -217,38 +206,39 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             S::drained(&mut self);
         }
         if let Some(note) = self.clock.busy_note() {
-            self.line = 0;
+            self.step.at(0);
             self.finding(Severity::Note, FindingKind::Limit, note);
         }
         let mut log = self.io.shutdown(Duration::ZERO).await;
-        if self.budget.dropped() > 0 {
+        if self.transcript.dropped() > 0 {
             log.push(
                 self.now(),
                 format!(
                     "[harness] {} messages (the target's, and the harness's replies to its requests) were judged and not kept in the transcript",
-                    self.budget.dropped()
+                    self.transcript.dropped()
                 ),
             );
         }
         let outcome = if skip.is_some() {
             Outcome::Skip
         } else {
-            Outcome::from_findings(self.case.level, self.findings.list())
+            Outcome::from_findings(self.played.case().level, self.findings.list())
         };
         let (expected, bless) = self.diff.into_parts();
+        let (version, opened) = self.opening.into_parts();
         Report {
             outcome,
             findings: self.findings.into_list(),
             skip_reason: skip,
-            transcript: self.transcript,
+            transcript: self.transcript.into_entries(),
             log,
             expected,
             bless,
-            version: self.version,
+            version,
             duration: started.elapsed(),
             target,
             placement: Default::default(),
-            opened: self.opened,
+            opened,
         }
     }
 
@@ -262,7 +252,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
 
     /// Records a finding at the case line being carried out (see [`Findings`]).
     pub(crate) fn finding(&mut self, severity: Severity, kind: FindingKind, message: String) {
-        self.findings.add(severity, kind, self.line, message);
+        self.findings.add(severity, kind, self.step.line(), message);
     }
 
     /// A standing rule's finding.
@@ -272,22 +262,18 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
 
     /// How much a broken expectation of this case weighs.
     pub(crate) fn case_severity(&self) -> Severity {
-        Severity::of_level(self.case.level)
+        self.played.severity()
     }
 
     /// The version the run uses, as the harness knows it.
     pub(crate) fn protocol(&self) -> Option<ProtocolVersion> {
-        ProtocolVersion::parse(
-            self.version
-                .as_deref()
-                .unwrap_or(&self.options.protocol_version),
-        )
+        self.played.protocol(self.opening.version())
     }
 
     /// The case's time limit: its own or `--timeout`. A busy machine lengthens it only by
     /// the target's own waits for a CPU (see [`limit::Limit`]).
     pub(crate) fn case_limit(&self) -> Duration {
-        self.case.timeout.unwrap_or(self.options.case_timeout)
+        self.played.limit()
     }
 
     /// A time limit of `base` that starts now, for this target.

@@ -23,8 +23,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let first_line = answers[0].0;
         let mut last = None;
         for round in 0..poll.rounds {
-            self.captures.insert("i".into(), json!(round));
-            self.line = poll.steps[0].line;
+            self.step.captures_mut().insert("i".into(), json!(round));
+            self.step.at(poll.steps[0].line);
             let text = self.fill(request)?;
             let id = serde_json::from_str::<Value>(&text)
                 .ok()
@@ -34,12 +34,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             let sent = Deadline::now();
             let Some(index) = self.poll_answer(first_line, &id).await? else {
                 // No answer at all: the expected line's wait reported it.
-                self.captures.remove("i");
+                self.step.captures_mut().remove("i");
                 return Ok(());
             };
             if let Some(line) = self.poll_matched(index, &answers, answers.len() > 1)? {
-                self.line = line;
-                self.captures.remove("i");
+                self.step.at(line);
+                self.step.captures_mut().remove("i");
                 return Ok(());
             }
             last = Some(index);
@@ -49,7 +49,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
         // The last round's `{$i}` stays bound while its answer is shown against the line.
         let exhausted = self.poll_exhausted(poll, first_line, answers[0].1, last);
-        self.captures.remove("i");
+        self.step.captures_mut().remove("i");
         exhausted
     }
 
@@ -81,7 +81,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         for (line, text) in answers {
             let filled = self.fill(text)?;
             let Ok(expected) = serde_json::from_str::<Value>(&filled) else {
-                self.line = *line;
+                self.step.at(*line);
                 self.finding(
                     Severity::Fail,
                     FindingKind::CaseBug,
@@ -90,19 +90,20 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 );
                 return Err(Stop::Hung);
             };
-            if !pattern::matches(&expected, &value, &mut self.captures) {
+            if !pattern::matches(&expected, &value, self.step.captures_mut()) {
                 continue;
             }
-            let shown = canonical(&pattern::normalize(&expected, &value, &self.captures));
+            let shown = canonical(&pattern::normalize(&expected, &value, self.step.captures()));
             self.show_round(index, canonical(&expected), shown);
             if note_which {
-                self.line = *line;
+                self.step.at(*line);
                 self.finding(
                     Severity::Note,
                     FindingKind::Observed,
                     format!(
                         "the poll ended on round {} with the answer line {line} allows: {}",
-                        self.captures
+                        self.step
+                            .captures()
                             .get("i")
                             .map(Value::to_string)
                             .unwrap_or_default(),
@@ -137,17 +138,17 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         text: &str,
         last: Option<usize>,
     ) -> Result<(), Stop> {
-        self.line = line;
+        self.step.at(line);
         let Some(index) = last else {
             return Ok(());
         };
         let filled = self.fill(text)?;
         let expected: Value = serde_json::from_str(&filled).unwrap_or(Value::Null);
         let value = self.value(index);
-        let diff = pattern::first_difference(&expected, &value, &self.captures)
+        let diff = pattern::first_difference(&expected, &value, self.step.captures())
             .map(|d| d.to_string())
             .unwrap_or_default();
-        let shown = canonical(&pattern::normalize(&expected, &value, &self.captures));
+        let shown = canonical(&pattern::normalize(&expected, &value, self.step.captures()));
         self.show_round(index, canonical(&expected), shown);
         let severity = self.case_severity();
         self.finding(

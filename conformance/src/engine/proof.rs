@@ -105,14 +105,14 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// On a busy machine both are stretched in proportion to the CPU pressure (see
     /// [`crate::load`]): a slow answer there is not a missing one.
     fn allowance_deadline(&self, began: Deadline) -> (Deadline, Duration) {
-        let reply = self.clock.stretched(self.options.reply_timeout);
+        let reply = self.clock.stretched(self.played.options().reply_timeout);
         match self.liveness.heard {
             Some(at) => {
                 let heard = Deadline::from_std(self.io.started() + at);
                 (began.max(heard) + reply, reply)
             }
             None => {
-                let startup = self.clock.stretched(self.options.startup_timeout);
+                let startup = self.clock.stretched(self.played.options().startup_timeout);
                 (began + startup, startup)
             }
         }
@@ -292,7 +292,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// reply may take.
     pub(crate) fn talk_allowance(&self) -> Duration {
         self.clock
-            .stretched(self.options.reply_timeout)
+            .stretched(self.played.options().reply_timeout)
             .max(MIN_GRACE)
     }
 

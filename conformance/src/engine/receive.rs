@@ -118,24 +118,28 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         text: String,
         value: Option<Value>,
     ) -> usize {
-        self.budget.keep(&text, value.as_ref());
         let mut entry = Entry::received(at, channel, text, value);
         entry.session = self.streams.session_of(channel);
         if let Some(stream) = self.streams.by.get_mut(&channel) {
             stream.messages += 1;
         }
-        self.transcript.push(entry);
-        self.transcript.len() - 1
+        self.transcript.keep(entry)
     }
 
     /// Whether the transcript has used up what a case may keep.
     pub(super) fn over_budget(&self) -> bool {
-        self.budget.over(self.transcript.len())
+        self.transcript.over()
     }
 
     /// Counts a message judged and not kept; the first one adds the note that says so.
     pub(super) fn not_kept(&mut self) {
-        if self.budget.drop_one() {
+        let first = self.transcript.not_kept();
+        self.dropped_note(first);
+    }
+
+    /// The note that the transcript dropped messages, with the first one dropped.
+    fn dropped_note(&mut self, first: bool) {
+        if first {
             self.finding(
                 Severity::Note,
                 FindingKind::Limit,
@@ -201,11 +205,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         // No step has looked at it yet; one that took it (a case line) would keep it. Only the
         // last entry goes, so no index kept elsewhere moves.
         let taken = self.transcript[index].consumed_by.is_some_and(|l| l > 0);
-        let last = index + 1 == self.transcript.len();
+        let last = self.transcript.is_last(index);
         if over && last && !taken && !self.answers_a_request(index, session) {
-            let entry = self.transcript.remove(index);
-            self.budget.release(&entry.text, entry.value.as_ref());
-            self.not_kept();
+            let first = self.transcript.take_back(index).unwrap_or_default();
+            self.dropped_note(first);
         }
     }
 }

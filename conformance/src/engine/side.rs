@@ -52,7 +52,7 @@ pub trait Side: Sized {
     /// returns whether it did (the transcript then shows the case's own line beside it). As a
     /// client the harness stamps requests with the stateless era's `_meta`.
     fn stamp<T: Transport>(e: &Engine<'_, T, Self>, message: &mut Value) -> bool {
-        Self::STAMPS && e.case.stamp && e.protocol().is_some_and(|v| v.stamp(message))
+        Self::STAMPS && e.played.case().stamp && e.protocol().is_some_and(|v| v.stamp(message))
     }
 
     /// Takes note of a message the harness sent (a case's line or its own answer).

@@ -20,7 +20,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), Stop>> + 's>> {
         Box::pin(async move {
             for (i, step) in steps.iter().enumerate() {
-                self.line = step.line;
+                self.step.at(step.line);
                 // A request whose status the next step judges is left to it by the standing
                 // rules.
                 self.streams.next_status = match steps.get(i + 1).map(|s| &s.kind) {
@@ -68,11 +68,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             StepKind::Repeat { .. } | StepKind::Sweep { .. } => {
                 let (inner, rounds) = step.kind.rounds().expect("a loop has rounds");
                 for bindings in &rounds {
-                    self.captures.extend(bindings.iter().cloned());
+                    self.step.captures_mut().extend(bindings.iter().cloned());
                     self.steps(inner).await?;
                 }
                 for (name, _) in rounds.first().into_iter().flatten() {
-                    self.captures.remove(name);
+                    self.step.captures_mut().remove(name);
                 }
                 Ok(())
             }
@@ -96,7 +96,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     }
 
     pub(crate) fn span(&self, span: &Span) -> Duration {
-        span.resolve(&self.captures)
+        span.resolve(self.step.captures())
     }
 
     /// A reference to a variable that an earlier, already reported mismatch never captured
@@ -119,7 +119,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
 
     /// A case line with its variables filled in.
     pub(crate) fn fill(&mut self, text: &str) -> Result<String, Stop> {
-        pattern::substitute(text, &self.captures).map_err(|name| self.missing_capture(name))
+        pattern::substitute(text, self.step.captures()).map_err(|name| self.missing_capture(name))
     }
 
     /// A request id of a control line, with its variables filled in.
@@ -148,7 +148,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let Some(late) = self.arrivals.arrived(at, waited, self.clock.lateness()) else {
             return;
         };
-        self.line = line;
+        self.step.at(line);
         let (severity, message) = match late {
             Late::TargetStarved(complaint, starved) => (
                 Severity::Note,

@@ -67,7 +67,8 @@ pub(super) fn declined<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Opt
 /// Whether the adapter reported every action but `exit`: a session that ends after this
 /// ended as the case told it to.
 pub(super) fn actions_done<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> bool {
-    e.case
+    e.played
+        .case()
         .actions
         .iter()
         .enumerate()
@@ -76,7 +77,7 @@ pub(super) fn actions_done<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> boo
 
 /// After the last step: the adapter reports its remaining actions and exits.
 pub(super) async fn wind_down<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
-    let waited = e.await_exit(e.options.reply_timeout).await;
+    let waited = e.await_exit(e.played.options().reply_timeout).await;
     if !e.liveness.exited {
         e.side.hung = true;
         let done = e.side.outcomes.len();
@@ -86,7 +87,7 @@ pub(super) async fn wind_down<T: Transport>(e: &mut Engine<'_, T, ClientTarget>)
             format!(
                 "the client was still running {:.1} s after the case's last step ({done} of {} actions reported); it hangs, or the adapter does not exit after its last action",
                 waited.as_secs_f64(),
-                e.case.actions.len()
+                e.played.case().actions.len()
             ),
         );
     } else {
@@ -110,7 +111,7 @@ pub(super) async fn wind_down<T: Transport>(e: &mut Engine<'_, T, ClientTarget>)
 /// standing rules; how the adapter reports its actions is then noted, not judged again.
 pub(super) async fn settle<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
     e.serve_outstanding().await;
-    e.await_exit(e.options.reply_timeout).await;
+    e.await_exit(e.played.options().reply_timeout).await;
     if e.liveness.exited {
         e.read_to_end().await;
     }
@@ -121,12 +122,12 @@ pub(super) async fn settle<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
 /// failure, a difference follows from that failure: it is noted, not judged again. In an
 /// info case, what each action with alternatives ended as is recorded for the reader.
 pub(super) fn judge_outcomes<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
-    e.line = e.case.outcomes_line;
+    e.step.at(e.played.case().outcomes_line);
     let stopped = e.side.stopped;
     let because = stopped
         .map(|line| format!(" (the case had stopped at line {line}; see the finding there)"))
         .unwrap_or_default();
-    let expected = e.case.outcomes.clone();
+    let expected = e.played.case().outcomes.clone();
     for (i, allowed) in expected.iter().enumerate() {
         let any = allowed.iter().any(|w| w == "*");
         let got = e
@@ -136,9 +137,13 @@ pub(super) fn judge_outcomes<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) 
             .and_then(|v| v.get("outcome"))
             .and_then(Value::as_str)
             .map(str::to_string);
-        let action = short(&e.case.actions[i]);
+        let action = short(&e.played.case().actions[i]);
         match got {
-            Some(word) if allowed.len() > 1 && e.case.level == Level::Info && stopped.is_none() => {
+            Some(word)
+                if allowed.len() > 1
+                    && e.played.case().level == Level::Info
+                    && stopped.is_none() =>
+            {
                 let detail = observed_detail(e, i);
                 e.finding(
                     Severity::Note,
@@ -196,13 +201,13 @@ pub(super) fn judge_outcomes<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) 
         }
     }
     for (i, value) in &e.side.outcomes.clone() {
-        if *i >= e.case.actions.len() {
+        if *i >= e.played.case().actions.len() {
             e.finding(
                 Severity::Fail,
                 FindingKind::Adapter,
                 format!(
                     "the adapter reported action {i}, but the case has {} actions: {}",
-                    e.case.actions.len(),
+                    e.played.case().actions.len(),
                     short(value)
                 ),
             );
@@ -213,7 +218,7 @@ pub(super) fn judge_outcomes<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) 
 /// For the record of an info case: what the client did on the wire about the requests it
 /// sent, so the reader learns which behaviour the case saw (a cancel and when, or none).
 fn observed_detail<T: Transport>(e: &Engine<'_, T, ClientTarget>, action: usize) -> String {
-    let call = &e.case.actions[action];
+    let call = &e.played.case().actions[action];
     if call.get("call").is_none() && call.get("ping").is_none() {
         return String::new();
     }

@@ -36,7 +36,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             && (awaited
                 || (!refused
                     && (self.side.scripted.contains(method)
-                        || (method == "initialize" && self.case.handshake))));
+                        || (method == "initialize" && self.played.case().handshake))));
         if handled_by_case {
             return;
         }
@@ -80,9 +80,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// Whether the expected message the steps are waiting for would take this request.
     fn awaits(&self, index: usize) -> bool {
         let value = self.value(index);
-        self.awaiting
-            .as_ref()
-            .is_some_and(|p| crate::pattern::matches(p, &value, &mut self.captures.clone()))
+        self.step.awaits(&value)
     }
 
     /// The answer of a plain server: `ping`, `tools/list`, `echo`; after the steps stopped,

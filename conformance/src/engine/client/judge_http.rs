@@ -202,7 +202,8 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             seen.push("neither cancelled it nor reconnected".into());
         }
         let reported: Vec<String> = self
-            .case
+            .played
+            .case()
             .actions
             .iter()
             .enumerate()

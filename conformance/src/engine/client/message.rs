@@ -52,7 +52,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                     }
                     let at = self.transcript[index].at;
                     self.initialized_arrived(at);
-                    if self.case.handshake {
+                    if self.played.case().handshake {
                         self.transcript[index].internal = true;
                     }
                 }
@@ -87,7 +87,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if method == "initialize" {
             self.session_initialize(id);
         }
-        if method == "tasks/cancel" && client_cancel::abandons_only(&self.case.actions) {
+        if method == "tasks/cancel" && client_cancel::abandons_only(&self.played.case().actions) {
             let level = self.case_severity();
             let problem = client_cancel::task_cancel_when_abandoning(&key, params, level);
             self.problems([problem]);

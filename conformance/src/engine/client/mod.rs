@@ -121,16 +121,19 @@ impl Side for ClientTarget {
                 connect(e).await?;
                 if e.side.era.plays {
                     // No handshake: the steps begin at once, and requests carry their version.
-                    e.version = Some(STATELESS_VERSION.to_string());
-                    e.captures
+                    e.opening.agree(STATELESS_VERSION.to_string());
+                    e.step
+                        .captures_mut()
                         .insert("version".into(), json!(STATELESS_VERSION));
-                } else if e.case.handshake {
+                } else if e.played.case().handshake {
                     handshake(e).await?;
                 } else {
                     let played = played_version(e);
-                    e.captures.insert("version".into(), json!(played));
+                    e.step
+                        .captures_mut()
+                        .insert("version".into(), json!(played));
                 }
-                let steps = e.case.steps.clone();
+                let steps = e.played.case().steps.clone();
                 e.steps(&steps).await
             })
             .await;
@@ -160,7 +163,7 @@ impl Side for ClientTarget {
         match played {
             Ok(()) | Err(Stop::Done) => {
                 wind_down(e).await;
-                if crate::rules::client_cancel::abandons_only(&e.case.actions) {
+                if crate::rules::client_cancel::abandons_only(&e.played.case().actions) {
                     let level = e.case_severity();
                     let open =
                         crate::rules::client_cancel::waits_left_open(&e.ledger.received, level);
@@ -169,7 +172,7 @@ impl Side for ClientTarget {
             }
             Err(Stop::Skip(reason)) => return Some(reason),
             Err(Stop::Gone | Stop::Hung) => {
-                e.side.stopped = Some(e.line);
+                e.side.stopped = Some(e.step.line());
                 settle(e).await;
                 // It may have said why it left.
                 if let Some(Stop::Skip(reason)) = adapter::declined(e) {
@@ -305,7 +308,9 @@ impl Side for ClientTarget {
     }
 
     fn stamp<T: Transport>(e: &Engine<'_, T, Self>, message: &mut Value) -> bool {
-        e.side.era.plays && e.case.stamp && ProtocolVersion::V2026_07_28.stamp_result(message)
+        e.side.era.plays
+            && e.played.case().stamp
+            && ProtocolVersion::V2026_07_28.stamp_result(message)
     }
 
     fn sent<T: Transport>(e: &mut Engine<'_, T, Self>, message: &Value) {

@@ -248,7 +248,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// client that simply exits closes its server's stdin through the kernel, which the relay
     /// reports a moment later.
     pub(crate) async fn read_to_end(&mut self) {
-        let within = self.options.reply_timeout;
+        let within = self.played.options().reply_timeout;
         self.wait_until(within, |e| e.io.finished()).await;
     }
 

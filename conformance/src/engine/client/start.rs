@@ -85,8 +85,8 @@ pub(super) async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -
 pub(super) async fn handshake<T: Transport>(
     e: &mut Engine<'_, T, ClientTarget>,
 ) -> Result<(), Stop> {
-    e.line = 0;
-    let reply = e.options.reply_timeout;
+    e.step.at(0);
+    let reply = e.played.options().reply_timeout;
     let within = e
         .wait_allowed(
             |e| e.clock.stretched(reply),
@@ -104,14 +104,18 @@ pub(super) async fn handshake<T: Transport>(
     e.take_internal(index);
     let request = e.value(index);
     let (answer, version) = initialize_answer(e, &request);
-    e.captures.insert("init".into(), answer["id"].clone());
-    e.captures.insert("version".into(), json!(version));
-    e.version = Some(version.clone());
+    e.step
+        .captures_mut()
+        .insert("init".into(), answer["id"].clone());
+    e.step
+        .captures_mut()
+        .insert("version".into(), json!(version));
+    e.opening.agree(version.clone());
     e.side.handshaken = true;
-    if !e.case.versions.contains(&version) {
+    if !e.played.case().versions.contains(&version) {
         return Err(Stop::Skip(format!(
             "the case applies to {}; the client asked for {version}",
-            e.case.versions.join(", ")
+            e.played.case().versions.join(", ")
         )));
     }
     e.write(answer.to_string(), true).await
@@ -129,7 +133,7 @@ fn initialize_index<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> Option<usi
 /// The version the harness's server plays: the one asked for with `--protocol-version` when
 /// it is of the handshake era, else the newest of that era.
 pub(super) fn played_version<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> &'static str {
-    let asked = e.options.protocol_version.as_str();
+    let asked = e.played.options().protocol_version.as_str();
     HANDSHAKE_VERSIONS
         .iter()
         .find(|v| **v == asked)
@@ -168,14 +172,15 @@ pub(crate) fn initialize_answer<T: Transport>(
 /// request left (a slow start on a busy machine) did nothing wrong.
 fn gave_up_first<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> bool {
     let first_connect = e
-        .case
+        .played
+        .case()
         .actions
         .iter()
         .position(|a| a.get("connect").is_some());
     let Some(i) = first_connect else {
         return false;
     };
-    let deadline = e.case.actions[i].get("timeout_ms").is_some();
+    let deadline = e.played.case().actions[i].get("timeout_ms").is_some();
     let word = e
         .side
         .outcomes

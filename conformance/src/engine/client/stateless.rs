@@ -139,7 +139,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// a client of 2026-07-28 (`@plays handshake`): one that never tried 2026-07-28 first has
     /// nothing to fall back from, and the case does not apply.
     pub(crate) fn legacy_initialize(&mut self) {
-        let told_stateless = ProtocolVersion::parse(&self.options.protocol_version)
+        let told_stateless = ProtocolVersion::parse(&self.played.options().protocol_version)
             .is_some_and(|v| !v.has_handshake());
         if told_stateless && !self.side.era.plays && !self.side.era.tried {
             self.side.era.skip.get_or_insert_with(|| {
@@ -170,7 +170,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             if let Some(session) = self.side.sessions.current_mut() {
                 session.agreed = Some(agreed.clone());
             }
-            self.version = Some(agreed);
+            self.opening.agree(agreed);
         }
         let code = message.pointer("/error/code").and_then(Value::as_i64);
         if let Some(code) = code.filter(|c| MODERN_ERRORS.contains(c)) {
@@ -243,7 +243,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 self.arrived(line, at);
                 return Ok(());
             }
-            let allowed = self.clock.stretched(self.options.reply_timeout);
+            let allowed = self.clock.stretched(self.played.options().reply_timeout);
             let deadline = self.arrival_deadline(began + allowed);
             if Deadline::now() >= deadline {
                 break;
@@ -253,7 +253,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 break;
             }
         }
-        self.line = line;
+        self.step.at(line);
         let posted = self.transcript.iter().any(|e| {
             e.direction == Direction::Received
                 && e.value.as_ref().is_some_and(|v| {
@@ -264,7 +264,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         });
         let waited = format!(
             "within {:?}",
-            self.clock.stretched(self.options.reply_timeout)
+            self.clock.stretched(self.played.options().reply_timeout)
         );
         let message = if posted {
             format!("the client POSTed `notifications/cancelled` for its request {key} but did not close the request's stream {waited}; in 2026-07-28 over HTTP closing the stream is the cancel, and the notification is not expected (AMB-06)")

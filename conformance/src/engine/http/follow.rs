@@ -274,7 +274,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
 
     /// `--reply-timeout`, stretched for the machine's CPU pressure now.
     pub(crate) fn reply_allowance(&self) -> Duration {
-        self.clock.stretched(self.options.reply_timeout)
+        self.clock.stretched(self.played.options().reply_timeout)
     }
 
     /// Over HTTP, before a `! cancel`: waits until the target has shown it received the

@@ -23,7 +23,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 // The server's own request: not a case's business.
                 self.transcript[index].internal = true;
                 let version = self.protocol();
-                match server::request(method, id, version, self.version.as_deref()) {
+                match server::request(method, id, version, self.opening.version()) {
                     ServerRequest::Answer(answer) => self.reply(answer).await,
                     ServerRequest::Refused(problem) => self.problems([problem]),
                 }
@@ -86,7 +86,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             params,
             channel: self.transcript[index].channel,
             at,
-            line: self.line,
+            line: self.step.line(),
             request: request.map(|(k, r)| (k.as_str(), r)),
             waits: self.waits_for(request.and_then(|(_, r)| r.cancel.as_ref())),
             task,
@@ -116,7 +116,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 .and_then(Value::as_str)
                 .filter(|v| crate::era::HANDSHAKE_VERSIONS.contains(v))
             {
-                self.version = Some(agreed.to_string());
+                self.opening.agree(agreed.to_string());
             }
         }
         if request.starts {
@@ -155,7 +155,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         late.sort_by(|a, b| a.0.cmp(b.0));
         let found = server::late_progress(&late, &self.waits(), self.protocol());
         for (line, problem) in found {
-            self.line = line;
+            self.step.at(line);
             self.problems([problem]);
         }
     }

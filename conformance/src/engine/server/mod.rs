@@ -162,7 +162,7 @@ impl Side for ServerTarget {
     async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop> {
         // The opening may take the startup allowance and the case's own time limit, however
         // the target behaves (it may talk without ever answering).
-        let opening = e.limit(e.options.startup_timeout + e.case_limit());
+        let opening = e.limit(e.played.options().startup_timeout + e.case_limit());
         let opened = match opening.within(open(e)).await {
             Ok(opened) => opened,
             Err(ran) => {
@@ -171,7 +171,7 @@ impl Side for ServerTarget {
                 } else {
                     (Req::Lif02, "the `initialize` handshake")
                 };
-                e.line = 0;
+                e.step.at(0);
                 e.rule(
                     Severity::Fail,
                     rule,
@@ -185,12 +185,12 @@ impl Side for ServerTarget {
             }
         };
         opened?;
-        e.opened = true;
+        e.opening.complete();
         // The case's own clock starts once the target has started; a case that performs the
         // handshake itself also gets the start's allowance.
         let mut base = e.case_limit();
-        if !e.case.handshake {
-            base += e.options.startup_timeout;
+        if !e.played.case().handshake {
+            base += e.played.options().startup_timeout;
         }
         let limit = e.limit(base);
         match limit.within(body(e)).await {
@@ -289,7 +289,7 @@ impl Side for ServerTarget {
     }
 
     fn prepare<T: Transport>(e: &Engine<'_, T, Self>, message: &mut Value) -> Option<String> {
-        fixtures::rewrite_call(message, e.options.fixtures.as_ref()?)
+        fixtures::rewrite_call(message, e.played.options().fixtures.as_ref()?)
     }
 
     async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, _error: SendError) -> Stop {
@@ -359,7 +359,7 @@ const WATCH_AFTER_CANCEL: Duration = Duration::from_millis(100);
 /// arrives first, so a response no step expected is seen. A cancel no `! silent` watched gets
 /// a short watch of its own, so progress that goes on after it is seen too.
 async fn body<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), Stop> {
-    let steps = e.case.steps.clone();
+    let steps = e.played.case().steps.clone();
     remember_witness(e, &steps).await?;
     e.steps(&steps).await?;
     // A session the case ended has nobody left to answer the last barrier.

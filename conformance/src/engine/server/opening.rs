@@ -17,11 +17,12 @@ pub(super) async fn open<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> R
     let era = e.protocol().map(|v| v.era());
     if era == Some(Era::Stateless) {
         discover(e).await
-    } else if e.case.handshake {
+    } else if e.played.case().handshake {
         handshake(e).await
     } else {
-        e.captures
-            .insert("version".into(), json!(e.options.protocol_version));
+        e.step
+            .captures_mut()
+            .insert("version".into(), json!(e.played.options().protocol_version));
         Ok(())
     }
 }
@@ -56,9 +57,9 @@ pub(super) async fn session<T: Transport>(
     e.ledger.scope = e.scope_of(index);
     e.mark(format!("[session {name}]"), Channel::Stdio);
     if fresh {
-        let line = e.line;
+        let line = e.step.line();
         handshake(e).await?;
-        e.line = line;
+        e.step.at(line);
     }
     Ok(())
 }
@@ -67,8 +68,8 @@ pub(super) async fn session<T: Transport>(
 pub(super) async fn handshake<T: Transport>(
     e: &mut Engine<'_, T, ServerTarget>,
 ) -> Result<(), Stop> {
-    e.line = 0;
-    let requested = e.options.protocol_version.clone();
+    e.step.at(0);
+    let requested = e.played.options().protocol_version.clone();
     let init = json!({
         "jsonrpc": "2.0",
         "id": "init",
@@ -107,19 +108,21 @@ pub(super) async fn handshake<T: Transport>(
         );
         return Err(Stop::Hung);
     }
-    e.version = Some(version.clone());
-    e.captures.insert("version".into(), json!(version));
+    e.opening.agree(version.clone());
+    e.step
+        .captures_mut()
+        .insert("version".into(), json!(version));
     let streamable = ProtocolVersion::parse(&version).is_none_or(|v| v.has_streamable_http());
     if e.streams.over_http && !streamable {
         return Err(Stop::Skip(format!(
             "the target agreed to {version}, whose HTTP transport is the older HTTP+SSE, which the harness does not test (choose 2025-03-26 or later with --protocol-version)"
         )));
     }
-    if !e.case.versions.contains(&version) {
+    if !e.played.case().versions.contains(&version) {
         return Err(Stop::Skip(format!(
             "the case applies to {}; the target agreed to {version} (choose one with \
              --protocol-version)",
-            e.case.versions.join(", ")
+            e.played.case().versions.join(", ")
         )));
     }
     needs_met(e, &answer, false)?;
@@ -136,16 +139,18 @@ pub(super) async fn handshake<T: Transport>(
 pub(super) async fn discover<T: Transport>(
     e: &mut Engine<'_, T, ServerTarget>,
 ) -> Result<(), Stop> {
-    e.line = 0;
-    let version = e.options.protocol_version.clone();
-    if !e.case.versions.contains(&version) {
+    e.step.at(0);
+    let version = e.played.options().protocol_version.clone();
+    if !e.played.case().versions.contains(&version) {
         return Err(Stop::Skip(format!(
             "the case applies to {}, not to {version}",
-            e.case.versions.join(", ")
+            e.played.case().versions.join(", ")
         )));
     }
-    e.version = Some(version.clone());
-    e.captures.insert("version".into(), json!(version));
+    e.opening.agree(version.clone());
+    e.step
+        .captures_mut()
+        .insert("version".into(), json!(version));
     // Over HTTP every POST of the case carries the era's headers from now on (HTTP-19).
     e.io.agreed(&version);
     let probe = crate::era::ProtocolVersion::V2026_07_28.probe("discover");
@@ -176,7 +181,8 @@ fn needs_met<T: Transport>(
     stateless: bool,
 ) -> Result<(), Stop> {
     match e
-        .case
+        .played
+        .case()
         .needs
         .iter()
         .find_map(|n| n.unmet(opening, stateless))

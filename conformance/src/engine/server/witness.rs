@@ -34,7 +34,8 @@ pub(super) async fn witness<T: Transport>(
     ids: &[Value],
     listed: bool,
 ) -> Result<(), Stop> {
-    if e.options
+    if e.played
+        .options()
         .fixtures
         .as_ref()
         .is_some_and(|f| !f.has("cancellations"))
@@ -56,7 +57,7 @@ pub(super) async fn witness<T: Transport>(
         e.rule(Severity::Note, Req::Can05, message);
         return Ok(());
     }
-    let reply = e.clock.stretched(e.options.reply_timeout);
+    let reply = e.clock.stretched(e.played.options().reply_timeout);
     let deadline = Instant::now() + reply;
     let mut pause = Duration::from_millis(2);
     loop {
@@ -257,7 +258,8 @@ pub(super) async fn remember_witness<T: Transport>(
     steps: &[Step],
 ) -> Result<(), Stop> {
     let absent = e
-        .options
+        .played
+        .options()
         .fixtures
         .as_ref()
         .is_some_and(|f| !f.has("cancellations"));
