@@ -314,7 +314,12 @@ impl Ledger {
         self.sent.get(&self.key(id))
     }
 
-    /// The task a request (by id key) created, if it created one.
+    /// The task a witness id names, if it names one of the case's tasks.
+    pub fn task_named(&self, id: &Value) -> Option<&TaskRecord> {
+        id.as_str().and_then(|id| self.tasks.get(id))
+    }
+
+    /// The task request `request` (an id key) created, if it created one.
     pub fn task_of(&self, request: &str) -> Option<&TaskRecord> {
         self.tasks.values().find(|t| t.request == request)
     }

@@ -202,8 +202,30 @@ pub fn headers(seen: &ClientRequest, what: &str) -> Option<Problem> {
     })
 }
 
+/// Why a header value stands for no text.
+#[derive(Debug, PartialEq)]
+enum BadHeader {
+    /// Its `=?base64?…?=` form holds no base64: what the decoder said.
+    Base64(String),
+    /// What it encodes is not UTF-8: the value as written.
+    NotUtf8(String),
+}
+
+impl std::fmt::Display for BadHeader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadHeader::Base64(why) => write!(f, "is not valid base64 ({why})"),
+            BadHeader::NotUtf8(value) => write!(
+                f,
+                "encodes no UTF-8 text: {}",
+                canonical(&Value::String(value.clone()))
+            ),
+        }
+    }
+}
+
 /// The text a header value stands for: itself, or what its `=?base64?…?=` form encodes.
-fn header_text(value: &str) -> Result<String, String> {
+fn header_text(value: &str) -> Result<String, BadHeader> {
     let Some(encoded) = value
         .strip_prefix("=?base64?")
         .and_then(|v| v.strip_suffix("?="))
@@ -212,13 +234,8 @@ fn header_text(value: &str) -> Result<String, String> {
     };
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(encoded)
-        .map_err(|e| format!("is not valid base64 ({e})"))?;
-    String::from_utf8(bytes).map_err(|_| {
-        format!(
-            "encodes no UTF-8 text: {}",
-            canonical(&Value::String(value.into()))
-        )
-    })
+        .map_err(|e| BadHeader::Base64(e.to_string()))?;
+    String::from_utf8(bytes).map_err(|_| BadHeader::NotUtf8(value.to_string()))
 }
 
 #[cfg(test)]

@@ -62,7 +62,16 @@ fn header_values_are_plain_or_base64() {
         header_text("=?base64?SGVsbG8sIOS4lueVjA==?=").unwrap(),
         "Hello, 世界"
     );
-    assert!(header_text("=?base64?***?=").is_err());
+    assert!(matches!(
+        header_text("=?base64?***?="),
+        Err(BadHeader::Base64(_))
+    ));
+    let not_text = header_text("=?base64?/w==?=").unwrap_err();
+    assert_eq!(not_text, BadHeader::NotUtf8("=?base64?/w==?=".into()));
+    assert_eq!(
+        not_text.to_string(),
+        "encodes no UTF-8 text: \"=?base64?/w==?=\""
+    );
 }
 
 #[test]

@@ -22,9 +22,10 @@
 //!   messages whose POSTs cross. The engine's side of all the client's families (gathering
 //!   facts, applying verdicts, keeping the session state, answering unscripted requests) is
 //!   in `engine/client/`.
-//! - [`tasks`]: what the ledger learns of tasks from the answers, and a task's progress once
-//!   it is terminal (PRG-10): engine methods the server glue calls, whose facts (whether a
-//!   request created a task) the pure families above take as given.
+//! - [`tasks`]: what an answer says of tasks (for the ledger), a task's progress once it is
+//!   terminal (PRG-10) and the rule a task's cancel answers to; the engine's side is
+//!   `engine/server/tasks.rs`. The families above take its facts (whether a request created
+//!   a task) as given.
 
 pub(crate) mod client_cancel;
 pub(crate) mod client_crossing;

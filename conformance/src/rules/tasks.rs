@@ -10,12 +10,12 @@
 //! failure. In 2026-07-28 tasks have no progress (PRG-11), so the token ends with the
 //! `tools/call`'s answer as any other (PRG-07).
 
-use crate::engine::ledger::{SentRequest, TaskRecord};
-use crate::engine::server::ServerTarget;
-use crate::engine::{Engine, Side};
+use super::envelope::Problem;
+use crate::engine::ledger::TaskRecord;
+use crate::engine::waited::Waits;
+use crate::era::ProtocolVersion;
 use crate::outcome::Severity;
 use crate::requirement::Req;
-use crate::transport::Transport;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -49,98 +49,85 @@ fn terminal_status(method: &str, answer: &Value) -> Option<String> {
     }
 }
 
-impl<T: Transport> Engine<'_, T, ServerTarget> {
-    /// Learns from the answer to one of the harness's requests what it says about tasks.
-    pub(crate) fn track_task(&mut self, request: &SentRequest, answer: &Value, at: Duration) {
-        let sent = self.value(request.index);
-        if request.method == "tools/call" {
-            if let Some(task) = created_task(answer) {
-                let key = self.ledger.key(&sent["id"]);
-                self.ledger.tasks.entry(task).or_insert(TaskRecord {
-                    request: key,
-                    terminal: None,
-                    cancel_answered: None,
-                });
-            }
-            return;
-        }
-        let Some(task) = sent.pointer("/params/taskId").and_then(Value::as_str) else {
-            return;
-        };
-        if request.method == "tasks/cancel" && answer.get("result").is_some() {
-            let waited = self.waited();
-            if let Some(record) = self.ledger.tasks.get_mut(task) {
-                record.cancel_answered.get_or_insert((at, waited));
-            }
-        }
-        let Some(status) = terminal_status(&request.method, answer) else {
-            return;
-        };
-        let waited = self.waited();
-        if let Some(record) = self.ledger.tasks.get_mut(task) {
-            record.terminal.get_or_insert((at, status, waited));
-        }
-    }
+/// What an answer to one of the harness's requests says about tasks.
+#[derive(Debug, PartialEq)]
+pub enum Learned {
+    /// Nothing: not a task's answer.
+    Nothing,
+    /// A `tools/call` answer created this task.
+    Created(String),
+    /// An answer to a `tasks/*` request about this task.
+    About {
+        /// The task the request named.
+        task: String,
+        /// A `tasks/cancel` answered with a result: the proof the server read the cancel.
+        cancel_answered: bool,
+        /// The terminal status the answer showed, if it showed one.
+        terminal: Option<String>,
+    },
+}
 
-    /// Whether progress for request `key` belongs to a task its answer created (2025-11-25),
-    /// and so is judged here instead of as progress after a response: allowed while the task
-    /// works, a failure once an answer showed it terminal and a grace has passed.
-    pub(crate) fn task_progress(&mut self, key: &str, at: Duration) -> bool {
-        let core = self.protocol().is_some_and(|v| v.has_core_tasks());
-        let Some(record) = self.ledger.task_of(key).cloned().filter(|_| core) else {
-            return false;
-        };
-        let Some((terminal, status, waited)) = record.terminal else {
-            return true;
-        };
-        let grace = self.grace_after(waited);
-        let after = at.saturating_sub(terminal);
-        if at <= terminal {
-            return true;
-        }
-        let (severity, message) = if after <= grace {
-            (
-                Severity::Note,
-                format!(
-                    "progress for the task of request {key} came {} ms after an answer showed it {status}, within the {} ms a message may take to cross that answer",
-                    after.as_millis(),
-                    grace.as_millis()
-                ),
-            )
-        } else {
-            (
-                Severity::Fail,
-                format!(
-                    "progress for the task of request {key} came {} ms after an answer showed the task {status}; a task's progress must stop when it reaches a terminal status",
-                    after.as_millis()
-                ),
-            )
-        };
-        self.rule(severity, Req::Prg10, message);
-        true
+/// What the answer `answer` to the harness's request `method` (sent as `sent`) says about
+/// tasks: the ledger keeps it.
+pub fn learn(method: &str, sent: &Value, answer: &Value) -> Learned {
+    if method == "tools/call" {
+        return created_task(answer).map_or(Learned::Nothing, Learned::Created);
+    }
+    let Some(task) = sent.pointer("/params/taskId").and_then(Value::as_str) else {
+        return Learned::Nothing;
+    };
+    Learned::About {
+        task: task.to_string(),
+        cancel_answered: method == "tasks/cancel" && answer.get("result").is_some(),
+        terminal: terminal_status(method, answer),
     }
 }
 
-impl<T: Transport, S: Side> Engine<'_, T, S> {
-    /// The task a witness id names, if it names one of the case's tasks.
-    pub(crate) fn task_named(&self, id: &Value) -> Option<&TaskRecord> {
-        id.as_str().and_then(|id| self.ledger.tasks.get(id))
+/// Progress for request `key` that arrived `at`, whose task `record` an answer showed
+/// terminal (2025-11-25, PRG-10): allowed until then; within the grace a message may take to
+/// cross that answer (`waits`, read once the task is terminal), a note; later, a failure.
+pub fn progress_of_task(
+    key: &str,
+    at: Duration,
+    record: &TaskRecord,
+    waits: &Waits,
+) -> Option<Problem> {
+    let (terminal, status, waited) = record.terminal.as_ref()?;
+    let grace = waits.grace_after(*waited);
+    let after = at.saturating_sub(*terminal);
+    if at <= *terminal {
+        return None;
     }
+    let problem = if after <= grace {
+        Problem::new(
+            Severity::Note,
+            Req::Prg10,
+            format!(
+                "progress for the task of request {key} came {} ms after an answer showed it {status}, within the {} ms a message may take to cross that answer",
+                after.as_millis(),
+                grace.as_millis()
+            ),
+        )
+    } else {
+        Problem::new(
+            Severity::Fail,
+            Req::Prg10,
+            format!(
+                "progress for the task of request {key} came {} ms after an answer showed the task {status}; a task's progress must stop when it reaches a terminal status",
+                after.as_millis()
+            ),
+        )
+    };
+    Some(problem)
+}
 
-    /// The rule a task's cancel answers to in this run's era: TSK-04 (2025-11-25), TSK-05
-    /// (the 2026-07-28 extension).
-    pub(crate) fn task_cancel_rule(&self) -> Req {
-        if self.protocol().is_some_and(|v| v.has_core_tasks()) {
-            Req::Tsk04
-        } else {
-            Req::Tsk05
-        }
-    }
-
-    /// Whether request `key` created a task whose progress may come on any stream of the
-    /// session (2025-11-25 over HTTP: the `tools/call`'s own stream ended with its answer).
-    pub(crate) fn owns_task(&self, key: &str) -> bool {
-        self.protocol().is_some_and(|v| v.has_core_tasks()) && self.ledger.task_of(key).is_some()
+/// The rule a task's cancel answers to in the era of `version`: TSK-04 (2025-11-25), TSK-05
+/// (the 2026-07-28 extension).
+pub fn cancel_rule(version: Option<ProtocolVersion>) -> Req {
+    if version.is_some_and(|v| v.has_core_tasks()) {
+        Req::Tsk04
+    } else {
+        Req::Tsk05
     }
 }
 
@@ -174,5 +161,111 @@ mod tests {
             terminal_status("tasks/result", &json!({"error": {"code": -32602}})),
             None
         );
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// A task an answer showed `status` at 1000 ms, when the target had waited `waited`.
+    fn terminal_at_1000(status: &str, waited: Option<Duration>) -> TaskRecord {
+        TaskRecord {
+            request: "1".into(),
+            terminal: Some((ms(1000), status.into(), waited)),
+            cancel_answered: None,
+        }
+    }
+
+    #[test]
+    fn a_tools_call_answer_creates_a_task_or_says_nothing() {
+        let sent = json!({"id": 1, "method": "tools/call"});
+        let core = json!({"id": 1, "result": {"task": {"taskId": "t1", "status": "working"}}});
+        assert_eq!(
+            learn("tools/call", &sent, &core),
+            Learned::Created("t1".into())
+        );
+        let plain = json!({"id": 1, "result": {"content": []}});
+        assert_eq!(learn("tools/call", &sent, &plain), Learned::Nothing);
+    }
+
+    #[test]
+    fn a_tasks_answer_tells_of_its_task_the_cancel_and_the_terminal_status() {
+        let cancel = json!({"id": 2, "method": "tasks/cancel", "params": {"taskId": "t1"}});
+        let cancelled = json!({"id": 2, "result": {"status": "cancelled"}});
+        assert_eq!(
+            learn("tasks/cancel", &cancel, &cancelled),
+            Learned::About {
+                task: "t1".into(),
+                cancel_answered: true,
+                terminal: Some("cancelled".into())
+            }
+        );
+        let refused = json!({"id": 2, "error": {"code": -32602, "message": "no"}});
+        assert_eq!(
+            learn("tasks/cancel", &cancel, &refused),
+            Learned::About {
+                task: "t1".into(),
+                cancel_answered: false,
+                terminal: None
+            }
+        );
+        let get = json!({"id": 3, "method": "tasks/get", "params": {"taskId": "t1"}});
+        let working = json!({"id": 3, "result": {"status": "working"}});
+        assert_eq!(
+            learn("tasks/get", &get, &working),
+            Learned::About {
+                task: "t1".into(),
+                cancel_answered: false,
+                terminal: None
+            }
+        );
+        let list = json!({"id": 4, "method": "tasks/list"});
+        assert_eq!(
+            learn("tasks/list", &list, &json!({"id": 4, "result": {}})),
+            Learned::Nothing
+        );
+    }
+
+    #[test]
+    fn progress_long_after_the_task_was_terminal_fails() {
+        let calm = Waits::calm(ms(250), None);
+        let record = terminal_at_1000("completed", None);
+        let p = progress_of_task("1", ms(1300), &record, &calm).expect("a finding");
+        assert_eq!((p.severity, p.requirement), (Severity::Fail, Req::Prg10));
+        assert!(p.message.contains("300 ms after"), "{}", p.message);
+    }
+
+    #[test]
+    fn progress_that_crossed_the_terminal_answer_is_a_note() {
+        let calm = Waits::calm(ms(250), None);
+        let record = terminal_at_1000("cancelled", None);
+        let p = progress_of_task("1", ms(1200), &record, &calm).expect("a note");
+        assert_eq!((p.severity, p.requirement), (Severity::Note, Req::Prg10));
+        // Time the target lost to load since the terminal answer lengthens the grace.
+        let starved = Waits::calm(ms(250), Some(ms(500)));
+        let record = terminal_at_1000("cancelled", Some(ms(100)));
+        let p = progress_of_task("1", ms(1600), &record, &starved).expect("a note");
+        assert_eq!(p.severity, Severity::Note);
+    }
+
+    #[test]
+    fn progress_while_the_task_works_or_before_its_terminal_answer_is_fair() {
+        let calm = Waits::calm(ms(250), None);
+        let working = TaskRecord {
+            request: "1".into(),
+            terminal: None,
+            cancel_answered: None,
+        };
+        assert_eq!(progress_of_task("1", ms(5000), &working, &calm), None);
+        let record = terminal_at_1000("completed", None);
+        assert_eq!(progress_of_task("1", ms(1000), &record, &calm), None);
+        assert_eq!(progress_of_task("1", ms(400), &record, &calm), None);
+    }
+
+    #[test]
+    fn a_task_cancel_answers_to_the_rule_of_its_era() {
+        assert_eq!(cancel_rule(Some(ProtocolVersion::V2025_11_25)), Req::Tsk04);
+        assert_eq!(cancel_rule(Some(ProtocolVersion::V2026_07_28)), Req::Tsk05);
+        assert_eq!(cancel_rule(None), Req::Tsk05);
     }
 }

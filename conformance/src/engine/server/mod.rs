@@ -10,6 +10,7 @@ mod exit;
 mod judge;
 mod judge_http;
 mod opening;
+mod tasks;
 mod witness;
 
 use super::http::Streams;

@@ -91,7 +91,8 @@ pub(super) async fn witness<T: Transport>(
                 .collect();
             let (tasks, stopped): (Vec<String>, Vec<String>) =
                 stopped.into_iter().partition(|id| {
-                    e.task_named(&serde_json::from_str(id).unwrap_or_default())
+                    e.ledger
+                        .task_named(&serde_json::from_str(id).unwrap_or_default())
                         .is_some()
                 });
             if !tasks.is_empty() {
@@ -193,7 +194,7 @@ pub(super) async fn witness<T: Transport>(
             };
             let (tasks, missing): (Vec<&Value>, Vec<&Value>) = missing
                 .into_iter()
-                .partition(|id| e.task_named(id).is_some());
+                .partition(|id| e.ledger.task_named(id).is_some());
             if !tasks.is_empty() {
                 let tasks: Vec<String> = tasks.iter().map(|v| canonical(v)).collect();
                 e.rule(
@@ -239,7 +240,7 @@ fn cancel_proof<T: Transport>(
     e: &Engine<'_, T, ServerTarget>,
     id: &Value,
 ) -> Option<(Duration, Duration)> {
-    if let Some(task) = e.task_named(id) {
+    if let Some(task) = e.ledger.task_named(id) {
         let (at, waited) = task.cancel_answered?;
         return Some((at, e.grace_after(waited)));
     }

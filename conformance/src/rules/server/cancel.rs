@@ -33,41 +33,50 @@ pub fn answered_after_cancel(
         return None;
     }
     let cancelled_error = value.pointer("/error/code").and_then(Value::as_i64) == Some(-32800);
-    let judged: Result<String, String> = if request.endless {
-        Ok("its tool never ends on its own, so the cancel caused it".into())
+    let judged = if request.endless {
+        Cause::Cancel("its tool never ends on its own, so the cancel caused it".into())
     } else if request.natural_end.is_some_and(|end| at < end) {
-        Ok(
+        Cause::Cancel(
             "it came before the tool could have finished on its own, so the cancel caused it"
                 .into(),
         )
     } else if cancelled_error {
-        Ok("its error -32800 says the cancel caused it".into())
+        Cause::Cancel("its error -32800 says the cancel caused it".into())
     } else {
         by_timing(key, request.natural_end, &mark, at, waits)
     };
     Some(match judged {
-        Ok(why) => Problem::new(
+        Cause::Cancel(why) => Problem::new(
             after_cancel_severity(version),
             Req::Can05,
             format!("request {key} was answered after it was cancelled ({why}); a cancelled request should get no response{}", after_cancel_rule(version)),
         ),
-        Err(note) => Problem::new(Severity::Note, Req::Can08, note),
+        Cause::Unclear(note) => Problem::new(Severity::Note, Req::Can08, note),
     })
 }
 
+/// What caused a response to a cancelled request, as far as the facts tell.
+#[derive(Debug, PartialEq)]
+enum Cause {
+    /// The cancel did, or the server knew of it before its work could have ended: why.
+    Cancel(String),
+    /// The facts cannot tell, or the response crossed the cancel: the note that says so.
+    Unclear(String),
+}
+
 /// Whether the timing shows the server knew of the cancel before its work could have ended
-/// (`Ok`, why) or cannot tell (`Err`, the note).
+/// ([`Cause::Cancel`]) or cannot tell ([`Cause::Unclear`]).
 fn by_timing(
     key: &str,
     natural_end: Option<Duration>,
     mark: &crate::engine::ledger::CancelMark,
     at: Duration,
     waits: &Waits,
-) -> Result<String, String> {
+) -> Cause {
     let ms = |d: Duration| d.as_millis();
     let lost = waits.lost_since(mark.waited);
     match (natural_end, waits.read_by(mark)) {
-        (Some(end), _) if mark.sent >= end => Err(format!(
+        (Some(end), _) if mark.sent >= end => Cause::Unclear(format!(
             "the cancel of request {key} was sent at +{} ms, when the tool could already have finished (+{} ms), so its response may have been produced before the cancel was read (CAN-09); the timing cannot tell",
             ms(mark.sent),
             ms(end)
@@ -76,25 +85,25 @@ fn by_timing(
         // for one from the proof past the tool's end may have had both the end and the cancel
         // ready when it ran again.
         (Some(end), Some(read)) if read < end && lost.is_some_and(|lost| read + lost >= end) => {
-            Err(format!(
+            Cause::Unclear(format!(
                 "the target had read the cancel of request {key} {} ms before the tool could have finished, but its processes waited {} ms for a CPU since, so its handler may not have run before the tool's end (CAN-09); the timing cannot tell",
                 ms(end - read),
                 ms(lost.unwrap_or_default())
             ))
         }
-        (Some(end), Some(read)) if read < end => Ok(format!(
+        (Some(end), Some(read)) if read < end => Cause::Cancel(format!(
             "the target had read the cancel before the tool could have finished on its own ({}), and answered all the same",
             mark.proof()
         )),
-        (Some(end), Some(read)) => Err(format!(
+        (Some(end), Some(read)) => Cause::Unclear(format!(
             "the proof that request {key}'s cancel was read came at +{} ms, after the tool could have finished (+{} ms), so its work may have ended before the cancel was read (CAN-09); the timing cannot tell",
             ms(read),
             ms(end)
         )),
-        (None, Some(read)) if at >= read => Err(format!(
+        (None, Some(read)) if at >= read => Cause::Unclear(format!(
             "request {key} was answered after the target had read its cancel, but its tool's duration is unknown: the work may have ended before the cancel was read (CAN-09); the timing cannot tell"
         )),
-        _ => Err(format!(
+        _ => Cause::Unclear(format!(
             "the response to request {key} crossed its cancel (allowed)"
         )),
     }
