@@ -12,30 +12,42 @@ use crate::transcript::Direction;
 use crate::transport::Transport;
 use serde_json::Value;
 
+/// What one line on the adapter's stdout says.
+#[derive(Debug, PartialEq)]
+enum AdapterLine {
+    /// `{"decline": "why"}`: the client does not speak the case's transport or version.
+    Decline(String),
+    /// `{"action": N, "outcome": "…"}`: how action N ended (the whole line).
+    Outcome(u64, Value),
+    /// Anything else: a breach of the adapter's contract.
+    Other,
+}
+
+/// Reads one line of the adapter's stdout.
+fn read_line(bytes: &[u8]) -> AdapterLine {
+    let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
+        return AdapterLine::Other;
+    };
+    if let Some(why) = value.get("decline").and_then(Value::as_str) {
+        return AdapterLine::Decline(why.to_string());
+    }
+    let action = value.get("action").and_then(Value::as_u64);
+    let outcome = value.get("outcome").and_then(Value::as_str);
+    match (action, outcome) {
+        (Some(action), Some(_)) => AdapterLine::Outcome(action, value),
+        _ => AdapterLine::Other,
+    }
+}
+
 /// One line the adapter wrote to its stdout: an outcome report, or a breach of the contract.
 pub(super) fn adapter_line<T: Transport>(e: &mut Engine<'_, T, ClientTarget>, bytes: &[u8]) {
     let text = String::from_utf8_lossy(bytes).into_owned();
     e.io.note(format!("[adapter stdout] {text}"));
-    let parsed: Option<Value> = serde_json::from_slice(bytes).ok();
-    let action = parsed
-        .as_ref()
-        .and_then(|v| v.get("action"))
-        .and_then(Value::as_u64);
-    let outcome = parsed
-        .as_ref()
-        .and_then(|v| v.get("outcome"))
-        .and_then(Value::as_str);
-    let decline = parsed
-        .as_ref()
-        .and_then(|v| v.get("decline"))
-        .and_then(Value::as_str);
-    if let Some(why) = decline {
-        e.side.declined.get_or_insert_with(|| why.to_string());
-        return;
-    }
-    match (action, outcome) {
-        (Some(action), Some(_)) => {
-            let value = parsed.clone().unwrap_or(Value::Null);
+    match read_line(bytes) {
+        AdapterLine::Decline(why) => {
+            e.side.declined.get_or_insert(why);
+        }
+        AdapterLine::Outcome(action, value) => {
             if e.side.outcomes.insert(action as usize, value).is_some() {
                 e.finding(
                     Severity::Fail,
@@ -44,12 +56,11 @@ pub(super) fn adapter_line<T: Transport>(e: &mut Engine<'_, T, ClientTarget>, by
                 );
             }
         }
-        _ => e.finding(
+        AdapterLine::Other => e.finding(
             Severity::Fail,
             FindingKind::Adapter,
             format!(
-                "the adapter wrote `{}` to its stdout, which is not an outcome line \
-                 ({{\"action\":N,\"outcome\":\"…\"}}); its logs belong on stderr",
+                "the adapter wrote `{}` to its stdout, which is not an outcome line ({{\"action\":N,\"outcome\":\"…\"}}); its logs belong on stderr",
                 text.chars().take(200).collect::<String>()
             ),
         ),
@@ -123,82 +134,9 @@ pub(super) async fn settle<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
 /// info case, what each action with alternatives ended as is recorded for the reader.
 pub(super) fn judge_outcomes<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
     e.step.at(e.played.case().outcomes_line);
-    let stopped = e.side.stopped;
-    let because = stopped
-        .map(|line| format!(" (the case had stopped at line {line}; see the finding there)"))
-        .unwrap_or_default();
     let expected = e.played.case().outcomes.clone();
     for (i, allowed) in expected.iter().enumerate() {
-        let any = allowed.iter().any(|w| w == "*");
-        let got = e
-            .side
-            .outcomes
-            .get(&i)
-            .and_then(|v| v.get("outcome"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let action = short(&e.played.case().actions[i]);
-        match got {
-            Some(word)
-                if allowed.len() > 1
-                    && e.played.case().level == Level::Info
-                    && stopped.is_none() =>
-            {
-                let detail = observed_detail(e, i);
-                e.finding(
-                    Severity::Note,
-                    FindingKind::Observed,
-                    format!("action {i} {action} ended as `{word}`{detail}"),
-                );
-            }
-            _ if any => {}
-            Some(word) if allowed.contains(&word) => {}
-            Some(word) => {
-                let cancelled = allowed.iter().all(|w| w == "cancelled" || w == "timeout");
-                let (severity, kind) = if cancelled && word == "result" {
-                    (
-                        e.case_severity().min(Severity::Warn),
-                        FindingKind::Rule(Req::Can07),
-                    )
-                } else {
-                    (e.case_severity(), FindingKind::Unmet)
-                };
-                let severity = if stopped.is_some() {
-                    Severity::Note
-                } else {
-                    severity
-                };
-                let detail = e.side.outcomes.get(&i).map(short).unwrap_or_default();
-                e.finding(
-                    severity,
-                    kind,
-                    format!(
-                        "action {i} {action} ended as `{word}`, expected {}: {detail}{because}",
-                        allowed.join(" or ")
-                    ),
-                );
-            }
-            None => {
-                let severity = if stopped.is_some() || e.side.hung {
-                    Severity::Note
-                } else {
-                    e.case_severity()
-                };
-                let because = if e.side.hung && stopped.is_none() {
-                    " (the adapter was still running; see the TMO-02 finding)".to_string()
-                } else {
-                    because.clone()
-                };
-                e.finding(
-                    severity,
-                    FindingKind::Unmet,
-                    format!(
-                        "the adapter never reported how action {i} {action} ended (expected {}){because}",
-                        allowed.join(" or ")
-                    ),
-                )
-            }
-        }
+        judge_outcome(e, i, allowed);
     }
     for (i, value) in &e.side.outcomes.clone() {
         if *i >= e.played.case().actions.len() {
@@ -213,6 +151,108 @@ pub(super) fn judge_outcomes<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) 
             );
         }
     }
+}
+
+/// Words that point at the finding the steps stopped on, if they stopped.
+fn because_stopped(stopped: Option<usize>) -> String {
+    stopped
+        .map(|line| format!(" (the case had stopped at line {line}; see the finding there)"))
+        .unwrap_or_default()
+}
+
+/// How action `i` ended, against the words `allowed` for it.
+fn judge_outcome<T: Transport>(e: &mut Engine<'_, T, ClientTarget>, i: usize, allowed: &[String]) {
+    let stopped = e.side.stopped;
+    let any = allowed.iter().any(|w| w == "*");
+    let got = e
+        .side
+        .outcomes
+        .get(&i)
+        .and_then(|v| v.get("outcome"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let action = short(&e.played.case().actions[i]);
+    match got {
+        Some(word)
+            if allowed.len() > 1 && e.played.case().level == Level::Info && stopped.is_none() =>
+        {
+            let detail = observed_detail(e, i);
+            e.finding(
+                Severity::Note,
+                FindingKind::Observed,
+                format!("action {i} {action} ended as `{word}`{detail}"),
+            );
+        }
+        _ if any => {}
+        Some(word) if allowed.contains(&word) => {}
+        Some(word) => ended_otherwise(e, i, &action, &word, allowed),
+        None => never_reported(e, i, &action, allowed),
+    }
+}
+
+/// Action `i` ended as `word`, which `@outcomes` does not allow: a result where only a cancel
+/// or a timeout was allowed breaks CAN-07 (a SHOULD); any other word, the case.
+fn ended_otherwise<T: Transport>(
+    e: &mut Engine<'_, T, ClientTarget>,
+    i: usize,
+    action: &str,
+    word: &str,
+    allowed: &[String],
+) {
+    let stopped = e.side.stopped;
+    let cancelled = allowed.iter().all(|w| w == "cancelled" || w == "timeout");
+    let (severity, kind) = if cancelled && word == "result" {
+        (
+            e.case_severity().min(Severity::Warn),
+            FindingKind::Rule(Req::Can07),
+        )
+    } else {
+        (e.case_severity(), FindingKind::Unmet)
+    };
+    let severity = if stopped.is_some() {
+        Severity::Note
+    } else {
+        severity
+    };
+    let detail = e.side.outcomes.get(&i).map(short).unwrap_or_default();
+    e.finding(
+        severity,
+        kind,
+        format!(
+            "action {i} {action} ended as `{word}`, expected {}: {detail}{}",
+            allowed.join(" or "),
+            because_stopped(stopped)
+        ),
+    );
+}
+
+/// The adapter never said how action `i` ended: unmet, unless the steps had stopped or the
+/// adapter hung (both judged already).
+fn never_reported<T: Transport>(
+    e: &mut Engine<'_, T, ClientTarget>,
+    i: usize,
+    action: &str,
+    allowed: &[String],
+) {
+    let stopped = e.side.stopped;
+    let severity = if stopped.is_some() || e.side.hung {
+        Severity::Note
+    } else {
+        e.case_severity()
+    };
+    let because = if e.side.hung && stopped.is_none() {
+        " (the adapter was still running; see the TMO-02 finding)".to_string()
+    } else {
+        because_stopped(stopped)
+    };
+    e.finding(
+        severity,
+        FindingKind::Unmet,
+        format!(
+            "the adapter never reported how action {i} {action} ended (expected {}){because}",
+            allowed.join(" or ")
+        ),
+    )
 }
 
 /// For the record of an info case: what the client did on the wire about the requests it
@@ -271,5 +311,40 @@ fn observed_detail<T: Transport>(e: &Engine<'_, T, ClientTarget>, action: usize)
         "; the client sent no cancel".into()
     } else {
         format!("; {}", cancels.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_outcome_line_names_its_action_and_a_decline_says_why() {
+        let line = br#"{"action":2,"outcome":"cancelled","detail":"x"}"#;
+        assert_eq!(
+            read_line(line),
+            AdapterLine::Outcome(
+                2,
+                json!({"action": 2, "outcome": "cancelled", "detail": "x"})
+            )
+        );
+        assert_eq!(
+            read_line(br#"{"decline":"no HTTP","action":1,"outcome":"result"}"#),
+            AdapterLine::Decline("no HTTP".into())
+        );
+    }
+
+    #[test]
+    fn anything_else_on_stdout_breaks_the_contract() {
+        for line in [
+            &b"starting up"[..],
+            br#"{"action":1}"#,
+            br#"{"action":"1","outcome":"result"}"#,
+            br#"{"outcome":"result"}"#,
+            br#"{"decline":7}"#,
+        ] {
+            assert_eq!(read_line(line), AdapterLine::Other, "{line:?}");
+        }
     }
 }

@@ -10,6 +10,7 @@
 mod adapter;
 mod answer;
 mod crossing;
+mod ending;
 pub mod http;
 mod judge;
 mod judge_http;

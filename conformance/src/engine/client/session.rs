@@ -8,11 +8,11 @@
 //! ends is what STD-06 judges. A session the client replaced before its handshake was done is
 //! a probe and no fault; one it replaced after the handshake was torn down and restarted
 //! (CAN-08). Older sessions are still served as a plain server would serve them, and every
-//! session's end is noted, so the report says how the client shut each one down.
+//! session's end is noted, so the report says how the client shut each one down (the
+//! judging of those ends is in `ending`).
 
 use super::ClientTarget;
 use crate::engine::Engine;
-use crate::outcome::Severity;
 use crate::pattern::id_key;
 use crate::requirement::Req;
 use crate::transport::{Channel, PeerSignal, Transport};
@@ -54,7 +54,7 @@ pub struct Session {
 }
 
 impl Session {
-    fn new(channel: Channel, http_id: Option<String>) -> Session {
+    pub(super) fn new(channel: Channel, http_id: Option<String>) -> Session {
         Session {
             channel,
             http_id,
@@ -290,123 +290,10 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         }
     }
 
-    /// Notes how every session ended; a session replaced before its handshake was done (a
-    /// probe) is no fault, whatever it exchanged.
-    pub(crate) fn note_sessions(&mut self) {
-        let count = self.side.sessions.list.len();
-        if count < 2 {
-            return;
-        }
-        let notes: Vec<String> = self
-            .side
-            .sessions
-            .list
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let role = if i + 1 == count { "current" } else { "earlier" };
-                format!(
-                    "session {} ({role}, {}): the client {} and {}",
-                    i + 1,
-                    s.http_id.as_deref().map_or_else(
-                        || s.channel.to_string(),
-                        |id| format!("Mcp-Session-Id {id}")
-                    ),
-                    s.summary(),
-                    s.how_ended()
-                )
-            })
-            .collect();
-        for note in notes {
-            self.rule(Severity::Note, Req::Std06, note);
-        }
-    }
-
-    /// LIF-03 at the end of the case: every session whose `initialize` the harness answered
-    /// sent `notifications/initialized`.
-    pub(crate) fn judge_initialized(&mut self) {
-        let current_ready = self.session_ready();
-        let count = self.side.sessions.list.len();
-        let missing: Vec<usize> = self
-            .side
-            .sessions
-            .list
-            .iter()
-            .enumerate()
-            .filter(|(i, s)| !s.initialized && (s.ready || (i + 1 == count && current_ready)))
-            .map(|(i, _)| i + 1)
-            .collect();
-        for session in missing {
-            let which = if count > 1 {
-                format!(" (session {session})")
-            } else {
-                String::new()
-            };
-            self.rule(
-                Severity::Fail,
-                Req::Lif03,
-                format!("the client never sent `notifications/initialized` after the harness answered its `initialize`{which}"),
-            );
-        }
-    }
-
     /// Notes the id key of the current session's `initialize`.
     pub(crate) fn session_initialize(&mut self, id: &Value) {
         if let Some(session) = self.side.sessions.current_mut() {
             session.initialize.get_or_insert_with(|| id_key(id));
-        }
-    }
-}
-
-impl<T: Transport> Engine<'_, T, ClientTarget> {
-    /// `! exit D` in a client case: the client ends its session within D, the way its
-    /// transport calls for: over stdio its server's stdin is closed before any signal
-    /// (STD-06); over HTTP the session is ended with DELETE (HTTP-16, a SHOULD).
-    pub(crate) async fn judge_exit(&mut self, within: Duration) {
-        let waited = self.await_exit(within).await;
-        let severity = self.case_severity();
-        if !self.liveness.exited {
-            let shown = crate::transcript::millis(waited);
-            self.rule(
-                severity,
-                Req::Std06,
-                format!(
-                    "the client was still running {} after its last action",
-                    shown.trim_start_matches('+')
-                ),
-            );
-            return;
-        }
-        // How the client ended its server may still be on its way through the relay.
-        self.read_to_end().await;
-        let Some(session) = self.side.sessions.current() else {
-            return;
-        };
-        if session.http_id.is_some() {
-            if session.deleted.is_none() {
-                self.rule(
-                    severity.min(Severity::Warn),
-                    Req::Http16,
-                    "the client exited without ending its HTTP session with DELETE".into(),
-                );
-            }
-            return;
-        }
-        let complaint = match (session.stdin_closed, session.terminated, session.ended) {
-            (Some(_), None, _) => None,
-            (Some(eof), Some(term), _) if eof <= term => None,
-            (_, Some(_), _) => Some(
-                "the client sent SIGTERM to its server without closing the server's stdin first",
-            ),
-            (None, None, Some(_)) => {
-                Some("the client killed its server without closing the server's stdin first")
-            }
-            (None, None, None) => Some(
-                "the client exited and left its server running with stdin open (its connection was still open after --reply-timeout)",
-            ),
-        };
-        if let Some(complaint) = complaint {
-            self.rule(severity, Req::Std06, complaint.into());
         }
     }
 }

@@ -12,6 +12,7 @@ mod judge_http;
 mod opening;
 mod tasks;
 mod witness;
+mod witnessed;
 
 use super::http::Streams;
 use super::{Engine, Options, Report, Side, Stop};

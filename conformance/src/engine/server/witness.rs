@@ -1,8 +1,8 @@
 //! `! witness`: did the work stop? Asks the `cancellations` fixture until the answer is
 //! certain, as long as a proof and the target's own CPU waits allow.
 
-use super::super::proof;
 use super::super::{Engine, Stop};
+use super::witnessed::{excused, listed_unasked, unstopped, Question};
 use super::ServerTarget;
 use crate::case::{Step, StepKind};
 use crate::fixtures;
@@ -34,27 +34,7 @@ pub(super) async fn witness<T: Transport>(
     ids: &[Value],
     listed: bool,
 ) -> Result<(), Stop> {
-    if e.played
-        .options()
-        .fixtures
-        .as_ref()
-        .is_some_and(|f| !f.has("cancellations"))
-    {
-        let ids: Vec<String> = ids.iter().map(canonical).collect();
-        let message = if listed {
-            format!(
-                "no witness fixture: whether request {} stopped working is judged only on what \
-                 can be observed (no response after the barrier, progress stopped, the server \
-                 still answers)",
-                ids.join(", ")
-            )
-        } else {
-            format!(
-                "no witness fixture: whether request {} kept working cannot be observed",
-                ids.join(", ")
-            )
-        };
-        e.rule(Severity::Note, Req::Can05, message);
+    if no_fixture(e, ids, listed) {
         return Ok(());
     }
     let reply = e.clock.stretched(e.played.options().reply_timeout);
@@ -71,155 +51,29 @@ pub(super) async fn witness<T: Transport>(
             );
             return Ok(());
         };
-        // On a running server, only what it listed since the case opened is this case's.
-        let (listed_ids, earlier) = match &e.side.witness_before {
-            Some(before) => {
-                let since = fixtures::witness_since(before, &all);
-                let earlier = all.len() - since.len();
-                (
-                    since,
-                    format!(" since the case opened, beyond {earlier} entries of earlier cases"),
-                )
-            }
-            None => (all, String::new()),
-        };
+        let (listed_ids, earlier) = this_cases(e, all);
         if !listed {
-            let stopped: Vec<String> = ids
-                .iter()
-                .filter(|id| listed_ids.iter().any(|l| pattern::json_equal(l, id)))
-                .map(canonical)
-                .collect();
-            let (tasks, stopped): (Vec<String>, Vec<String>) =
-                stopped.into_iter().partition(|id| {
-                    e.ledger
-                        .task_named(&serde_json::from_str(id).unwrap_or_default())
-                        .is_some()
-                });
-            if !tasks.is_empty() {
-                e.rule(
-                    witness_severity(e),
-                    Req::Tsk03,
-                    format!(
-                        "the server's witness lists task {}: its work observed a cancellation, yet the harness sent no `tasks/cancel` for it (tasks are cancelled only with `tasks/cancel`, CAN-15)",
-                        tasks.join(", ")
-                    ),
-                );
-            }
-            if !stopped.is_empty() {
-                e.rule(
-                    witness_severity(e),
-                    Req::Http10,
-                    format!(
-                        "the server's witness lists request {}{earlier}: its handler observed a cancellation the harness never sent (a closed stream is no cancel up to 2025-11-25, AMB-24)",
-                        stopped.join(", ")
-                    ),
-                );
-            }
+            listed_unasked(e, ids, &listed_ids, &earlier);
             return Ok(());
         }
-        // A request answered before its cancel was read had nothing left to stop.
-        let missing: Vec<&Value> = ids
-            .iter()
-            .filter(|id| !listed_ids.iter().any(|l| pattern::json_equal(l, id)))
-            .filter(|id| e.ledger.sent(id).is_none_or(|r| r.answers == 0))
-            .collect();
+        let missing = missing(e, ids, &listed_ids);
         if missing.is_empty() {
             return Ok(());
         }
-        // When a question asked now would settle each missing id: a grace after the proof that
-        // its cancel was read (`None`: nothing proves it was).
-        // The latest of the proofs, and the grace after it (grown by the time lost to load).
-        let proof = missing
-            .iter()
-            .map(|id| cancel_proof(e, id))
-            .collect::<Option<Vec<_>>>()
-            .and_then(|p| p.into_iter().max_by_key(|(read, grace)| *read + *grace));
-        let grace = proof.map_or(e.calm_grace(), |(_, grace)| grace);
+        let proof = latest_proof(e, &missing);
         let settled_at = proof.map(|(read, grace)| read + grace);
         let settled = settled_at.is_some_and(|at| asked >= at);
         if settled || Instant::now() >= deadline {
-            // A stream closed before its request showed it had arrived may have been closed
-            // before the server started the work: then there was nothing to stop, and the
-            // witness cannot tell the two apart.
-            let (unseen, missing): (Vec<&Value>, Vec<&Value>) =
-                missing.into_iter().partition(|id| {
-                    e.ledger
-                        .sent(id)
-                        .and_then(|r| r.cancel)
-                        .and_then(|m| m.closed)
-                        .is_some_and(|closed| !closed.arrived)
-                });
-            // Nor had one whose tool could have ended on its own before its cancel was read,
-            // answered or not: a server may drop the response of a request cancelled after its
-            // handler returned (rmcp does), and its handler never saw the cancel (CAN-09).
-            let (ended, missing): (Vec<&Value>, Vec<&Value>) = missing
-                .into_iter()
-                .partition(|id| ended_on_its_own(e, id).is_some());
-            for id in ended {
-                let why = ended_on_its_own(e, id).unwrap_or_default();
-                e.rule(
-                    Severity::Note,
-                    Req::Can08,
-                    format!(
-                        "the server's witness does not list request {}, but {why}: its work may have ended before the cancel was read, leaving nothing to stop (CAN-09); the timing cannot tell",
-                        canonical(id)
-                    ),
-                );
+            let missing = excused(e, missing);
+            if !missing.is_empty() {
+                let question = Question {
+                    asked,
+                    proof,
+                    settled,
+                    reply,
+                };
+                unstopped(e, missing, &question, listed_ids, &earlier);
             }
-            if !unseen.is_empty() {
-                let unseen: Vec<String> = unseen.iter().map(|v| canonical(v)).collect();
-                e.rule(
-                    Severity::Note,
-                    Req::Can05,
-                    format!(
-                        "the server's witness does not list request {}, but nothing had shown the request arrived (no response head, nothing on its stream) when the harness closed its stream: the server may never have started the work, so the timing cannot tell whether it stopped",
-                        unseen.join(", ")
-                    ),
-                );
-            }
-            if missing.is_empty() {
-                return Ok(());
-            }
-            let why = if settled {
-                format!(
-                    "asked {} ms after the target had certainly read the cancel (a grace of {} ms{})",
-                    proof
-                        .map(|(read, _)| asked.saturating_sub(read).as_millis())
-                        .unwrap_or_default(),
-                    grace.as_millis(),
-                    proof::stretched_from(grace, e.calm_grace())
-                )
-            } else {
-                format!("asked for {reply:?}")
-            };
-            let (tasks, missing): (Vec<&Value>, Vec<&Value>) = missing
-                .into_iter()
-                .partition(|id| e.ledger.task_named(id).is_some());
-            if !tasks.is_empty() {
-                let tasks: Vec<String> = tasks.iter().map(|v| canonical(v)).collect();
-                e.rule(
-                    witness_severity(e),
-                    e.task_cancel_rule(),
-                    format!(
-                        "the server's witness does not list task {}: its work never observed `tasks/cancel`, so it did not stop ({why}; listed: {})",
-                        tasks.join(", "),
-                        canonical(&Value::Array(listed_ids.clone()))
-                    ),
-                );
-            }
-            if missing.is_empty() {
-                return Ok(());
-            }
-            let missing: Vec<String> = missing.iter().map(|v| canonical(v)).collect();
-            e.rule(
-                witness_severity(e),
-                Req::Can05,
-                format!(
-                    "the server's witness does not list request {}: its handler never observed the cancellation, so the work did not stop ({why}; listed{earlier}: {})",
-                    missing.join(", "),
-                    canonical(&Value::Array(listed_ids))
-                ),
-            );
             return Ok(());
         }
         // Ask again, less and less often (a handler records its cancel soon or never), and
@@ -231,6 +85,86 @@ pub(super) async fn witness<T: Transport>(
         }
         e.pump_until(next).await;
     }
+}
+
+/// Without the `cancellations` fixture (a target file says the target lacks it), a note
+/// says what is judged instead; true when so.
+fn no_fixture<T: Transport>(
+    e: &mut Engine<'_, T, ServerTarget>,
+    ids: &[Value],
+    listed: bool,
+) -> bool {
+    let absent = e
+        .played
+        .options()
+        .fixtures
+        .as_ref()
+        .is_some_and(|f| !f.has("cancellations"));
+    if !absent {
+        return false;
+    }
+    let ids: Vec<String> = ids.iter().map(canonical).collect();
+    let message = if listed {
+        format!(
+            "no witness fixture: whether request {} stopped working is judged only on what \
+             can be observed (no response after the barrier, progress stopped, the server \
+             still answers)",
+            ids.join(", ")
+        )
+    } else {
+        format!(
+            "no witness fixture: whether request {} kept working cannot be observed",
+            ids.join(", ")
+        )
+    };
+    e.rule(Severity::Note, Req::Can05, message);
+    true
+}
+
+/// What the witness lists of this case: on a running server, only what it listed since the
+/// case opened, and the words that say so.
+fn this_cases<T: Transport>(
+    e: &Engine<'_, T, ServerTarget>,
+    all: Vec<Value>,
+) -> (Vec<Value>, String) {
+    match &e.side.witness_before {
+        Some(before) => {
+            let since = fixtures::witness_since(before, &all);
+            let earlier = all.len() - since.len();
+            (
+                since,
+                format!(" since the case opened, beyond {earlier} entries of earlier cases"),
+            )
+        }
+        None => (all, String::new()),
+    }
+}
+
+/// The ids the witness does not list, but for requests answered before their cancel was
+/// read: those had nothing left to stop.
+fn missing<'i, T: Transport>(
+    e: &Engine<'_, T, ServerTarget>,
+    ids: &'i [Value],
+    listed_ids: &[Value],
+) -> Vec<&'i Value> {
+    ids.iter()
+        .filter(|id| !listed_ids.iter().any(|l| pattern::json_equal(l, id)))
+        .filter(|id| e.ledger.sent(id).is_none_or(|r| r.answers == 0))
+        .collect()
+}
+
+/// The latest of the proofs that the missing ids' cancels were read, and the grace after it
+/// (grown by the time lost to load): a question asked then settles each of them. `None`:
+/// nothing proves one of them was read.
+fn latest_proof<T: Transport>(
+    e: &Engine<'_, T, ServerTarget>,
+    missing: &[&Value],
+) -> Option<(Duration, Duration)> {
+    missing
+        .iter()
+        .map(|id| cancel_proof(e, id))
+        .collect::<Option<Vec<_>>>()
+        .and_then(|p| p.into_iter().max_by_key(|(read, grace)| *read + *grace))
 }
 
 /// When the target had certainly read the cancel of `id`, and the grace after it: for a task,
@@ -289,38 +223,4 @@ async fn ask<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<Value,
     let id = e.proofs.next_id("witness");
     let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "cancellations", "arguments": {}}});
     e.request_internal(call, Req::Can11).await
-}
-
-/// Why a request the witness does not list may have had nothing left to stop when its cancel
-/// was read: its tool (a `sleep`) could have ended on its own by then, as the response rules
-/// judge a response that crossed its cancel (CAN-09). `None` when the cancel was certainly read
-/// before the tool's end, or the tool's end is unknown.
-fn ended_on_its_own<T: Transport>(e: &Engine<'_, T, ServerTarget>, id: &Value) -> Option<String> {
-    let request = e.ledger.sent(id)?;
-    let end = request.natural_end?;
-    let mark = request.cancel?;
-    let ms = |d: Duration| d.as_millis();
-    if mark.sent >= end {
-        return Some(format!(
-            "its cancel was sent at +{} ms, when the tool could already have finished (+{} ms)",
-            ms(mark.sent),
-            ms(end)
-        ));
-    }
-    let read = e.read_by(&mark)?;
-    if read >= end {
-        return Some(format!(
-            "the proof that its cancel was read came at +{} ms, after the tool could have finished (+{} ms)",
-            ms(read),
-            ms(end)
-        ));
-    }
-    let lost = e.lost_since(mark.waited)?;
-    (read + lost >= end).then(|| {
-        format!(
-            "the target had read its cancel {} ms before the tool could have finished, but its processes waited {} ms for a CPU since, so its handler may not have run before the tool's end",
-            ms(end - read),
-            ms(lost)
-        )
-    })
 }
