@@ -41,7 +41,6 @@ use crate::transcript::Entry;
 use crate::transport::process::TargetLog;
 use crate::transport::Transport;
 use ledger::Ledger;
-use parts::arrivals::Arrivals;
 use parts::clock::Clock;
 use parts::diff::Diff;
 use parts::findings::Findings;
@@ -162,10 +161,10 @@ pub struct Engine<'a, T, S> {
     pub(crate) clock: Clock,
     pub(crate) liveness: Liveness,
     pub(crate) proofs: Proofs,
-    pub(crate) arrivals: Arrivals,
     /// The HTTP channels of the case (empty on stdio).
     pub(crate) streams: http::Streams,
-    /// Where the steps are: the case line, the pattern awaited, the captured variables.
+    /// Where the steps are: the case line, the next expected message's pattern and window,
+    /// the captured variables.
     pub(crate) step: Position,
     /// Whether the opening of the session completed, and the version agreed (or played).
     pub(crate) opening: Opening,
@@ -188,7 +187,6 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             clock: Clock::default(),
             liveness: Liveness::default(),
             proofs: Proofs::default(),
-            arrivals: Arrivals::default(),
             streams: http::Streams::default(),
             step: Position::default(),
             opening: Opening::default(),

@@ -62,7 +62,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             }
             StepKind::Arrives(arrival) => {
                 let waited = self.waited();
-                self.arrivals.expect(*arrival, waited);
+                self.step.arrives(*arrival, waited);
                 Ok(())
             }
             StepKind::Repeat { .. } | StepKind::Sweep { .. } => {
@@ -145,7 +145,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// target's delay from the machine's, and the finding is a note that says so.
     pub(crate) fn arrived(&mut self, line: usize, at: Duration) {
         let waited = self.waited();
-        let Some(late) = self.arrivals.arrived(at, waited, self.clock.lateness()) else {
+        let Some(late) = self.step.arrived(at, waited, self.clock.lateness()) else {
             return;
         };
         self.step.at(line);
@@ -174,7 +174,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// window (stretched on a busy machine): a message the case allows that late is not
     /// missing.
     pub(crate) fn arrival_deadline(&self, deadline: Deadline) -> Deadline {
-        match self.arrivals.window_end(|d| self.clock.stretched(d)) {
+        match self.step.window_end(|d| self.clock.stretched(d)) {
             Some(end) => deadline.max(Deadline::from_std(self.io.started() + end)),
             None => deadline,
         }

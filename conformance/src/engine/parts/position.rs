@@ -1,11 +1,15 @@
-//! Where the steps are: the case line being carried out, the pattern of the expected
-//! message they wait for, and the variables the case has captured so far.
+//! Where the steps are: the case line being carried out, what the next expected message
+//! must be (the pattern the steps wait for) and when it may come (its `! arrives` window,
+//! see [`Arrivals`]), and the variables the case has captured so far.
 //!
 //! Findings are recorded at the line set here; while a pattern is awaited, a client's
 //! request that matches it is the case's to take, not the harness's to answer.
 
+use super::arrivals::{Arrivals, Late};
+use crate::case::Arrival;
 use crate::pattern::{self, Captures};
 use serde_json::Value;
+use std::time::Duration;
 
 /// The steps' place in the case.
 #[derive(Debug, Default)]
@@ -16,6 +20,8 @@ pub struct Position {
     awaiting: Option<Value>,
     /// The case's variables: what its steps captured, and what the harness set for it.
     captures: Captures,
+    /// When the next expected message may arrive.
+    arrivals: Arrivals,
 }
 
 impl Position {
@@ -56,6 +62,27 @@ impl Position {
             .as_ref()
             .is_some_and(|p| pattern::matches(p, value, &mut self.captures.clone()))
     }
+
+    /// `! arrives`: the next expected message has this window (see [`Arrivals::expect`]).
+    pub fn arrives(&mut self, window: Arrival, waited: Option<Duration>) {
+        self.arrivals.expect(window, waited);
+    }
+
+    /// An expected message arrived `at`: its window's verdict, if it broke one (see
+    /// [`Arrivals::arrived`]).
+    pub fn arrived(
+        &mut self,
+        at: Duration,
+        waited_now: Option<Duration>,
+        lateness: Duration,
+    ) -> Option<Late> {
+        self.arrivals.arrived(at, waited_now, lateness)
+    }
+
+    /// Until when the next expected message may still come (see [`Arrivals::window_end`]).
+    pub fn window_end(&self, stretch: impl Fn(Duration) -> Duration) -> Option<Duration> {
+        self.arrivals.window_end(stretch)
+    }
 }
 
 #[cfg(test)]
@@ -74,6 +101,25 @@ mod tests {
         assert!(!at.awaits(&json!({"id": 7, "method": "roots/list"})));
         at.awaited();
         assert!(!at.awaits(&request));
+    }
+
+    #[test]
+    fn the_window_of_the_next_expected_message_is_kept_with_the_position() {
+        let ms = Duration::from_millis;
+        let mut at = Position::default();
+        assert_eq!(at.window_end(|d| d), None);
+        assert_eq!(at.arrived(ms(40), None, ms(0)), None, "no window yet");
+        let window = Arrival {
+            from: ms(50),
+            to: ms(150),
+            line: 7,
+        };
+        at.arrives(window, None);
+        assert_eq!(at.window_end(|d| d), Some(ms(190)));
+        assert!(matches!(
+            at.arrived(ms(60), None, ms(0)),
+            Some(Late::Judged(_))
+        ));
     }
 
     #[test]
