@@ -31,6 +31,12 @@ impl<'a> Played<'a> {
         self.options
     }
 
+    /// Whether the target's tools are known to have nothing that plays fixture role `name`
+    /// (a target that implements the fixture profile itself lacks none).
+    pub fn lacks_fixture(&self, name: &str) -> bool {
+        self.options.fixtures.as_ref().is_some_and(|f| !f.has(name))
+    }
+
     /// How much a broken expectation of the case weighs.
     pub fn severity(&self) -> Severity {
         Severity::of_level(self.case.level)
@@ -69,6 +75,25 @@ mod tests {
         assert_eq!(played.limit(), Duration::from_secs(3));
         assert_eq!(own.level, Level::Should);
         assert_eq!(played.severity(), Severity::Warn);
+    }
+
+    #[test]
+    fn only_a_mapping_of_the_fixtures_can_lack_one() {
+        let plain = case("@level must\n");
+        let options = Options::default();
+        assert!(!Played::new(&plain, &options).lacks_fixture("cancellations"));
+        let mut fixtures = crate::fixtures::Fixtures::default();
+        fixtures.roles.insert("cancellations".into(), None);
+        let mapped = Options {
+            fixtures: Some(fixtures),
+            ..Options::default()
+        };
+        let played = Played::new(&plain, &mapped);
+        assert!(played.lacks_fixture("cancellations"));
+        assert!(
+            played.lacks_fixture("sleep"),
+            "a role not in the map is absent"
+        );
     }
 
     #[test]

@@ -94,12 +94,7 @@ fn no_fixture<T: Transport>(
     ids: &[Value],
     listed: bool,
 ) -> bool {
-    let absent = e
-        .played
-        .options()
-        .fixtures
-        .as_ref()
-        .is_some_and(|f| !f.has("cancellations"));
+    let absent = e.played.lacks_fixture("cancellations");
     if !absent {
         return false;
     }
@@ -192,12 +187,7 @@ pub(super) async fn remember_witness<T: Transport>(
     e: &mut Engine<'_, T, ServerTarget>,
     steps: &[Step],
 ) -> Result<(), Stop> {
-    let absent = e
-        .played
-        .options()
-        .fixtures
-        .as_ref()
-        .is_some_and(|f| !f.has("cancellations"));
+    let absent = e.played.lacks_fixture("cancellations");
     if e.io.fresh() || absent || !asks_witness(steps) {
         return Ok(());
     }
