@@ -9,6 +9,7 @@
 
 use super::lines::{read_lines, Chunk};
 use super::reap;
+use super::Event;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
@@ -138,6 +139,8 @@ pub struct Process {
     /// When it was started.
     pub started: Instant,
     exited: Option<ExitStatus>,
+    /// Its stdout has reached end of file, and the harness has taken every line before it.
+    stdout_closed: bool,
     /// The exit status as soon as the process is reaped, ahead of the output still unread.
     reaped: watch::Receiver<Option<ExitStatus>>,
 }
@@ -237,6 +240,7 @@ impl Process {
             log,
             started,
             exited: None,
+            stdout_closed: false,
             reaped,
         })
     }
@@ -297,12 +301,40 @@ impl Process {
     /// The next event, or `None` once nothing more can come (stdout closed and exited).
     /// Cancel-safe.
     pub async fn recv(&mut self) -> Option<(Instant, ProcessEvent)> {
-        let (at, event, cost) = self.events.recv().await?;
+        let Some((at, event, cost)) = self.events.recv().await else {
+            self.stdout_closed = true;
+            return None;
+        };
         self.room.add_permits(cost as usize);
-        if let ProcessEvent::Exited(status) = &event {
-            self.exited = Some(*status);
+        match &event {
+            ProcessEvent::Exited(status) => self.exited = Some(*status),
+            ProcessEvent::StdoutClosed => self.stdout_closed = true,
+            _ => {}
         }
         Some((at, event))
+    }
+
+    /// The next event of a client adapter, as the engine takes it: its stdout lines are
+    /// outcome reports (the protocol travels elsewhere), its exit is the target's, and the
+    /// rest (a partial line, the end of stdout) is only bookkeeping. `None` once nothing more
+    /// can come. Cancel-safe.
+    pub async fn recv_adapter(&mut self) -> Option<(Instant, Event)> {
+        loop {
+            let (at, event) = self.recv().await?;
+            let event = match event {
+                ProcessEvent::Line(bytes) => Event::AdapterLine(bytes),
+                ProcessEvent::Overlong => Event::AdapterOverlong,
+                ProcessEvent::StdoutClosed if self.finished() => return None,
+                ProcessEvent::Partial | ProcessEvent::StdoutClosed => continue,
+                ProcessEvent::Exited(status) => Event::Exited(status),
+            };
+            return Some((at, event));
+        }
+    }
+
+    /// Whether nothing more can come from the process: its stdout has ended and it exited.
+    pub fn finished(&self) -> bool {
+        self.stdout_closed && self.exited.is_some()
     }
 
     /// Its process group (it leads one of its own).

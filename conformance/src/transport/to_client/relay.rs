@@ -19,7 +19,7 @@
 //! ([`run`], [`run_if_relay`]).
 
 use crate::transport::lines::{read_lines, Chunk};
-use crate::transport::process::{Launch, Process, ProcessEvent, TargetLog, MAX_LINE};
+use crate::transport::process::{Launch, Process, TargetLog, MAX_LINE};
 use crate::transport::{Channel, Event, PeerSignal, SendError, Transport};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -70,7 +70,6 @@ pub struct Relay {
     wire_tx: mpsc::Sender<(Instant, u32, Wire)>,
     wire: mpsc::Receiver<(Instant, u32, Wire)>,
     patience: Duration,
-    stdout_closed: bool,
 }
 
 /// How many server processes one case may start; later connections are refused.
@@ -111,7 +110,6 @@ impl Relay {
             wire_tx,
             wire,
             patience,
-            stdout_closed: false,
         })
     }
 
@@ -200,7 +198,7 @@ impl Transport for Relay {
 
     async fn next(&mut self, deadline: Deadline) -> Option<(Instant, Event)> {
         loop {
-            let process_done = self.process.exit_status().is_some() && self.stdout_closed;
+            let process_done = self.process.finished();
             if process_done && !self.any_open() {
                 return None;
             }
@@ -212,23 +210,10 @@ impl Transport for Relay {
                 }
             };
             tokio::select! {
-                event = self.process.recv(), if !process_done => {
-                    let Some((at, event)) = event else {
-                        self.stdout_closed = true;
-                        continue;
-                    };
-                    let event = match event {
-                        ProcessEvent::Line(bytes) => Event::AdapterLine(bytes),
-                        ProcessEvent::Overlong => Event::AdapterOverlong,
-                        ProcessEvent::Partial => continue,
-                        ProcessEvent::StdoutClosed => {
-                            self.stdout_closed = true;
-                            continue;
-                        }
-                        ProcessEvent::Exited(status) => Event::Exited(status),
-                    };
-                    return Some((at, event));
-                }
+                event = self.process.recv_adapter(), if !process_done => match event {
+                    Some(event) => return Some(event),
+                    None => continue,
+                },
                 Some((at, n, event)) = self.wire.recv() => {
                     let channel = Channel::of_process(n);
                     let connection = &mut self.connections[n as usize - 1];
@@ -260,7 +245,7 @@ impl Transport for Relay {
     }
 
     fn finished(&self) -> bool {
-        self.process.exit_status().is_some() && self.stdout_closed && !self.any_open()
+        self.process.finished() && !self.any_open()
     }
 
     fn ordered(&self) -> bool {

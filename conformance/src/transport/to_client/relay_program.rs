@@ -6,7 +6,7 @@
 
 use super::relay::{RELAY_FLAG, STDIN_CLOSED, TERMINATED};
 use std::io::Write as _;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
@@ -70,39 +70,18 @@ enum Ended {
 async fn relay(addr: &str) -> std::io::Result<Ended> {
     let stream = TcpStream::connect(addr).await?;
     stream.set_nodelay(true)?;
-    let (mut from_harness, mut to_harness) = stream.into_split();
+    let (from_harness, mut to_harness) = stream.into_split();
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
 
     // stdin is read on its own task so that the loop below only waits on cancel-safe futures.
     let (tx, mut stdin_chunks) = mpsc::channel::<Vec<u8>>(16);
-    tokio::spawn(async move {
-        let mut stdin = tokio::io::stdin();
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match stdin.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if tx.send(buf[..n].to_vec()).await.is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    });
-    let mut downstream = tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match from_harness.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if stdout.write_all(&buf[..n]).await.is_err() || stdout.flush().await.is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    });
+    tokio::spawn(copy(tokio::io::stdin(), async move |bytes: &[u8]| {
+        tx.send(bytes.to_vec()).await.is_ok()
+    }));
+    let mut stdout = tokio::io::stdout();
+    let mut downstream = tokio::spawn(copy(from_harness, async move |bytes: &[u8]| {
+        stdout.write_all(bytes).await.is_ok() && stdout.flush().await.is_ok()
+    }));
 
     let mut line_open = false;
     let mut stdin_open = true;
@@ -129,6 +108,22 @@ async fn relay(addr: &str) -> std::io::Result<Ended> {
                 return Ok(Ended::Terminated);
             }
             _ = &mut downstream => return Ok(Ended::Harness),
+        }
+    }
+}
+
+/// Reads `from` chunk by chunk and hands each chunk to `to`, until `from` ends or fails or `to`
+/// returns false.
+async fn copy(mut from: impl AsyncRead + Unpin, mut to: impl AsyncFnMut(&[u8]) -> bool) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match from.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if !to(&buf[..n]).await {
+                    break;
+                }
+            }
         }
     }
 }
