@@ -21,7 +21,7 @@ mod requests;
 use super::http_arrival::StampingConnector;
 use super::http_stream::Sink;
 use crate::transport::process::{display_argv, Launch, Process, ProcessEvent, TargetLog};
-use crate::transport::{Channel, Event, SendError, StreamEnd, Transport};
+use crate::transport::{Channel, Event, HttpSteps, SendError, StreamEnd, Transport};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{HeaderName, HeaderValue};
@@ -382,7 +382,7 @@ impl Transport for Http {
         self.sessions[self.current].version = Some(version.to_string());
     }
 
-    fn http(&mut self) -> Option<&mut Http> {
+    fn http_steps(&mut self) -> Option<&mut dyn HttpSteps> {
         Some(self)
     }
 

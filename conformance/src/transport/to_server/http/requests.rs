@@ -6,7 +6,7 @@ use super::super::http_headers;
 use super::super::http_stream::{self, describe};
 use super::{Http, Session};
 use crate::era::ProtocolVersion;
-use crate::transport::{Channel, Event, StreamEnd};
+use crate::transport::{Channel, Event, HttpSteps, StreamEnd};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{HeaderName, HeaderValue};
@@ -14,27 +14,6 @@ use hyper::{Method, Request};
 use std::time::Instant;
 
 impl Http {
-    /// Switches to the session `name`, opening it (with no session id yet) if it is new.
-    /// Returns whether it is new.
-    pub fn switch_session(&mut self, name: &str) -> bool {
-        if let Some(index) = self.sessions.iter().position(|s| s.name == name) {
-            self.current = index;
-            return false;
-        }
-        self.sessions.push(Session {
-            name: name.to_string(),
-            id: None,
-            version: None,
-        });
-        self.current = self.sessions.len() - 1;
-        true
-    }
-
-    /// The name of the current session.
-    pub fn session_name(&self) -> &str {
-        &self.sessions[self.current].name
-    }
-
     /// The index of the session a channel belongs to (0 is `main`).
     pub fn session_index(&self, channel: Channel) -> usize {
         self.session_of.get(&channel).copied().unwrap_or(0)
@@ -43,54 +22,6 @@ impl Http {
     /// The index of the current session.
     pub fn current_session(&self) -> usize {
         self.current
-    }
-
-    /// Whether the server gave the current session an id.
-    pub fn has_session_id(&self) -> bool {
-        self.sessions[self.current].id.is_some()
-    }
-
-    /// Headers the next POST carries (an empty value removes a header the harness would
-    /// send). Returns an error naming a header that is not a valid HTTP header.
-    pub fn add_header(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("`{name}` is not an HTTP header name"))?;
-        let value = if value.is_empty() {
-            None
-        } else {
-            Some(
-                HeaderValue::from_str(value)
-                    .map_err(|_| format!("`{value}` is not a valid value of header {name}"))?,
-            )
-        };
-        self.next_headers.push((name, value));
-        Ok(())
-    }
-
-    /// Whether the harness would send header `name` on the next POST.
-    pub fn sends_header(&self, name: &str) -> bool {
-        let session = &self.sessions[self.current];
-        let stateless = session
-            .version
-            .as_deref()
-            .is_some_and(http_headers::is_stateless);
-        let name = name.to_ascii_lowercase();
-        if stateless {
-            return matches!(
-                name.as_str(),
-                http_headers::PROTOCOL_VERSION
-                    | http_headers::METHOD
-                    | http_headers::NAME
-                    | "accept"
-                    | "content-type"
-            );
-        }
-        match name.as_str() {
-            "mcp-session-id" => session.id.is_some(),
-            "mcp-protocol-version" => Self::version_header(session).is_some(),
-            "accept" | "content-type" => true,
-            _ => false,
-        }
     }
 
     /// The `MCP-Protocol-Version` of the handshake era (HTTP-18): the agreed version, once
@@ -218,23 +149,6 @@ impl Http {
         channel
     }
 
-    /// The MCP headers a request carried (and any a `! header` step set or removed), as the
-    /// transcript shows them.
-    pub fn shown_headers(&self, channel: Channel) -> Option<&str> {
-        self.shown_headers.get(&channel).map(String::as_str)
-    }
-
-    /// Opens a GET stream in the current session (HTTP-12).
-    pub fn listen(&mut self) -> Channel {
-        self.request(Method::GET, None)
-    }
-
-    /// Ends the current session with a DELETE (HTTP-16); the session keeps its id, so later
-    /// requests show what the server does with an ended session.
-    pub fn delete_session(&mut self) -> Channel {
-        self.request(Method::DELETE, None)
-    }
-
     /// What the transport learns from a response head: the session id the server assigned
     /// with its answer to `initialize` (a server may put one on other responses too, such as
     /// a 400 for a request without a session; that one is not the session's).
@@ -265,5 +179,81 @@ impl Http {
     pub(super) fn refused(&mut self, event: &Event) -> bool {
         let refused = matches!(event, Event::Closed { end: StreamEnd::Broken(why), .. } if why.contains("refused"));
         refused && !std::mem::replace(&mut self.refused, true)
+    }
+}
+
+impl HttpSteps for Http {
+    fn switch_session(&mut self, name: &str) -> bool {
+        if let Some(index) = self.sessions.iter().position(|s| s.name == name) {
+            self.current = index;
+            return false;
+        }
+        self.sessions.push(Session {
+            name: name.to_string(),
+            id: None,
+            version: None,
+        });
+        self.current = self.sessions.len() - 1;
+        true
+    }
+
+    fn session_name(&self) -> &str {
+        &self.sessions[self.current].name
+    }
+
+    fn has_session_id(&self) -> bool {
+        self.sessions[self.current].id.is_some()
+    }
+
+    fn add_header(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("`{name}` is not an HTTP header name"))?;
+        let value = if value.is_empty() {
+            None
+        } else {
+            Some(
+                HeaderValue::from_str(value)
+                    .map_err(|_| format!("`{value}` is not a valid value of header {name}"))?,
+            )
+        };
+        self.next_headers.push((name, value));
+        Ok(())
+    }
+
+    fn sends_header(&self, name: &str) -> bool {
+        let session = &self.sessions[self.current];
+        let stateless = session
+            .version
+            .as_deref()
+            .is_some_and(http_headers::is_stateless);
+        let name = name.to_ascii_lowercase();
+        if stateless {
+            return matches!(
+                name.as_str(),
+                http_headers::PROTOCOL_VERSION
+                    | http_headers::METHOD
+                    | http_headers::NAME
+                    | "accept"
+                    | "content-type"
+            );
+        }
+        match name.as_str() {
+            "mcp-session-id" => session.id.is_some(),
+            "mcp-protocol-version" => Self::version_header(session).is_some(),
+            "accept" | "content-type" => true,
+            _ => false,
+        }
+    }
+
+    fn shown_headers(&self, channel: Channel) -> Option<&str> {
+        self.shown_headers.get(&channel).map(String::as_str)
+    }
+
+    fn listen(&mut self) -> Channel {
+        self.request(Method::GET, None)
+    }
+
+    fn delete_session(&mut self) -> Channel {
+        self.request(Method::DELETE, None)
     }
 }
