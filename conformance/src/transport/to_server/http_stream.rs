@@ -180,33 +180,7 @@ async fn read_sse(body: Incoming, out: &mut Reporter) -> (StreamEnd, u64) {
             None => break StreamEnd::Complete,
             Some(Ok(event)) => {
                 budget.since_event.store(0, Ordering::Relaxed);
-                let delivered = if event.data.trim().is_empty() {
-                    // No message: a priming event (HTTP-15), whose id and retry prepare a
-                    // reconnection.
-                    Event::Body {
-                        channel,
-                        text: format!(
-                            "an SSE event without data (id {:?}{})",
-                            event.id,
-                            event
-                                .retry
-                                .map(|r| format!(", retry {} ms", r.as_millis()))
-                                .unwrap_or_default()
-                        ),
-                    }
-                } else if event.event == "message" {
-                    Event::Message {
-                        channel,
-                        bytes: event.data.into_bytes(),
-                    }
-                } else {
-                    let data: String = event.data.chars().take(KEPT_BODY_BYTES).collect();
-                    Event::Body {
-                        channel,
-                        text: format!("an SSE event of type `{}`: {data}", event.event),
-                    }
-                };
-                if !out.emit(delivered).await {
+                if !out.emit(delivered(channel, event)).await {
                     break StreamEnd::Aborted;
                 }
             }
@@ -230,6 +204,33 @@ async fn read_sse(body: Incoming, out: &mut Reporter) -> (StreamEnd, u64) {
         }
     };
     (end, budget.total.load(Ordering::Relaxed) as u64)
+}
+
+/// What one SSE event delivers: a message when it is of type `message`; otherwise its text
+/// for the transcript.
+fn delivered(channel: Channel, event: eventsource_stream::Event) -> Event {
+    if event.data.trim().is_empty() {
+        // No message: a priming event (HTTP-15), whose id and retry prepare a reconnection.
+        let retry = event
+            .retry
+            .map(|r| format!(", retry {} ms", r.as_millis()))
+            .unwrap_or_default();
+        Event::Body {
+            channel,
+            text: format!("an SSE event without data (id {:?}{retry})", event.id),
+        }
+    } else if event.event == "message" {
+        Event::Message {
+            channel,
+            bytes: event.data.into_bytes(),
+        }
+    } else {
+        let data: String = event.data.chars().take(KEPT_BODY_BYTES).collect();
+        Event::Body {
+            channel,
+            text: format!("an SSE event of type `{}`: {data}", event.event),
+        }
+    }
 }
 
 async fn read_json(body: Incoming, out: &mut Reporter) -> (StreamEnd, u64) {

@@ -4,7 +4,7 @@
 
 use super::super::http_headers;
 use super::super::http_stream::{self, describe};
-use super::{Http, Session};
+use super::Http;
 use crate::era::ProtocolVersion;
 use crate::transport::{Channel, Event, HttpSteps, StreamEnd};
 use bytes::Bytes;
@@ -12,6 +12,17 @@ use http_body_util::Full;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Method, Request};
 use std::time::Instant;
+
+/// One MCP session the case holds.
+#[derive(Debug, Clone)]
+pub(super) struct Session {
+    /// The name the case gives it (`main` for the first).
+    pub(super) name: String,
+    /// The `Mcp-Session-Id` the server assigned, if it did.
+    pub(super) id: Option<HeaderValue>,
+    /// The protocol version agreed in it.
+    pub(super) version: Option<String>,
+}
 
 impl Http {
     /// The index of the session a channel belongs to (0 is `main`).
@@ -59,9 +70,39 @@ impl Http {
     pub(super) fn request(&mut self, method: Method, body: Option<&[u8]>) -> Channel {
         let channel = self.next_channel(&method);
         let session = self.sessions[self.current].clone();
-        let mut builder = Request::builder()
-            .method(method.clone())
-            .uri(self.url.clone());
+        // The stateless era mirrors the body into headers and has no sessions (HTTP-19).
+        let stateless = http_headers::stateless(session.version.as_deref(), body);
+        let headers = self.headers(channel, &method, &session, body, stateless.as_deref());
+        let mut builder = Request::builder().method(method).uri(self.url.clone());
+        for (name, value) in headers {
+            builder = builder.header(name, value);
+        }
+        // In the stateless era an error status of a request's POST carries the JSON-RPC error
+        // that answers it (400 with -32020, 404 with -32601, …).
+        let errors_answer = body.is_some_and(http_headers::is_request)
+            && (stateless.is_some()
+                || session
+                    .version
+                    .as_deref()
+                    .is_some_and(http_headers::is_stateless));
+        let body = Full::new(Bytes::copy_from_slice(body.unwrap_or_default()));
+        let request = builder.body(body).expect("a request from valid parts");
+        self.read_response(channel, request, errors_answer);
+        self.session_of.insert(channel, self.current);
+        channel
+    }
+
+    /// The headers of the request on `channel`: `Accept`, the body's type, then the session
+    /// id and version header, or the stateless era's `mirrored` ones, then what a `! header`
+    /// step set or removed. What the case may care about is kept for the transcript.
+    fn headers(
+        &mut self,
+        channel: Channel,
+        method: &Method,
+        session: &Session,
+        body: Option<&[u8]>,
+        mirrored: Option<&[(HeaderName, HeaderValue)]>,
+    ) -> Vec<(HeaderName, HeaderValue)> {
         let accept = if method == Method::GET {
             "text/event-stream"
         } else {
@@ -75,15 +116,13 @@ impl Http {
                 HeaderValue::from_static("application/json"),
             ));
         }
-        // The stateless era mirrors the body into headers and has no sessions (HTTP-19).
-        let stateless = http_headers::stateless(session.version.as_deref(), body);
-        match &stateless {
+        match mirrored {
             Some(mirrored) => headers.extend(mirrored.iter().cloned()),
             None => {
                 if let Some(id) = session.id.clone() {
                     headers.push((HeaderName::from_static("mcp-session-id"), id));
                 }
-                if let Some(version) = Self::version_header(&session) {
+                if let Some(version) = Self::version_header(session) {
                     headers.push((HeaderName::from_static("mcp-protocol-version"), version));
                 }
             }
@@ -108,19 +147,17 @@ impl Http {
         if !shown.is_empty() {
             self.shown_headers.insert(channel, shown.join(", "));
         }
-        for (name, value) in headers {
-            builder = builder.header(name, value);
-        }
-        // In the stateless era an error status of a request's POST carries the JSON-RPC error
-        // that answers it (400 with -32020, 404 with -32601, …).
-        let errors_answer = body.is_some_and(http_headers::is_request)
-            && (stateless.is_some()
-                || session
-                    .version
-                    .as_deref()
-                    .is_some_and(http_headers::is_stateless));
-        let body = Full::new(Bytes::copy_from_slice(body.unwrap_or_default()));
-        let request = builder.body(body).expect("a request from valid parts");
+        headers
+    }
+
+    /// Sends `request` and reads its response on a task of its own, which reports on
+    /// `channel` (with `errors_answer`, the JSON body of a 4xx is a message too).
+    fn read_response(
+        &mut self,
+        channel: Channel,
+        request: Request<Full<Bytes>>,
+        errors_answer: bool,
+    ) {
         let sent = Instant::now();
         let response = self.client.request(request);
         let sink = self.sink.clone();
@@ -131,22 +168,16 @@ impl Http {
                 }
                 Err(e) => {
                     let end = StreamEnd::Broken(describe(&e));
-                    let _ = sink
-                        .send((
-                            Instant::now(),
-                            Event::Closed {
-                                channel,
-                                end,
-                                bytes: 0,
-                            },
-                        ))
-                        .await;
+                    let closed = Event::Closed {
+                        channel,
+                        end,
+                        bytes: 0,
+                    };
+                    let _ = sink.send((Instant::now(), closed)).await;
                 }
             }
         });
         self.tasks.insert(channel, task.abort_handle());
-        self.session_of.insert(channel, self.current);
-        channel
     }
 
     /// What the transport learns from a response head: the session id the server assigned
