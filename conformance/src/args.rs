@@ -59,11 +59,14 @@ pub enum Command {
         #[arg(short, long, value_name = "FILE.html")]
         output: PathBuf,
     },
-    /// The server a client under test starts: relays its stdio to the harness at ADDR.
+    /// The server a client under test starts: relays its stdio to the harness at ADDR,
+    /// presenting TOKEN first.
     #[command(hide = true)]
     Relay {
         /// The harness's loopback address.
         addr: String,
+        /// The case's token, which the harness asks of every connection.
+        token: Option<String>,
     },
 }
 

@@ -10,15 +10,15 @@
 
 #![allow(unsafe_code)] // libc: signals and measures the processes it starts
 
-use conformance::case::{Case, Role};
-use conformance::engine::server::run_server_case;
-use conformance::engine::{Options, Report};
-use conformance::harness;
-use conformance::harness::expect::{Expect, Run};
+#[path = "support/self_served.rs"]
+mod self_served;
+
+use conformance::case::Case;
+use conformance::harness::expect::Expect;
 use conformance::outcome::Outcome;
-use conformance::transport::process::Launch;
-use libtest_mimic::{Arguments, Failed, Trial};
-use std::path::{Path, PathBuf};
+use libtest_mimic::{Arguments, Failed};
+use self_served::Target;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The deliberately broken servers.
@@ -640,17 +640,6 @@ mod server {
     }
 }
 
-/// The test's defaults; a row may ask for another version or timeout.
-fn options(want: &Expect) -> Options {
-    want.options(Options {
-        case_timeout: Duration::from_secs(12),
-        reply_timeout: Duration::from_millis(500),
-        startup_timeout: Duration::from_secs(2),
-        protocol_version: "2025-11-25".into(),
-        ..Options::default()
-    })
-}
-
 fn pid_file(mode: &str, case: &str, loaded: bool) -> PathBuf {
     std::env::temp_dir().join(format!(
         "conformance-broken-{}-{}{mode}-{}.pid",
@@ -658,22 +647,6 @@ fn pid_file(mode: &str, case: &str, loaded: bool) -> PathBuf {
         if loaded { "loaded-" } else { "" },
         case.replace('/', "-")
     ))
-}
-
-fn play(case: &Case, mode: &str, pids: &Path, want: &Expect) -> Result<Report, Failed> {
-    let exe = std::env::current_exe()?;
-    let launch = Launch {
-        argv: vec![exe.display().to_string()],
-        env: vec![
-            ("BROKEN_SERVER".into(), mode.into()),
-            ("BROKEN_PID_FILE".into(), pids.display().to_string()),
-        ],
-        cwd: None,
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    Ok(runtime.block_on(run_server_case(case, &launch, &options(want)))?)
 }
 
 /// Plays `case` against the server in `mode` and judges the run by `want`, with the pids the
@@ -684,21 +657,19 @@ fn check(case: &Case, mode: &str, want: &Expect, loaded: bool) -> Result<(), Fai
         &format!("{}{}", case.id, want.version().unwrap_or("")),
         loaded,
     );
-    let report = play(case, mode, &pids, want);
+    let env = [("BROKEN_PID_FILE".to_string(), pids.display().to_string())];
+    let launch = self_served::this_binary("BROKEN_SERVER", mode, &[], &env)?;
+    let options = self_served::options("2025-11-25", Duration::from_millis(500), want);
+    let report = self_served::play(case, Target::Stdio(&launch), &options);
     let started: Vec<u32> = std::fs::read_to_string(&pids)
         .unwrap_or_default()
         .lines()
         .filter_map(|l| l.trim().parse().ok())
         .collect();
     let _ = std::fs::remove_file(&pids);
-    let report = report?;
-    let run = Run {
-        case,
-        report: &report,
-        pids: &started,
-        loaded,
-    };
-    Ok(want.check(&run).map_err(|e| format!("{mode} × {e}"))?)
+    Ok(self_served::judge(
+        case, mode, want, &report?, &started, loaded,
+    )?)
 }
 
 /// A target that fails at once is judged within this (stretched on a busy machine, as the
@@ -829,36 +800,6 @@ fn main() {
     }
     let args = Arguments::from_args();
     conformance::transport::reap::become_subreaper();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
-    let cases = harness::cases(&dir, Role::Server).unwrap_or_else(|e| {
-        eprintln!("{e}");
-        std::process::exit(2);
-    });
-    let mut trials = vec![];
-    for (mode, name, want) in table() {
-        let id = format!("server/{name}");
-        let case = cases
-            .iter()
-            .find(|c| c.id == id)
-            .cloned()
-            .unwrap_or_else(|| panic!("no case {id} in {}", dir.display()));
-        // The same verdict with a busy loop on every core; a bound on how long the run takes
-        // is stretched as the harness stretches its waits.
-        let (loaded_case, loaded) = (case.clone(), want.clone());
-        let at = want
-            .version()
-            .map(|v| format!(" [{v}]"))
-            .unwrap_or_default();
-        trials.push(Trial::test(format!("{mode}/{name}{at}"), move || {
-            check(&case, mode, &want, false)
-        }));
-        trials.push(Trial::test(
-            format!("loaded/{mode}/{name}{at}"),
-            move || {
-                let _load = harness::saturate_cpus();
-                check(&loaded_case, mode, &loaded, true)
-            },
-        ));
-    }
+    let trials = self_served::trials(&self_served::server_cases(), table(), check);
     libtest_mimic::run(&args, trials).exit();
 }

@@ -10,28 +10,24 @@
 //! with a busy loop on every core: the verdict must be the same on a loaded machine.
 
 mod http_server;
+#[path = "support/self_served.rs"]
+mod self_served;
 
-use conformance::case::{Case, Role};
-use conformance::engine::server::{run_http_server_case, Connect};
-use conformance::engine::{Options, Report};
-use conformance::harness;
-use conformance::harness::expect::{Expect, Run};
+use conformance::case::Case;
+use conformance::engine::server::Connect;
+use conformance::engine::Options;
+use conformance::harness::expect::Expect;
 use conformance::outcome::{Outcome, Severity};
 use conformance::share;
 use conformance::transport::http::HttpTarget;
-use conformance::transport::process::Launch;
 use libtest_mimic::{Arguments, Failed, Trial};
-use std::path::Path;
+use self_served::Target;
 use std::time::Duration;
 
-/// The test's defaults; a row may ask for another version.
+/// The test's defaults (the harness's default version); a row may ask for another version.
 fn options(want: &Expect) -> Options {
-    want.options(Options {
-        case_timeout: Duration::from_secs(12),
-        reply_timeout: Duration::from_millis(800),
-        startup_timeout: Duration::from_secs(2),
-        ..Options::default()
-    })
+    let version = Options::default().protocol_version;
+    self_served::options(&version, Duration::from_millis(800), want)
 }
 
 /// A server this test started and the harness only connects to (as with `--url` and no
@@ -72,28 +68,17 @@ impl Drop for Running {
     }
 }
 
-fn play(case: &Case, mode: &str, want: &Expect) -> Result<Report, Failed> {
-    let exe = std::env::current_exe()?;
-    let mut target = HttpTarget {
+/// This executable serving `mode` on a free port (`{port}`), started for the case.
+fn target(mode: &str) -> Result<HttpTarget, Failed> {
+    Ok(HttpTarget {
         url: "http://127.0.0.1:{port}/mcp".into(),
-        launch: Some(Launch {
-            argv: vec![exe.display().to_string(), "{port}".into()],
-            env: vec![("BROKEN_HTTP_SERVER".into(), mode.into())],
-            cwd: None,
-        }),
-    };
-    // A server that served earlier cases is one the harness did not start for this case.
-    let mut _running = None;
-    if mode.starts_with("remembers") {
-        let (running, url) = Running::start(mode)?;
-        _running = Some(running);
-        target = HttpTarget { url, launch: None };
-    }
-    let options = row_options(case, want);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    Ok(runtime.block_on(run_http_server_case(case, &target, &options))?)
+        launch: Some(self_served::this_binary(
+            "BROKEN_HTTP_SERVER",
+            mode,
+            &["{port}"],
+            &[],
+        )?),
+    })
 }
 
 /// The options of a row: at the version asked for, else the default, else the newest the case
@@ -112,15 +97,7 @@ fn row_options(case: &Case, want: &Expect) -> Options {
 /// default: each row must give the verdict it gives alone (a row that does not pass when
 /// sharing is rerun alone, as a run does), and a case that may share did share.
 fn check_shared(mode: &str, rows: &[(Case, Expect)]) -> Result<(), Failed> {
-    let exe = std::env::current_exe()?;
-    let connect = Connect::Http(HttpTarget {
-        url: "http://127.0.0.1:{port}/mcp".into(),
-        launch: Some(Launch {
-            argv: vec![exe.display().to_string(), "{port}".into()],
-            env: vec![("BROKEN_HTTP_SERVER".into(), mode.into())],
-            cwd: None,
-        }),
-    });
+    let connect = Connect::Http(target(mode)?);
     let base = options(&Expect::outcome(Outcome::Pass));
     let pool =
         share::Pool::for_target(&connect, &base).ok_or("an HTTP target with a command shares")?;
@@ -159,14 +136,8 @@ fn play_at_once(
                     if share::may_share(case) && report.placement == share::Placement::Alone {
                         return Err(format!("{} may share, and ran alone", case.id));
                     }
-                    let run = Run {
-                        case,
-                        report: &report,
-                        pids: &[],
-                        loaded: false,
-                    };
-                    want.check(&run)
-                        .map_err(|e| format!("{mode} × {e} ({:?})", report.placement))
+                    self_served::judge(case, mode, want, &report, &[], false)
+                        .map_err(|e| format!("{e} ({:?})", report.placement))
                 })
             })
             .collect();
@@ -177,16 +148,21 @@ fn play_at_once(
     })
 }
 
+/// Plays `case` against a server of `mode` and judges the run by `want`. A server that served
+/// earlier cases (the `remembers` modes) is started by the test and only connected to, as
+/// with `--url` and no command.
 fn check(case: &Case, mode: &str, want: &Expect, loaded: bool) -> Result<(), Failed> {
-    let report = play(case, mode, want)?;
-    let run = Run {
-        case,
-        report: &report,
-        pids: &[],
-        loaded,
-    };
-    Ok(want.check(&run).map_err(|e| format!("{mode} × {e}"))?)
+    let mut target = target(mode)?;
+    let mut _running = None;
+    if mode.starts_with("remembers") {
+        let (running, url) = Running::start(mode)?;
+        _running = Some(running);
+        target = HttpTarget { url, launch: None };
+    }
+    let report = self_served::play(case, Target::Http(&target), &row_options(case, want))?;
+    Ok(self_served::judge(case, mode, want, &report, &[], loaded)?)
 }
+
 /// Every case that runs over HTTP.
 const HTTP_CASES: [&str; 29] = [
     "cancel-after-progress",
@@ -357,11 +333,7 @@ fn main() {
         http_server::serve(&mode, port);
     }
     let args = Arguments::from_args();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
-    let cases = harness::cases(&dir, Role::Server).unwrap_or_else(|e| {
-        eprintln!("{e}");
-        std::process::exit(2);
-    });
+    let cases = self_served::server_cases();
     let mut trials = vec![];
     // Per mode, its rows on one shared server (a running server's modes have nothing to share).
     let mut by_mode: Vec<(&'static str, Vec<(Case, Expect)>)> = vec![];
@@ -383,30 +355,6 @@ fn main() {
             check_shared(mode, &rows)
         }));
     }
-    for (mode, name, want) in table() {
-        let id = format!("server/{name}");
-        let case = cases
-            .iter()
-            .find(|c| c.id == id)
-            .cloned()
-            .unwrap_or_else(|| panic!("no case {id} in {}", dir.display()));
-        // The same verdict with a busy loop on every core (how long the run takes under load
-        // is not asserted, only what it concludes).
-        let (loaded_case, loaded) = (case.clone(), want.clone());
-        let at = want
-            .version()
-            .map(|v| format!(" [{v}]"))
-            .unwrap_or_default();
-        trials.push(Trial::test(format!("{mode}/{name}{at}"), move || {
-            check(&case, mode, &want, false)
-        }));
-        trials.push(Trial::test(
-            format!("loaded/{mode}/{name}{at}"),
-            move || {
-                let _load = harness::saturate_cpus();
-                check(&loaded_case, mode, &loaded, true)
-            },
-        ));
-    }
+    trials.extend(self_served::trials(&cases, table(), check));
     libtest_mimic::run(&args, trials).exit();
 }

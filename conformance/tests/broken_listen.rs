@@ -15,14 +15,12 @@
 #[path = "support/self_served.rs"]
 mod self_served;
 
-use conformance::case::Role;
-use conformance::harness;
+use conformance::case::Case;
 use conformance::harness::expect::Expect;
 use conformance::outcome::{Outcome, Severity};
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Arguments, Failed};
 use serde_json::{json, Value};
 use std::io::{BufRead, Write};
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -139,12 +137,7 @@ fn serve(mode: &str) -> ! {
     std::process::exit(0)
 }
 
-fn check(
-    case: &conformance::case::Case,
-    mode: &str,
-    want: &Expect,
-    loaded: bool,
-) -> Result<(), Failed> {
+fn check(case: &Case, mode: &str, want: &Expect, loaded: bool) -> Result<(), Failed> {
     self_served::check(
         case,
         "BROKEN_LISTEN_SERVER",
@@ -160,27 +153,7 @@ fn main() {
         serve(&mode);
     }
     let args = Arguments::from_args();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
-    let id = format!("server/{CASE}");
-    let case = harness::cases(&dir, Role::Server)
-        .unwrap_or_else(|e| {
-            eprintln!("{e}");
-            std::process::exit(2);
-        })
-        .into_iter()
-        .find(|c| c.id == id)
-        .unwrap_or_else(|| panic!("no case {id} in {}", dir.display()));
-    let mut trials = vec![];
-    for (mode, want) in table() {
-        let (calm_case, calm_want) = (case.clone(), want.clone());
-        trials.push(Trial::test(format!("{mode}/{CASE}"), move || {
-            check(&calm_case, mode, &calm_want, false)
-        }));
-        let (loaded_case, loaded_want) = (case.clone(), want);
-        trials.push(Trial::test(format!("loaded/{mode}/{CASE}"), move || {
-            let _load = harness::saturate_cpus();
-            check(&loaded_case, mode, &loaded_want, true)
-        }));
-    }
+    let rows = table().into_iter().map(|(mode, want)| (mode, CASE, want));
+    let trials = self_served::trials(&self_served::server_cases(), rows.collect(), check);
     libtest_mimic::run(&args, trials).exit();
 }

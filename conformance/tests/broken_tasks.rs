@@ -13,12 +13,10 @@ mod server;
 #[path = "support/self_served.rs"]
 mod self_served;
 
-use conformance::case::Role;
-use conformance::harness;
+use conformance::case::Case;
 use conformance::harness::expect::Expect;
 use conformance::outcome::Outcome;
-use libtest_mimic::{Arguments, Failed, Trial};
-use std::path::Path;
+use libtest_mimic::{Arguments, Failed};
 
 /// The version of the tasks extension's rows.
 const EXT: &str = "2026-07-28";
@@ -74,12 +72,7 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
     rows
 }
 
-fn check(
-    case: &conformance::case::Case,
-    mode: &str,
-    want: &Expect,
-    loaded: bool,
-) -> Result<(), Failed> {
+fn check(case: &Case, mode: &str, want: &Expect, loaded: bool) -> Result<(), Failed> {
     self_served::check(case, "BROKEN_TASK_SERVER", mode, "2025-11-25", want, loaded)
 }
 
@@ -88,27 +81,6 @@ fn main() {
         server::serve(&mode);
     }
     let args = Arguments::from_args();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
-    let cases = harness::cases(&dir, Role::Server).unwrap_or_else(|e| {
-        eprintln!("{e}");
-        std::process::exit(2);
-    });
-    let mut trials = vec![];
-    for (mode, name, want) in table() {
-        let id = format!("server/{name}");
-        let case = cases
-            .iter()
-            .find(|c| c.id == id)
-            .cloned()
-            .unwrap_or_else(|| panic!("no case {id} in {}", dir.display()));
-        let (loaded_case, loaded_want) = (case.clone(), want.clone());
-        trials.push(Trial::test(format!("{mode}/{name}"), move || {
-            check(&case, mode, &want, false)
-        }));
-        trials.push(Trial::test(format!("loaded/{mode}/{name}"), move || {
-            let _load = harness::saturate_cpus();
-            check(&loaded_case, mode, &loaded_want, true)
-        }));
-    }
+    let trials = self_served::trials(&self_served::server_cases(), table(), check);
     libtest_mimic::run(&args, trials).exit();
 }

@@ -92,3 +92,105 @@ fn stdin_closed_is_reported_after_what_was_written() {
     drop(to_relay);
     exits(&mut child).expect("the relay exits once the harness closes");
 }
+
+/// Any program on the machine can connect to the port the harness's relay end listens on: a
+/// stray that says nothing, or another case's relay presenting its own token. Neither is taken
+/// for the server the client started: the one that presents the wrong token is closed, nothing
+/// is reported while they connect, and the relay the client starts is still its first server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stray_connection_to_the_relay_port_is_refused_and_not_counted() {
+    use conformance::transport::process::Launch;
+    use conformance::transport::relay::{Relay, HELLO};
+    use conformance::transport::{Channel, Event, Transport};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::time::Instant as Deadline;
+
+    let soon = || Deadline::now() + Duration::from_secs(10);
+    // The adapter prints the argv it was given to start its server, and waits.
+    let adapter = Launch::argv(vec![
+        "sh".into(),
+        "-c".into(),
+        r#"printf '%s\n' "$CONFORMANCE_SERVER"; exec sleep 30"#.into(),
+    ]);
+    let program = [
+        env!("CARGO_BIN_EXE_conformance").to_string(),
+        "relay".into(),
+    ];
+    let mut relay = Relay::start(&adapter, &program, Duration::from_secs(10))
+        .await
+        .expect("the adapter starts");
+    let argv: Vec<String> = match relay.next(soon()).await {
+        Some((_, Event::AdapterLine(line))) => serde_json::from_slice(&line).expect("a JSON argv"),
+        other => panic!("expected the adapter's line, got {other:?}"),
+    };
+    let [.., addr, token] = &argv[..] else {
+        panic!("no address and token in {argv:?}")
+    };
+    assert_eq!(argv[..2], program[..], "the relay program comes first");
+
+    let _silent = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connects");
+    let mut wrong = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connects");
+    let other_token = "0".repeat(token.len());
+    wrong
+        .write_all(
+            format!("{HELLO}{other_token}\n{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}}\n")
+                .as_bytes(),
+        )
+        .await
+        .expect("written");
+    let closed = async {
+        let mut buf = [0u8; 256];
+        while let Ok(1..) = wrong.read(&mut buf).await {}
+    };
+    tokio::select! {
+        () = closed => {}
+        event = relay.next(soon()) => panic!("expected the stray to be closed and nothing reported, got {event:?}"),
+    }
+
+    let mut server = tokio::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the relay starts");
+    let mut stdin = server.stdin.take().expect("piped");
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n")
+        .await
+        .expect("written");
+    match relay.next(soon()).await {
+        Some((_, Event::Connected(1))) => {}
+        other => panic!("expected the client's relay as its first server, got {other:?}"),
+    }
+    match relay.next(soon()).await {
+        Some((_, Event::Message { channel, bytes })) => {
+            assert_eq!(channel, Channel::Stdio);
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(text.contains("\"id\":2"), "{text}");
+        }
+        other => panic!("expected the client's message, got {other:?}"),
+    }
+    let log = relay.shutdown(Duration::ZERO).await;
+    let refused: Vec<&String> = log
+        .lines
+        .iter()
+        .map(|(_, line)| line)
+        .filter(|line| line.contains("refused a connection"))
+        .collect();
+    assert_eq!(
+        refused.len(),
+        1,
+        "the wrong token is noted: {:?}",
+        log.lines
+    );
+    assert!(
+        refused[0].contains("did not present this case's token"),
+        "{refused:?}"
+    );
+    drop(stdin);
+}

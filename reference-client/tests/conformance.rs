@@ -156,14 +156,19 @@ fn broken_run(mode: &'static str, case: Case, expect: Expect, loaded: bool) -> T
         } else {
             run(&case, &launch)?
         };
-        let run = Run {
-            case: &case,
-            report: &report,
-            pids: &[],
-            loaded,
-        };
-        Ok(expect.check(&run)?)
+        judge(&case, &report, &expect, loaded)
     })
+}
+
+/// What `expect` says of one run of `case`: the one judgement of every table here.
+fn judge(case: &Case, report: &Report, expect: &Expect, loaded: bool) -> Result<(), Failed> {
+    let run = Run {
+        case,
+        report,
+        pids: &[],
+        loaded,
+    };
+    Ok(expect.check(&run)?)
 }
 
 /// The reference client on `case`, judged by `expect` beyond being clean.
@@ -171,13 +176,7 @@ fn reference_says(case: Case, expect: Expect) -> Trial {
     Trial::test(format!("says/{}", case.id), move || {
         let launch = Launch::argv(vec![env!("CARGO_BIN_EXE_reference-client").into()]);
         let report = run(&case, &launch)?;
-        let run = Run {
-            case: &case,
-            report: &report,
-            pids: &[],
-            loaded: false,
-        };
-        Ok(expect.check(&run)?)
+        judge(&case, &report, &expect, false)
     })
 }
 

@@ -23,7 +23,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if closes {
             return self.close_cancel(&id).await;
         }
-        if self.streams.over_http {
+        if self.io.channel_per_request() {
             // A cancel POSTed before the request it names has arrived would be read first.
             self.await_arrival(&id).await;
         }

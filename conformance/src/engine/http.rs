@@ -127,8 +127,6 @@ pub fn status_matches(codes: &[String], code: u16) -> bool {
 /// Every HTTP channel of one case, and what proofs they gave.
 #[derive(Debug, Default)]
 pub struct Streams {
-    /// Whether the case runs over HTTP at all.
-    pub over_http: bool,
     /// The channels, by channel.
     pub by: HashMap<Channel, Stream>,
     /// Round trips measured so far (accepted notifications, answered probes).
@@ -156,7 +154,6 @@ impl Streams {
     /// Bookkeeping for a case over HTTP.
     pub fn http() -> Streams {
         Streams {
-            over_http: true,
             names: vec!["main".into()],
             ..Streams::default()
         }

@@ -61,7 +61,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// `! header NAME: VALUE`: the next POST of a case line carries it. Removing a header the
     /// harness would not send tests nothing, so the case does not apply.
     pub(crate) fn header_step(&mut self, name: &str, value: &str) -> Result<(), Stop> {
-        let Some(http) = self.io.http() else {
+        let Some(http) = self.io.http_steps() else {
             return Ok(());
         };
         if value.is_empty() && !http.sends_header(name) {
@@ -129,7 +129,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// sent even without a session id.
     pub(crate) async fn open_step(&mut self, listen: bool) -> Result<(), Stop> {
         let judged = self.streams.next_status.is_some();
-        let Some(http) = self.io.http() else {
+        let Some(http) = self.io.http_steps() else {
             return Ok(());
         };
         let has_id = http.has_session_id();

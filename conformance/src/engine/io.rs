@@ -315,7 +315,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
         // Past the budget a reply on stdio is sent and counted, not kept (over HTTP its stream
         // is followed through its entry).
-        let kept = !self.over_budget() || self.streams.over_http;
+        let kept = !self.over_budget() || self.io.channel_per_request();
         let index = self.transcript.len();
         S::sent(self, &answer);
         if kept {

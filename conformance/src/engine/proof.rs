@@ -93,7 +93,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// The grace on a calm machine: the larger of 250 ms and four round trips (over HTTP,
     /// `T_grace`).
     pub(crate) fn calm_grace(&self) -> Duration {
-        if self.streams.over_http {
+        if self.io.channel_per_request() {
             return self.streams.grace();
         }
         self.proofs.calm_grace()
@@ -330,7 +330,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if self.liveness.ended {
             return Ok(());
         }
-        if self.streams.over_http {
+        if self.io.channel_per_request() {
             self.settle().await;
         }
         let id = self.proofs.next_id("barrier");
@@ -347,7 +347,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         };
         let asked = Instant::now();
         let answer = self.request_internal(probe, requirement).await?;
-        if self.streams.over_http {
+        if self.io.channel_per_request() {
             self.streams.sample(asked.elapsed());
         }
         if answer.get("result").is_none_or(|r| !r.is_object()) {

@@ -9,9 +9,8 @@
 //! other runs are left out. Cases whose ids are the point (id `0`, an id's type, one id in
 //! two sessions) say `@fresh` and never come here.
 
-use crate::transport::http::Http;
 use crate::transport::process::{Process, TargetLog};
-use crate::transport::{Channel, Event, SendError, Transport};
+use crate::transport::{Channel, Event, HttpSteps, SendError, Transport};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::process::ExitStatus;
@@ -214,8 +213,8 @@ impl<T: Transport> Transport for Renumbered<T> {
         self.inner.agreed(version)
     }
 
-    fn http(&mut self) -> Option<&mut Http> {
-        self.inner.http()
+    fn http_steps(&mut self) -> Option<&mut dyn HttpSteps> {
+        self.inner.http_steps()
     }
 
     fn close_input(&mut self) {

@@ -22,7 +22,9 @@
 //!
 //! What differs between transports and matters to verdicts is said by the trait: whether the
 //! order messages arrive in proves the order the target read them ([`Transport::ordered`]),
-//! and whether a request can be cancelled by closing its channel ([`Transport::abort`]).
+//! whether every request has a channel of its own that can be closed
+//! ([`Transport::channel_per_request`], [`Transport::abort`]: Streamable HTTP to a server), and
+//! which steps only that transport can carry out ([`Transport::http_steps`]).
 
 pub mod lines;
 pub mod process;
@@ -215,6 +217,39 @@ pub enum SendError {
     Stalled(Duration),
 }
 
+/// What a case can do over Streamable HTTP to a server beyond sending messages: hold several
+/// sessions, set or remove headers of the next POST, open a GET stream, end a session
+/// (see [`Transport::http_steps`]).
+pub trait HttpSteps {
+    /// The name of the current session (`main` for the first).
+    fn session_name(&self) -> &str;
+
+    /// Whether the server gave the current session an id.
+    fn has_session_id(&self) -> bool;
+
+    /// Switches to the session `name`, opening it (with no session id yet) if it is new.
+    /// Returns whether it is new.
+    fn switch_session(&mut self, name: &str) -> bool;
+
+    /// Whether the harness would send header `name` on the next POST.
+    fn sends_header(&self, name: &str) -> bool;
+
+    /// A header the next POST carries (an empty value removes a header the harness would
+    /// send). Returns an error naming a header that is not a valid HTTP header.
+    fn add_header(&mut self, name: &str, value: &str) -> Result<(), String>;
+
+    /// The MCP headers a request carried (and any a `! header` step set or removed), as the
+    /// transcript shows them.
+    fn shown_headers(&self, channel: Channel) -> Option<&str>;
+
+    /// Opens a GET stream in the current session (HTTP-12).
+    fn listen(&mut self) -> Channel;
+
+    /// Ends the current session with a DELETE (HTTP-16); the session keeps its id, so later
+    /// requests show what the server does with an ended session.
+    fn delete_session(&mut self) -> Channel;
+}
+
 /// A connection to one target for one case.
 #[allow(async_fn_in_trait)]
 pub trait Transport {
@@ -249,9 +284,10 @@ pub trait Transport {
     /// later request). Nothing to do on stdio.
     fn agreed(&mut self, _version: &str) {}
 
-    /// The Streamable HTTP transport itself, for the steps only it can carry out (headers,
-    /// sessions, GET streams); `None` on every other transport.
-    fn http(&mut self) -> Option<&mut http::Http> {
+    /// The steps only Streamable HTTP to a server can carry out (sessions, headers, GET
+    /// streams, DELETE); `None` on every other transport, where a case's `! session`,
+    /// `! header`, `! listen` and `! delete-session` lines do nothing.
+    fn http_steps(&mut self) -> Option<&mut dyn HttpSteps> {
         None
     }
 

@@ -9,13 +9,14 @@
 
 use super::lines::{read_lines, Chunk};
 use super::reap;
+use super::Event;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
-use tokio::process::{ChildStdin, Command};
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, watch, Semaphore};
 use tokio::time::Instant as Deadline;
 
@@ -138,6 +139,8 @@ pub struct Process {
     /// When it was started.
     pub started: Instant,
     exited: Option<ExitStatus>,
+    /// Its stdout has reached end of file, and the harness has taken every line before it.
+    stdout_closed: bool,
     /// The exit status as soon as the process is reaped, ahead of the output still unread.
     reaped: watch::Receiver<Option<ExitStatus>>,
 }
@@ -146,22 +149,8 @@ impl Process {
     /// Starts the process with piped stdin, stdout and stderr. Must be called inside a tokio
     /// runtime.
     pub fn spawn(launch: &Launch) -> std::io::Result<Process> {
-        let (program, args) = launch.argv.split_first().ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command")
-        })?;
         let tag = reap::new_tag();
-        let mut cmd = Command::new(program);
-        cmd.args(args)
-            .envs(launch.env.iter().map(|(k, v)| (k, v)))
-            .env(reap::TAG_ENV, &tag)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        if let Some(dir) = &launch.cwd {
-            cmd.current_dir(dir);
-        }
+        let mut cmd = command(launch, &tag)?;
         let (mut child, pid) = reap::start(|| {
             let child = cmd.spawn()?;
             let pid = child.id().map(|p| p as i32).unwrap_or(0);
@@ -175,53 +164,8 @@ impl Process {
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         let stdin = child.stdin.take();
-        let out_tx = tx.clone();
-        let out_room = room.clone();
-        tokio::spawn(async move {
-            read_lines(stdout, MAX_LINE, |chunk| {
-                let at = Instant::now();
-                let event = match chunk {
-                    Chunk::Line(bytes) => ProcessEvent::Line(bytes),
-                    Chunk::Overlong => ProcessEvent::Overlong,
-                    Chunk::Partial => ProcessEvent::Partial,
-                };
-                let tx = out_tx.clone();
-                let room = out_room.clone();
-                async move {
-                    let cost = match &event {
-                        ProcessEvent::Line(bytes) => bytes.len(),
-                        _ => 0,
-                    }
-                    .clamp(EVENT_COST, UNREAD_BYTES) as u32;
-                    // Wait for room; the receiver gives it back as it takes the event.
-                    match room.acquire_many(cost).await {
-                        Ok(permit) => permit.forget(),
-                        Err(_) => return false,
-                    }
-                    tx.send((at, event, cost)).is_ok()
-                }
-            })
-            .await;
-            let _ = out_tx.send((Instant::now(), ProcessEvent::StdoutClosed, 0));
-        });
-        let err_log = log.clone();
-        tokio::spawn(async move {
-            read_lines(stderr, STDERR_LINE_MAX, |chunk| {
-                let text = match chunk {
-                    Chunk::Line(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                    Chunk::Overlong => {
-                        format!("[a line of more than {STDERR_LINE_MAX} bytes, cut]")
-                    }
-                    Chunk::Partial => return std::future::ready(true),
-                };
-                err_log
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(started.elapsed(), text);
-                std::future::ready(true)
-            })
-            .await;
-        });
+        tokio::spawn(read_stdout(stdout, tx.clone(), room.clone()));
+        tokio::spawn(read_stderr(stderr, log.clone(), started));
         tokio::spawn(async move {
             if let Ok(status) = child.wait().await {
                 let _ = reaped_tx.send(Some(status));
@@ -237,6 +181,7 @@ impl Process {
             log,
             started,
             exited: None,
+            stdout_closed: false,
             reaped,
         })
     }
@@ -297,12 +242,40 @@ impl Process {
     /// The next event, or `None` once nothing more can come (stdout closed and exited).
     /// Cancel-safe.
     pub async fn recv(&mut self) -> Option<(Instant, ProcessEvent)> {
-        let (at, event, cost) = self.events.recv().await?;
+        let Some((at, event, cost)) = self.events.recv().await else {
+            self.stdout_closed = true;
+            return None;
+        };
         self.room.add_permits(cost as usize);
-        if let ProcessEvent::Exited(status) = &event {
-            self.exited = Some(*status);
+        match &event {
+            ProcessEvent::Exited(status) => self.exited = Some(*status),
+            ProcessEvent::StdoutClosed => self.stdout_closed = true,
+            _ => {}
         }
         Some((at, event))
+    }
+
+    /// The next event of a client adapter, as the engine takes it: its stdout lines are
+    /// outcome reports (the protocol travels elsewhere), its exit is the target's, and the
+    /// rest (a partial line, the end of stdout) is only bookkeeping. `None` once nothing more
+    /// can come. Cancel-safe.
+    pub async fn recv_adapter(&mut self) -> Option<(Instant, Event)> {
+        loop {
+            let (at, event) = self.recv().await?;
+            let event = match event {
+                ProcessEvent::Line(bytes) => Event::AdapterLine(bytes),
+                ProcessEvent::Overlong => Event::AdapterOverlong,
+                ProcessEvent::StdoutClosed if self.finished() => return None,
+                ProcessEvent::Partial | ProcessEvent::StdoutClosed => continue,
+                ProcessEvent::Exited(status) => Event::Exited(status),
+            };
+            return Some((at, event));
+        }
+    }
+
+    /// Whether nothing more can come from the process: its stdout has ended and it exited.
+    pub fn finished(&self) -> bool {
+        self.stdout_closed && self.exited.is_some()
     }
 
     /// Its process group (it leads one of its own).
@@ -364,4 +337,74 @@ impl Drop for Process {
         self.kill_group();
         reap::discharge(self.pid);
     }
+}
+
+/// The command that starts `launch`, without a shell, in a process group of its own, carrying
+/// `tag` (see [`reap`]).
+fn command(launch: &Launch, tag: &str) -> std::io::Result<Command> {
+    let (program, args) = launch
+        .argv
+        .split_first()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "empty command"))?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
+        .env(reap::TAG_ENV, tag)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(dir) = &launch.cwd {
+        cmd.current_dir(dir);
+    }
+    Ok(cmd)
+}
+
+/// Where the reading tasks report: the event, and what it counts against the room.
+type Events = mpsc::UnboundedSender<(Instant, ProcessEvent, u32)>;
+
+/// Turns stdout into events, each stamped when it was read and waiting for `room` (which the
+/// receiver gives back as it takes the event), and ends with [`ProcessEvent::StdoutClosed`].
+async fn read_stdout(stdout: ChildStdout, tx: Events, room: Arc<Semaphore>) {
+    read_lines(stdout, MAX_LINE, |chunk| {
+        let at = Instant::now();
+        let event = match chunk {
+            Chunk::Line(bytes) => ProcessEvent::Line(bytes),
+            Chunk::Overlong => ProcessEvent::Overlong,
+            Chunk::Partial => ProcessEvent::Partial,
+        };
+        let tx = tx.clone();
+        let room = room.clone();
+        async move {
+            let cost = match &event {
+                ProcessEvent::Line(bytes) => bytes.len(),
+                _ => 0,
+            }
+            .clamp(EVENT_COST, UNREAD_BYTES) as u32;
+            match room.acquire_many(cost).await {
+                Ok(permit) => permit.forget(),
+                Err(_) => return false,
+            }
+            tx.send((at, event, cost)).is_ok()
+        }
+    })
+    .await;
+    let _ = tx.send((Instant::now(), ProcessEvent::StdoutClosed, 0));
+}
+
+/// Keeps stderr in `log`, line by line, stamped with the time since `started`.
+async fn read_stderr(stderr: ChildStderr, log: Arc<Mutex<TargetLog>>, started: Instant) {
+    read_lines(stderr, STDERR_LINE_MAX, |chunk| {
+        let text = match chunk {
+            Chunk::Line(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Chunk::Overlong => format!("[a line of more than {STDERR_LINE_MAX} bytes, cut]"),
+            Chunk::Partial => return std::future::ready(true),
+        };
+        log.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(started.elapsed(), text);
+        std::future::ready(true)
+    })
+    .await;
 }

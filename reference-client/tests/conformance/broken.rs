@@ -98,7 +98,7 @@ impl Server {
     }
 
     /// `initialize`, its answer, and `notifications/initialized`.
-    fn handshake(&mut self) {
+    pub(crate) fn handshake(&mut self) {
         self.send(INITIALIZE);
         self.answer(json!(1));
         self.send(INITIALIZED);

@@ -4,13 +4,11 @@
 //! than the task's `pollIntervalMs` (TSK-07), a wait abandoned by cancelling the task or by
 //! leaving the `tasks/result` in flight (TSK-06).
 
-use crate::broken::{report, Server, INITIALIZE};
+use crate::broken::{report, Server};
 use conformance::harness::expect::Expect;
 use conformance::outcome::Severity;
 use serde_json::{json, Value};
 use std::time::Duration;
-
-const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 /// The 2026-07-28 `_meta` of a request that declares the tasks extension.
 fn stateless_meta() -> Value {
@@ -29,69 +27,25 @@ fn stateless_request(id: u64, method: &str, mut params: Value) -> String {
 /// Plays `mode` if it is one of these; `false` otherwise.
 pub fn client(mode: &str) -> bool {
     match mode {
-        "task-cancelled-by-notification" => {
-            // Lists, calls as a task, then cancels the task's (complete) tools/call with
-            // `notifications/cancelled` well after its CreateTaskResult.
-            let mut s = Server::start(None);
-            s.send(INITIALIZE);
-            s.answer(json!(1));
-            s.send(INITIALIZED);
-            report(0, "result");
-            s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
-            s.answer(json!(2));
-            s.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"work","arguments":{},"task":{}}}"#);
-            s.answer(json!(3));
-            std::thread::sleep(Duration::from_millis(600));
-            s.send(
-                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#,
-            );
-            report(1, "cancelled");
-            std::thread::sleep(Duration::from_millis(300));
-            s.close();
-            report(2, "result");
+        // Cancels the task's (complete) tools/call with `notifications/cancelled` well after
+        // its CreateTaskResult.
+        "task-cancelled-by-notification" => cancelled_by_notification(task_running(), 3),
+        "stateless-task-cancelled-by-notification" => {
+            cancelled_by_notification(stateless_task_running(), 1)
         }
         "abandon-cancels-task" | "abandon-leaves-wait" => abandon(mode),
         "task-augments-without-capability" => {
             // The server declared no tasks; the call carries `task` anyway.
-            let mut s = Server::start(None);
-            s.send(INITIALIZE);
-            s.answer(json!(1));
-            s.send(INITIALIZED);
-            report(0, "result");
+            let mut s = opened();
             s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"plain"},"task":{}}}"#);
             s.answer(json!(2));
             report(1, "result");
             s.close();
             report(2, "result");
         }
-        "stateless-task-cancelled-by-notification" => {
-            let mut s = Server::start(None);
-            report(0, "result");
-            s.send(&stateless_request(
-                1,
-                "tools/call",
-                json!({"name": "work", "arguments": {}}),
-            ));
-            s.answer(json!(1));
-            std::thread::sleep(Duration::from_millis(600));
-            s.send(
-                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
-            );
-            report(1, "cancelled");
-            std::thread::sleep(Duration::from_millis(300));
-            s.close();
-            report(2, "result");
-        }
         "stateless-abandon-cancels-task" => {
             // Told to stop waiting, it cancels the task.
-            let mut s = Server::start(None);
-            report(0, "result");
-            s.send(&stateless_request(
-                1,
-                "tools/call",
-                json!({"name": "work", "arguments": {}}),
-            ));
-            s.answer(json!(1));
+            let mut s = stateless_task_running();
             std::thread::sleep(Duration::from_millis(300));
             s.send(&stateless_request(
                 2,
@@ -99,22 +53,11 @@ pub fn client(mode: &str) -> bool {
                 json!({"taskId": "task-1"}),
             ));
             s.answer(json!(2));
-            report(1, "cancelled");
-            std::thread::sleep(Duration::from_millis(700));
-            report(2, "result");
-            s.close();
-            report(3, "result");
+            abandoned(s);
         }
         "stateless-task-polls-fast" => {
             // Polls every 50 ms whatever `pollIntervalMs` says.
-            let mut s = Server::start(None);
-            report(0, "result");
-            s.send(&stateless_request(
-                1,
-                "tools/call",
-                json!({"name": "work", "arguments": {}}),
-            ));
-            s.answer(json!(1));
+            let mut s = stateless_task_running();
             for id in 2..40 {
                 s.send(&stateless_request(
                     id,
@@ -139,19 +82,57 @@ pub fn client(mode: &str) -> bool {
     true
 }
 
-/// Told to stop waiting for a task's result (`client-task-abandon-wait`): waits with a
-/// blocking `tasks/result`, then `abandon-cancels-task` cancels that wait and the task too
-/// (`tasks/cancel`), and `abandon-leaves-wait` stops waiting without cancelling the wait.
-fn abandon(mode: &str) {
+/// The server started and a session opened; the first action reported done.
+fn opened() -> Server {
     let mut s = Server::start(None);
-    s.send(INITIALIZE);
-    s.answer(json!(1));
-    s.send(INITIALIZED);
+    s.handshake();
     report(0, "result");
+    s
+}
+
+/// [`opened`], then the tools listed and `work` called as a task (id 3), its
+/// CreateTaskResult read: the task is running.
+fn task_running() -> Server {
+    let mut s = opened();
     s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
     s.answer(json!(2));
     s.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"work","arguments":{},"task":{}}}"#);
     s.answer(json!(3));
+    s
+}
+
+/// 2026-07-28: the server started, the first action reported done, and `work` called (id 1),
+/// which the server runs as a task.
+fn stateless_task_running() -> Server {
+    let mut s = Server::start(None);
+    report(0, "result");
+    s.send(&stateless_request(
+        1,
+        "tools/call",
+        json!({"name": "work", "arguments": {}}),
+    ));
+    s.answer(json!(1));
+    s
+}
+
+/// Cancels the task's creating call `id` the plain way, which cancels no task.
+fn cancelled_by_notification(mut s: Server, id: u64) {
+    std::thread::sleep(Duration::from_millis(600));
+    s.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}})
+            .to_string(),
+    );
+    report(1, "cancelled");
+    std::thread::sleep(Duration::from_millis(300));
+    s.close();
+    report(2, "result");
+}
+
+/// Told to stop waiting for a task's result (`client-task-abandon-wait`): waits with a
+/// blocking `tasks/result`, then `abandon-cancels-task` cancels that wait and the task too
+/// (`tasks/cancel`), and `abandon-leaves-wait` stops waiting without cancelling the wait.
+fn abandon(mode: &str) {
+    let mut s = task_running();
     s.send(r#"{"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"taskId":"task-1"}}"#);
     std::thread::sleep(Duration::from_millis(300));
     if mode == "abandon-cancels-task" {
@@ -159,6 +140,11 @@ fn abandon(mode: &str) {
         s.send(r#"{"jsonrpc":"2.0","id":5,"method":"tasks/cancel","params":{"taskId":"task-1"}}"#);
         s.answer(json!(5));
     }
+    abandoned(s);
+}
+
+/// How an abandoned wait ends: the stop reported, the rest of the case, then the close.
+fn abandoned(s: Server) {
     report(1, "cancelled");
     std::thread::sleep(Duration::from_millis(700));
     report(2, "result");

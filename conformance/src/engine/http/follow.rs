@@ -78,7 +78,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         // What went in the headers (HTTP-18, HTTP-19), as a comment in the transcript.
         let headers = self
             .io
-            .http()
+            .http_steps()
             .and_then(|http| http.shown_headers(channel).map(str::to_string));
         if let Some(headers) = headers {
             let mut entry =
@@ -182,7 +182,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// The channel a message matching `pattern` should come on: the one of the request it
     /// answers or reports progress for.
     pub(crate) fn expected_channel(&self, pattern: &Value) -> Option<Channel> {
-        if !self.streams.over_http {
+        if !self.io.channel_per_request() {
             return None;
         }
         let request = match (pattern.get("id"), pattern.pointer("/params/progressToken")) {

@@ -124,7 +124,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
     /// SHOULD close such a stream once the response is sent (HTTP-09). Each gets a grace after
     /// its response to end (the HTTP `T_grace`, longer by the target's waits for a CPU).
     pub(crate) async fn streams_left_open(&mut self) {
-        if !self.streams.over_http {
+        if !self.io.channel_per_request() {
             return;
         }
         let grace = self.grace_after(self.waited());
@@ -141,7 +141,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
 
     /// What became of the streams of cancelled requests (see [`http::cancelled_streams`]).
     pub(crate) fn cancelled_streams(&mut self) {
-        if !self.streams.over_http {
+        if !self.io.channel_per_request() {
             return;
         }
         let notes = http::cancelled_streams(&self.ledger.sent, &self.streams.by);

@@ -303,7 +303,7 @@ impl Side for ServerTarget {
     }
 
     fn gone<T: Transport>(e: &mut Engine<'_, T, Self>) {
-        let (rule, closed) = if e.streams.over_http {
+        let (rule, closed) = if e.io.channel_per_request() {
             (Req::Http04, "its endpoint refused connections")
         } else {
             (Req::Std01, "stdout closed")

@@ -33,7 +33,7 @@ pub(super) async fn session<T: Transport>(
     e: &mut Engine<'_, T, ServerTarget>,
     name: &str,
 ) -> Result<(), Stop> {
-    let Some(http) = e.io.http() else {
+    let Some(http) = e.io.http_steps() else {
         return Ok(());
     };
     if http.session_name() == name {
@@ -113,7 +113,7 @@ pub(super) async fn handshake<T: Transport>(
         .captures_mut()
         .insert("version".into(), json!(version));
     let streamable = ProtocolVersion::parse(&version).is_none_or(|v| v.has_streamable_http());
-    if e.streams.over_http && !streamable {
+    if e.io.channel_per_request() && !streamable {
         return Err(Stop::Skip(format!(
             "the target agreed to {version}, whose HTTP transport is the older HTTP+SSE, which the harness does not test (choose 2025-03-26 or later with --protocol-version)"
         )));

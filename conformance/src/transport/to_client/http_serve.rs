@@ -71,25 +71,9 @@ fn cut() -> Response {
     Response::new(Body::from_stream(failing))
 }
 
+/// Answers one request, after reporting what the client sent ([`ClientRequest`]).
 async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Response, Infallible> {
-    let header = |name: &str| {
-        request
-            .headers()
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string)
-    };
-    let mut seen = ClientRequest {
-        verb: request.method().as_str().to_string(),
-        path: request.uri().path().to_string(),
-        accept: header("accept"),
-        session: header("mcp-session-id"),
-        version: header("mcp-protocol-version"),
-        last_event_id: header("last-event-id"),
-        mcp_method: header("mcp-method"),
-        mcp_name: header("mcp-name"),
-        ..ClientRequest::default()
-    };
+    let mut seen = seen(&request);
     if shared.state().stopped {
         return Ok(cut());
     }
@@ -103,49 +87,8 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respo
     }
     let response = match seen.verb.as_str() {
         "POST" => return Ok(post(shared, request, seen).await),
-        "GET" => {
-            let n = {
-                let mut state = shared.state();
-                state.gets += 1;
-                state.gets
-            };
-            seen.channel = Some(Channel::Get(n));
-            seen.status = 405;
-            let mut response = plain(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "this server offers no stream of its own",
-            );
-            response
-                .headers_mut()
-                .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
-            response
-        }
-        "DELETE" => {
-            let mut state = shared.state();
-            state.deletes += 1;
-            seen.channel = Some(Channel::Delete(state.deletes));
-            let known = seen
-                .session
-                .as_ref()
-                .and_then(|s| state.sessions.get_mut(s));
-            let (status, text) = match known {
-                _ if shared.stateless => (
-                    StatusCode::METHOD_NOT_ALLOWED,
-                    "2026-07-28 has no sessions to delete",
-                ),
-                Some(known) if *known == SessionState::Live => {
-                    *known = SessionState::Deleted;
-                    (StatusCode::OK, "session ended")
-                }
-                Some(_) => (StatusCode::NOT_FOUND, "no such session"),
-                None if seen.session.is_none() => {
-                    (StatusCode::BAD_REQUEST, "DELETE needs Mcp-Session-Id")
-                }
-                None => (StatusCode::NOT_FOUND, "no such session"),
-            };
-            seen.status = status.as_u16();
-            plain(status, text)
-        }
+        "GET" => get(&shared, &mut seen),
+        "DELETE" => delete(&shared, &mut seen),
         _ => {
             seen.status = 405;
             plain(StatusCode::METHOD_NOT_ALLOWED, "POST, GET or DELETE")
@@ -153,6 +96,73 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Result<Respo
     };
     shared.emit(Event::HttpRequest(Box::new(seen))).await;
     Ok(response)
+}
+
+/// What the request's line and headers say (its message, for a POST, is read later).
+fn seen(request: &Request<Incoming>) -> ClientRequest {
+    let header = |name: &str| {
+        request
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    ClientRequest {
+        verb: request.method().as_str().to_string(),
+        path: request.uri().path().to_string(),
+        accept: header("accept"),
+        session: header("mcp-session-id"),
+        version: header("mcp-protocol-version"),
+        last_event_id: header("last-event-id"),
+        mcp_method: header("mcp-method"),
+        mcp_name: header("mcp-name"),
+        ..ClientRequest::default()
+    }
+}
+
+/// A GET: `405`, the server offers no stream of its own (HTTP-12 allows it).
+fn get(shared: &Shared, seen: &mut ClientRequest) -> Response {
+    let n = {
+        let mut state = shared.state();
+        state.gets += 1;
+        state.gets
+    };
+    seen.channel = Some(Channel::Get(n));
+    seen.status = 405;
+    let mut response = plain(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "this server offers no stream of its own",
+    );
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST, DELETE"));
+    response
+}
+
+/// A DELETE: ends a live session (HTTP-16); 2026-07-28 has none to end.
+fn delete(shared: &Shared, seen: &mut ClientRequest) -> Response {
+    let mut state = shared.state();
+    state.deletes += 1;
+    seen.channel = Some(Channel::Delete(state.deletes));
+    let known = seen
+        .session
+        .as_ref()
+        .and_then(|s| state.sessions.get_mut(s));
+    let (status, text) = match known {
+        _ if shared.stateless => (
+            StatusCode::METHOD_NOT_ALLOWED,
+            "2026-07-28 has no sessions to delete",
+        ),
+        Some(known) if *known == SessionState::Live => {
+            *known = SessionState::Deleted;
+            (StatusCode::OK, "session ended")
+        }
+        Some(_) => (StatusCode::NOT_FOUND, "no such session"),
+        None if seen.session.is_none() => (StatusCode::BAD_REQUEST, "DELETE needs Mcp-Session-Id"),
+        None => (StatusCode::NOT_FOUND, "no such session"),
+    };
+    seen.status = status.as_u16();
+    plain(status, text)
 }
 
 /// How a POST is answered.
@@ -169,6 +179,8 @@ enum Reply {
     UnknownSession,
 }
 
+/// A POST: its message goes to the engine (unless it carried a session the server forgot),
+/// and the engine's answer comes back as the response.
 async fn post(
     shared: Arc<Shared>,
     request: Request<Incoming>,
@@ -191,71 +203,8 @@ async fn post(
         }
     };
     let value: Option<Value> = serde_json::from_slice(&bytes).ok();
-    let method = value
-        .as_ref()
-        .and_then(|v| v.get("method"))
-        .and_then(Value::as_str);
-    let is_request = method.is_some() && value.as_ref().is_some_and(|v| v.get("id").is_some());
-    seen.method = method.map(str::to_string);
-    seen.is_request = is_request;
-    let params = value.as_ref().and_then(|v| v.get("params"));
-    seen.stamped = params
-        .and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1protocolVersion"))
-        .cloned();
-    let named = match method {
-        Some("tools/call" | "prompts/get") => Some("name"),
-        Some("resources/read") => Some("uri"),
-        _ => None,
-    };
-    seen.named = named
-        .and_then(|key| params.and_then(|p| p.get(key)))
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let reply = {
-        let mut state = shared.state();
-        if method == Some("initialize") && is_request && !shared.stateless {
-            let id = session_id(state.sessions.len());
-            state.sessions.insert(id.clone(), SessionState::Live);
-            seen.assigned = Some(id);
-        }
-        let known = seen
-            .session
-            .as_ref()
-            .filter(|_| seen.assigned.is_none())
-            .map(|s| state.sessions.get(s).copied());
-        seen.deleted = known == Some(Some(SessionState::Deleted));
-        let stale = known.is_some_and(|k| k != Some(SessionState::Live));
-        if stale {
-            Reply::UnknownSession
-        } else if !is_request {
-            if value.as_ref().is_some_and(Value::is_object) {
-                Reply::Accepted
-            } else {
-                Reply::Unreadable
-            }
-        } else if method == Some("tools/call") {
-            let (tx, rx) = mpsc::channel(STREAM_QUEUE);
-            let aborted = Arc::new(AtomicBool::new(false));
-            state.streams.push((
-                channel,
-                OpenStream {
-                    tx,
-                    aborted: aborted.clone(),
-                },
-            ));
-            Reply::Sse(StreamBody {
-                rx,
-                aborted,
-                channel,
-                shared: shared.clone(),
-                ended: false,
-            })
-        } else {
-            let (tx, rx) = oneshot::channel();
-            state.json.insert(channel, tx);
-            Reply::Json(rx)
-        }
-    };
+    read_message(&mut seen, value.as_ref());
+    let reply = reply(&shared, &mut seen, channel, value.as_ref());
     seen.status = match &reply {
         Reply::Accepted => 202,
         Reply::Unreadable => 400,
@@ -270,6 +219,85 @@ async fn post(
     if deliver {
         shared.emit(Event::Message { channel, bytes }).await;
     }
+    respond(reply, assigned).await
+}
+
+/// What the POSTed message is, as the standing rules judge it: its method, whether it is a
+/// request, its `_meta` version, and what `Mcp-Name` must mirror.
+fn read_message(seen: &mut ClientRequest, value: Option<&Value>) {
+    let method = value.and_then(|v| v.get("method")).and_then(Value::as_str);
+    seen.method = method.map(str::to_string);
+    seen.is_request = method.is_some() && value.is_some_and(|v| v.get("id").is_some());
+    let params = value.and_then(|v| v.get("params"));
+    seen.stamped = params
+        .and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1protocolVersion"))
+        .cloned();
+    let named = match method {
+        Some("tools/call" | "prompts/get") => Some("name"),
+        Some("resources/read") => Some("uri"),
+        _ => None,
+    };
+    seen.named = named
+        .and_then(|key| params.and_then(|p| p.get(key)))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+}
+
+/// How the POST on `channel` will be answered: a session minted for an `initialize`, a
+/// session the server does not know refused, `202` for what is no request, an SSE stream for
+/// `tools/call` (progress comes first), one JSON body for any other request.
+fn reply(
+    shared: &Arc<Shared>,
+    seen: &mut ClientRequest,
+    channel: Channel,
+    value: Option<&Value>,
+) -> Reply {
+    let mut state = shared.state();
+    let method = seen.method.as_deref();
+    if method == Some("initialize") && seen.is_request && !shared.stateless {
+        let id = session_id(state.sessions.len());
+        state.sessions.insert(id.clone(), SessionState::Live);
+        seen.assigned = Some(id);
+    }
+    let known = seen
+        .session
+        .as_ref()
+        .filter(|_| seen.assigned.is_none())
+        .map(|s| state.sessions.get(s).copied());
+    seen.deleted = known == Some(Some(SessionState::Deleted));
+    let stale = known.is_some_and(|k| k != Some(SessionState::Live));
+    if stale {
+        Reply::UnknownSession
+    } else if !seen.is_request {
+        if value.is_some_and(Value::is_object) {
+            Reply::Accepted
+        } else {
+            Reply::Unreadable
+        }
+    } else if seen.method.as_deref() == Some("tools/call") {
+        let (tx, rx) = mpsc::channel(STREAM_QUEUE);
+        let aborted = Arc::new(AtomicBool::new(false));
+        let stream = OpenStream {
+            tx,
+            aborted: aborted.clone(),
+        };
+        state.streams.push((channel, stream));
+        Reply::Sse(StreamBody {
+            rx,
+            aborted,
+            channel,
+            shared: shared.clone(),
+            ended: false,
+        })
+    } else {
+        let (tx, rx) = oneshot::channel();
+        state.json.insert(channel, tx);
+        Reply::Json(rx)
+    }
+}
+
+/// The response `reply` makes, carrying the session id `assigned` to an `initialize`.
+async fn respond(reply: Reply, assigned: Option<String>) -> Response {
     let mut response =
         match reply {
             Reply::Accepted => StatusCode::ACCEPTED.into_response(),

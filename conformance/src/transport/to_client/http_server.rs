@@ -24,7 +24,7 @@
 use super::http_serve::serve;
 use super::http_state::{Outlet, Shared};
 use crate::era::ProtocolVersion;
-use crate::transport::process::{Launch, Process, ProcessEvent, TargetLog};
+use crate::transport::process::{Launch, Process, TargetLog};
 use crate::transport::{Channel, Event, SendError, Transport};
 use axum::response::sse::Event as SseEvent;
 use serde_json::Value;
@@ -82,7 +82,6 @@ pub struct ClientRequest {
 /// talks to.
 pub struct HttpServer {
     process: Process,
-    stdout_closed: bool,
     shared: Arc<Shared>,
     events: mpsc::Receiver<(Instant, Event)>,
     server: Option<JoinHandle<()>>,
@@ -123,7 +122,6 @@ impl HttpServer {
         })?;
         Ok(HttpServer {
             process,
-            stdout_closed: false,
             shared,
             events,
             server: Some(server),
@@ -204,26 +202,13 @@ impl Transport for HttpServer {
             if self.finished() {
                 return None;
             }
-            let process_done = self.process.exit_status().is_some() && self.stdout_closed;
+            let process_done = self.process.finished();
             let changed = self.shared.changed.notified();
             tokio::select! {
-                event = self.process.recv(), if !process_done => {
-                    let Some((at, event)) = event else {
-                        self.stdout_closed = true;
-                        continue;
-                    };
-                    let event = match event {
-                        ProcessEvent::Line(bytes) => Event::AdapterLine(bytes),
-                        ProcessEvent::Overlong => Event::AdapterOverlong,
-                        ProcessEvent::Partial => continue,
-                        ProcessEvent::StdoutClosed => {
-                            self.stdout_closed = true;
-                            continue;
-                        }
-                        ProcessEvent::Exited(status) => Event::Exited(status),
-                    };
-                    return Some((at, event));
-                }
+                event = self.process.recv_adapter(), if !process_done => match event {
+                    Some(event) => return Some(event),
+                    None => continue,
+                },
                 Some(event) = self.events.recv() => return Some(event),
                 () = changed => continue,
                 () = tokio::time::sleep_until(deadline) => return None,
@@ -232,10 +217,7 @@ impl Transport for HttpServer {
     }
 
     fn finished(&self) -> bool {
-        self.process.exit_status().is_some()
-            && self.stdout_closed
-            && self.shared.connections() == 0
-            && self.events.is_empty()
+        self.process.finished() && self.shared.connections() == 0 && self.events.is_empty()
     }
 
     fn ordered(&self) -> bool {

@@ -2,9 +2,12 @@
 //!
 //! In client cases the harness plays the server, but a client wants a program to spawn. The
 //! adapter around the client library is started with `CONFORMANCE_SERVER` naming
-//! `conformance relay <addr>`, which connects to the harness over loopback TCP and copies bytes
-//! both ways, unchanged. Two things the client does to the process and not to the bytes are
-//! reported in-band, each as a line of its own that no JSON message can be:
+//! `conformance relay <addr> <token>`, which connects to the harness over loopback TCP and
+//! copies bytes both ways, unchanged. Any program on the machine can connect to that port, so
+//! the relay first presents the case's token ([`HELLO`]); a connection that does not present
+//! it within the write patience is closed, noted in the target's log, and not counted as a
+//! server the client started. Two things the client does to the process and not to the bytes
+//! are reported in-band, each as a line of its own that no JSON message can be:
 //!
 //! - the end of its stdin ([`STDIN_CLOSED`]): the client closed the server's stdin;
 //! - `SIGTERM` ([`TERMINATED`]), after which the relay exits as a terminated process would.
@@ -19,11 +22,12 @@
 //! ([`run`], [`run_if_relay`]).
 
 use crate::transport::lines::{read_lines, Chunk};
-use crate::transport::process::{Launch, Process, ProcessEvent, TargetLog, MAX_LINE};
+use crate::transport::process::{Launch, Process, TargetLog, MAX_LINE};
 use crate::transport::{Channel, Event, PeerSignal, SendError, Transport};
 use serde_json::json;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::TcpListener;
 use tokio::net::TcpStream;
@@ -37,6 +41,8 @@ pub const ENV_SERVER: &str = "CONFORMANCE_SERVER";
 pub const STDIN_CLOSED: &str = "\u{1}relay:stdin-closed";
 /// The line the relay sends when it receives `SIGTERM`.
 pub const TERMINATED: &str = "\u{1}relay:sigterm";
+/// The line the relay sends first, followed by the case's token and a newline.
+pub const HELLO: &str = "\u{1}relay:hello ";
 /// The first argument that makes a test binary act as the relay (see [`run_if_relay`]).
 pub const RELAY_FLAG: &str = "--conformance-relay";
 
@@ -69,8 +75,12 @@ pub struct Relay {
     connections: Vec<Connection>,
     wire_tx: mpsc::Sender<(Instant, u32, Wire)>,
     wire: mpsc::Receiver<(Instant, u32, Wire)>,
+    /// The line a connection must begin with: [`HELLO`], the case's token, a newline.
+    hello: Arc<[u8]>,
+    /// Connections that presented the token, or why one did not.
+    admitted_tx: mpsc::Sender<Result<TcpStream, String>>,
+    admitted: mpsc::Receiver<Result<TcpStream, String>>,
     patience: Duration,
-    stdout_closed: bool,
 }
 
 /// How many server processes one case may start; later connections are refused.
@@ -78,8 +88,9 @@ const MAX_CONNECTIONS: usize = 16;
 
 impl Relay {
     /// Starts the adapter `launch` with `CONFORMANCE_SERVER` set to `relay` (the relay
-    /// program's argv) plus the address it must connect back to. A write the client does not
-    /// read for `patience` fails.
+    /// program's argv) plus the address it must connect back to and the case's token. A write
+    /// the client does not read for `patience` fails, and a connection that does not present
+    /// the token within it is refused.
     pub async fn start(
         launch: &Launch,
         relay: &[String],
@@ -91,8 +102,9 @@ impl Relay {
         let addr = listener
             .local_addr()
             .map_err(|e| format!("cannot read the relay port: {e}"))?;
+        let token = new_token();
         let mut server = relay.to_vec();
-        server.push(addr.to_string());
+        server.extend([addr.to_string(), token.clone()]);
         let mut launch = launch.clone();
         launch
             .env
@@ -104,15 +116,43 @@ impl Relay {
             )
         })?;
         let (wire_tx, wire) = mpsc::channel(256);
+        let (admitted_tx, admitted) = mpsc::channel(MAX_CONNECTIONS);
         Ok(Relay {
             process,
             listener: Some(listener),
             connections: vec![],
             wire_tx,
             wire,
+            hello: format!("{HELLO}{token}\n").into_bytes().into(),
+            admitted_tx,
+            admitted,
             patience,
-            stdout_closed: false,
         })
+    }
+
+    /// Checks a connection to the relay's port on a task of its own (a connection that says
+    /// nothing must not hold up the case); what it finds comes back through `admitted`.
+    fn admit(&self, mut stream: TcpStream) {
+        let hello = self.hello.clone();
+        let tx = self.admitted_tx.clone();
+        // A relay presents its token as soon as it connects; a busy machine may delay it.
+        let allowed = crate::load::stretched(self.patience, crate::load::stretch());
+        tokio::spawn(async move {
+            let mut got = vec![0u8; hello.len()];
+            let read = tokio::time::timeout(allowed, stream.read_exact(&mut got)).await;
+            let admitted = match read {
+                Ok(Ok(_)) if *got == *hello => Ok(stream),
+                Ok(Ok(_)) => Err(format!(
+                    "it did not present this case's token (it began with {:?})",
+                    String::from_utf8_lossy(&got)
+                )),
+                Ok(Err(e)) => Err(format!(
+                    "it ended before presenting this case's token ({e})"
+                )),
+                Err(_) => Err(format!("it presented no token within {allowed:?}")),
+            };
+            let _ = tx.send(admitted).await;
+        });
     }
 
     fn connected(&mut self, stream: TcpStream) -> u32 {
@@ -200,7 +240,7 @@ impl Transport for Relay {
 
     async fn next(&mut self, deadline: Deadline) -> Option<(Instant, Event)> {
         loop {
-            let process_done = self.process.exit_status().is_some() && self.stdout_closed;
+            let process_done = self.process.finished();
             if process_done && !self.any_open() {
                 return None;
             }
@@ -212,23 +252,10 @@ impl Transport for Relay {
                 }
             };
             tokio::select! {
-                event = self.process.recv(), if !process_done => {
-                    let Some((at, event)) = event else {
-                        self.stdout_closed = true;
-                        continue;
-                    };
-                    let event = match event {
-                        ProcessEvent::Line(bytes) => Event::AdapterLine(bytes),
-                        ProcessEvent::Overlong => Event::AdapterOverlong,
-                        ProcessEvent::Partial => continue,
-                        ProcessEvent::StdoutClosed => {
-                            self.stdout_closed = true;
-                            continue;
-                        }
-                        ProcessEvent::Exited(status) => Event::Exited(status),
-                    };
-                    return Some((at, event));
-                }
+                event = self.process.recv_adapter(), if !process_done => match event {
+                    Some(event) => return Some(event),
+                    None => continue,
+                },
                 Some((at, n, event)) = self.wire.recv() => {
                     let channel = Channel::of_process(n);
                     let connection = &mut self.connections[n as usize - 1];
@@ -250,17 +277,21 @@ impl Transport for Relay {
                     };
                     return Some((at, event));
                 }
-                Some((stream, _)) = accept => {
-                    let count = self.connected(stream);
-                    return Some((Instant::now(), Event::Connected(count)));
-                }
+                Some((stream, _)) = accept => self.admit(stream),
+                Some(admitted) = self.admitted.recv(), if accepting => match admitted {
+                    Ok(stream) => {
+                        let count = self.connected(stream);
+                        return Some((Instant::now(), Event::Connected(count)));
+                    }
+                    Err(why) => self.note(format!("[relay] refused a connection to the relay's port: {why}")),
+                },
                 () = tokio::time::sleep_until(deadline) => return None,
             }
         }
     }
 
     fn finished(&self) -> bool {
-        self.process.exit_status().is_some() && self.stdout_closed && !self.any_open()
+        self.process.finished() && !self.any_open()
     }
 
     fn ordered(&self) -> bool {
@@ -291,4 +322,12 @@ impl Transport for Relay {
         self.close_input();
         self.process.end(grace).await
     }
+}
+
+/// A token no other case's relay presents: 128 bits from the standard library's random
+/// hashing keys (seeded by the operating system, different for every `RandomState`).
+fn new_token() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    let word = |salt: u64| RandomState::new().hash_one(salt);
+    format!("{:016x}{:016x}", word(1), word(2))
 }

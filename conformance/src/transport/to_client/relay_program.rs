@@ -4,20 +4,20 @@
 //! receives SIGTERM, and exits at once when the harness closes the connection or after
 //! SIGTERM, whatever its stdin does (see `relay` for the harness's end).
 
-use super::relay::{RELAY_FLAG, STDIN_CLOSED, TERMINATED};
+use super::relay::{HELLO, RELAY_FLAG, STDIN_CLOSED, TERMINATED};
 use std::io::Write as _;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 /// For test binaries and other hosts that cannot add a subcommand: when this process was
-/// started as `<program> --conformance-relay <addr>`, runs the relay and exits; otherwise
-/// returns at once. Call it first in `main`.
+/// started as `<program> --conformance-relay <addr> [<token>]`, runs the relay and exits;
+/// otherwise returns at once. Call it first in `main`.
 pub fn run_if_relay() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some(RELAY_FLAG) {
         let code = match args.get(2) {
-            Some(addr) => run(addr),
+            Some(addr) => run(addr, args.get(3).map(String::as_str)),
             None => {
                 eprintln!("conformance relay: {RELAY_FLAG} needs the harness address");
                 2
@@ -27,11 +27,12 @@ pub fn run_if_relay() {
     }
 }
 
-/// Relays stdin and stdout to the harness at `addr` until either side ends. Returns the exit
-/// code: 0 when the harness closed the connection (the server exits on its own, even while
+/// Relays stdin and stdout to the harness at `addr` until either side ends, having first
+/// presented `token` (the harness refuses a connection without the case's token). Returns the
+/// exit code: 0 when the harness closed the connection (the server exits on its own, even while
 /// its stdin is open), 1 on errors. After `SIGTERM` it tells the harness, flushes, and dies of
 /// the signal as a terminated process would, whether its stdin is open or not.
-pub fn run(addr: &str) -> i32 {
+pub fn run(addr: &str, token: Option<&str>) -> i32 {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -42,7 +43,7 @@ pub fn run(addr: &str) -> i32 {
             return 1;
         }
     };
-    let ended = runtime.block_on(relay(addr));
+    let ended = runtime.block_on(relay(addr, token));
     // Reading stdin blocks a thread that no runtime can stop: do not wait for it.
     runtime.shutdown_background();
     match ended {
@@ -67,42 +68,26 @@ enum Ended {
     Terminated,
 }
 
-async fn relay(addr: &str) -> std::io::Result<Ended> {
+async fn relay(addr: &str, token: Option<&str>) -> std::io::Result<Ended> {
     let stream = TcpStream::connect(addr).await?;
     stream.set_nodelay(true)?;
-    let (mut from_harness, mut to_harness) = stream.into_split();
+    let (from_harness, mut to_harness) = stream.into_split();
+    if let Some(token) = token {
+        to_harness
+            .write_all(format!("{HELLO}{token}\n").as_bytes())
+            .await?;
+    }
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
 
     // stdin is read on its own task so that the loop below only waits on cancel-safe futures.
     let (tx, mut stdin_chunks) = mpsc::channel::<Vec<u8>>(16);
-    tokio::spawn(async move {
-        let mut stdin = tokio::io::stdin();
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match stdin.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if tx.send(buf[..n].to_vec()).await.is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    });
-    let mut downstream = tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match from_harness.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if stdout.write_all(&buf[..n]).await.is_err() || stdout.flush().await.is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    });
+    tokio::spawn(copy(tokio::io::stdin(), async move |bytes: &[u8]| {
+        tx.send(bytes.to_vec()).await.is_ok()
+    }));
+    let mut stdout = tokio::io::stdout();
+    let mut downstream = tokio::spawn(copy(from_harness, async move |bytes: &[u8]| {
+        stdout.write_all(bytes).await.is_ok() && stdout.flush().await.is_ok()
+    }));
 
     let mut line_open = false;
     let mut stdin_open = true;
@@ -129,6 +114,22 @@ async fn relay(addr: &str) -> std::io::Result<Ended> {
                 return Ok(Ended::Terminated);
             }
             _ = &mut downstream => return Ok(Ended::Harness),
+        }
+    }
+}
+
+/// Reads `from` chunk by chunk and hands each chunk to `to`, until `from` ends or fails or `to`
+/// returns false.
+async fn copy(mut from: impl AsyncRead + Unpin, mut to: impl AsyncFnMut(&[u8]) -> bool) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match from.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if !to(&buf[..n]).await {
+                    break;
+                }
+            }
         }
     }
 }

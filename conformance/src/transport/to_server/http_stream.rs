@@ -30,14 +30,24 @@ pub const KEPT_BODY_BYTES: usize = 1024;
 /// Where a stream task reports.
 pub(super) type Sink = mpsc::Sender<(Instant, Event)>;
 
-/// Reports `event`, stamped when its bytes arrived (see `http_arrival`).
-async fn emit(sink: &Sink, clock: &mut Clock, event: Event) -> bool {
-    let at = if matches!(event, Event::Closed { .. }) {
-        clock.now()
-    } else {
-        clock.stamp()
-    };
-    sink.send((at, event)).await.is_ok()
+/// Where the reader of one response reports: the channel it reads, and the clock that stamps
+/// each event with when its bytes arrived (see `http_arrival`).
+struct Reporter {
+    channel: Channel,
+    sink: Sink,
+    clock: Clock,
+}
+
+impl Reporter {
+    /// Reports `event`; false once no one listens.
+    async fn emit(&mut self, event: Event) -> bool {
+        let at = if matches!(event, Event::Closed { .. }) {
+            self.clock.now()
+        } else {
+            self.clock.stamp()
+        };
+        self.sink.send((at, event)).await.is_ok()
+    }
 }
 
 /// What a response body is, by its `Content-Type`.
@@ -113,29 +123,28 @@ pub(super) async fn read(
     sent: Instant,
 ) {
     let arrivals = response.extensions().get::<Arrivals>().cloned();
-    let mut clock = Clock::new(arrivals, sent);
+    let mut out = Reporter {
+        channel,
+        sink,
+        clock: Clock::new(arrivals, sent),
+    };
     let head = head_of(&response);
     let kind = kind_of(&head, errors_answer);
-    if !emit(&sink, &mut clock, Event::Status { channel, head }).await {
+    if !out.emit(Event::Status { channel, head }).await {
         return;
     }
     let body = response.into_body();
-    let clock = &mut clock;
     let (end, bytes) = match kind {
-        Kind::Sse => read_sse(channel, body, &sink, clock).await,
-        Kind::Json => read_json(channel, body, &sink, clock).await,
-        Kind::Other => read_other(channel, body, &sink, clock).await,
+        Kind::Sse => read_sse(body, &mut out).await,
+        Kind::Json => read_json(body, &mut out).await,
+        Kind::Other => read_other(body, &mut out).await,
     };
-    emit(
-        &sink,
-        clock,
-        Event::Closed {
-            channel,
-            end,
-            bytes,
-        },
-    )
-    .await;
+    let closed = Event::Closed {
+        channel,
+        end,
+        bytes,
+    };
+    out.emit(closed).await;
 }
 
 /// Counts what the parser is fed: the whole stream, and the bytes since the last event.
@@ -144,12 +153,8 @@ struct Budget {
     since_event: AtomicUsize,
 }
 
-async fn read_sse(
-    channel: Channel,
-    body: Incoming,
-    sink: &Sink,
-    clock: &mut Clock,
-) -> (StreamEnd, u64) {
+async fn read_sse(body: Incoming, out: &mut Reporter) -> (StreamEnd, u64) {
+    let channel = out.channel;
     let budget = Arc::new(Budget {
         total: AtomicUsize::new(0),
         since_event: AtomicUsize::new(0),
@@ -175,33 +180,7 @@ async fn read_sse(
             None => break StreamEnd::Complete,
             Some(Ok(event)) => {
                 budget.since_event.store(0, Ordering::Relaxed);
-                let delivered = if event.data.trim().is_empty() {
-                    // No message: a priming event (HTTP-15), whose id and retry prepare a
-                    // reconnection.
-                    Event::Body {
-                        channel,
-                        text: format!(
-                            "an SSE event without data (id {:?}{})",
-                            event.id,
-                            event
-                                .retry
-                                .map(|r| format!(", retry {} ms", r.as_millis()))
-                                .unwrap_or_default()
-                        ),
-                    }
-                } else if event.event == "message" {
-                    Event::Message {
-                        channel,
-                        bytes: event.data.into_bytes(),
-                    }
-                } else {
-                    let data: String = event.data.chars().take(KEPT_BODY_BYTES).collect();
-                    Event::Body {
-                        channel,
-                        text: format!("an SSE event of type `{}`: {data}", event.event),
-                    }
-                };
-                if !emit(sink, clock, delivered).await {
+                if !out.emit(delivered(channel, event)).await {
                     break StreamEnd::Aborted;
                 }
             }
@@ -209,7 +188,7 @@ async fn read_sse(
                 break StreamEnd::TooLarge(MAX_STREAM_BYTES)
             }
             Some(Err(EventStreamError::Transport(Cut::Message))) => {
-                emit(sink, clock, Event::Overlong(channel)).await;
+                out.emit(Event::Overlong(channel)).await;
                 break StreamEnd::Broken(format!(
                     "the harness stopped reading after {} MiB without a complete event",
                     MAX_MESSAGE_BYTES >> 20
@@ -227,78 +206,115 @@ async fn read_sse(
     (end, budget.total.load(Ordering::Relaxed) as u64)
 }
 
-async fn read_json(
-    channel: Channel,
-    body: Incoming,
-    sink: &Sink,
-    clock: &mut Clock,
-) -> (StreamEnd, u64) {
-    let mut data = BodyDataStream::new(body);
-    let mut buf: Vec<u8> = vec![];
-    let mut total: u64 = 0;
-    while let Some(chunk) = data.next().await {
-        match chunk {
-            Ok(chunk) => {
-                total += chunk.len() as u64;
-                if buf.len() + chunk.len() > MAX_MESSAGE_BYTES {
-                    emit(sink, clock, Event::Overlong(channel)).await;
-                    return (StreamEnd::TooLarge(MAX_MESSAGE_BYTES), total);
-                }
-                buf.extend_from_slice(&chunk);
-            }
-            Err(e) => return (StreamEnd::Broken(describe(&e)), total),
+/// What one SSE event delivers: a message when it is of type `message`; otherwise its text
+/// for the transcript.
+fn delivered(channel: Channel, event: eventsource_stream::Event) -> Event {
+    if event.data.trim().is_empty() {
+        // No message: a priming event (HTTP-15), whose id and retry prepare a reconnection.
+        let retry = event
+            .retry
+            .map(|r| format!(", retry {} ms", r.as_millis()))
+            .unwrap_or_default();
+        Event::Body {
+            channel,
+            text: format!("an SSE event without data (id {:?}{retry})", event.id),
+        }
+    } else if event.event == "message" {
+        Event::Message {
+            channel,
+            bytes: event.data.into_bytes(),
+        }
+    } else {
+        let data: String = event.data.chars().take(KEPT_BODY_BYTES).collect();
+        Event::Body {
+            channel,
+            text: format!("an SSE event of type `{}`: {data}", event.event),
         }
     }
-    if !buf.is_empty() {
-        emit(
-            sink,
-            clock,
-            Event::Message {
-                channel,
-                bytes: buf,
-            },
-        )
-        .await;
+}
+
+async fn read_json(body: Incoming, out: &mut Reporter) -> (StreamEnd, u64) {
+    let channel = out.channel;
+    let mut buf: Vec<u8> = vec![];
+    let (stop, total) = read_chunks(body, |chunk| {
+        let fits = buf.len() + chunk.len() <= MAX_MESSAGE_BYTES;
+        if fits {
+            buf.extend_from_slice(chunk);
+        }
+        fits
+    })
+    .await;
+    match stop {
+        Stop::Full => {
+            out.emit(Event::Overlong(channel)).await;
+            (StreamEnd::TooLarge(MAX_MESSAGE_BYTES), total)
+        }
+        Stop::Broken(why) => (StreamEnd::Broken(why), total),
+        Stop::End => {
+            if !buf.is_empty() {
+                let message = Event::Message {
+                    channel,
+                    bytes: buf,
+                };
+                out.emit(message).await;
+            }
+            (StreamEnd::Complete, total)
+        }
     }
-    (StreamEnd::Complete, total)
 }
 
 /// A body that carries no message: its first bytes go to the transcript, and the rest is not
 /// read (the connection is dropped, so a 1 GiB error page costs nothing).
-async fn read_other(
-    channel: Channel,
-    body: Incoming,
-    sink: &Sink,
-    clock: &mut Clock,
-) -> (StreamEnd, u64) {
-    let mut data = BodyDataStream::new(body);
+async fn read_other(body: Incoming, out: &mut Reporter) -> (StreamEnd, u64) {
+    let channel = out.channel;
     let mut kept: Vec<u8> = vec![];
+    let (stop, total) = read_chunks(body, |chunk| {
+        let room = KEPT_BODY_BYTES.saturating_sub(kept.len());
+        kept.extend_from_slice(&chunk[..room.min(chunk.len())]);
+        kept.len() < KEPT_BODY_BYTES
+    })
+    .await;
+    let end = match stop {
+        Stop::End => StreamEnd::Complete,
+        Stop::Full => StreamEnd::Broken(format!(
+            "the harness read only the first {KEPT_BODY_BYTES} bytes of a body that carries no message"
+        )),
+        Stop::Broken(why) => StreamEnd::Broken(why),
+    };
+    if !kept.is_empty() {
+        let text = String::from_utf8_lossy(&kept).into_owned();
+        out.emit(Event::Body { channel, text }).await;
+    }
+    (end, total)
+}
+
+/// Why [`read_chunks`] stopped.
+enum Stop {
+    /// The body ended.
+    End,
+    /// The reader wanted no more.
+    Full,
+    /// The connection failed; why.
+    Broken(String),
+}
+
+/// Hands a body's chunks to `take` until the body ends, the connection fails, or `take`
+/// returns false; returns why it stopped and how many bytes came.
+async fn read_chunks(body: Incoming, mut take: impl FnMut(&[u8]) -> bool) -> (Stop, u64) {
+    let mut data = BodyDataStream::new(body);
     let mut total: u64 = 0;
-    let mut end = StreamEnd::Complete;
     while let Some(chunk) = data.next().await {
         match chunk {
             Ok(chunk) => {
                 total += chunk.len() as u64;
-                let room = KEPT_BODY_BYTES.saturating_sub(kept.len());
-                kept.extend_from_slice(&chunk[..room.min(chunk.len())]);
-                if kept.len() >= KEPT_BODY_BYTES {
-                    end = StreamEnd::Broken(format!(
-                        "the harness read only the first {KEPT_BODY_BYTES} bytes of a body that carries no message"
-                    ));
-                    break;
+                if !take(&chunk) {
+                    return (Stop::Full, total);
                 }
             }
-            Err(e) => {
-                end = StreamEnd::Broken(describe(&e));
-                break;
-            }
+            Err(e) => return (Stop::Broken(describe(&e)), total),
         }
     }
-    if !kept.is_empty() {
-        let text = String::from_utf8_lossy(&kept).into_owned();
-        emit(sink, clock, Event::Body { channel, text }).await;
-    }
-    (end, total)
+    (Stop::End, total)
 }
 
 /// An error with its causes, as one line.

@@ -12,7 +12,6 @@ use tokio::time::Instant as Deadline;
 pub struct Stdio {
     process: Process,
     patience: Duration,
-    stdout_closed: bool,
 }
 
 impl Stdio {
@@ -21,7 +20,6 @@ impl Stdio {
         Ok(Stdio {
             process: Process::spawn(launch)?,
             patience,
-            stdout_closed: false,
         })
     }
 }
@@ -47,17 +45,14 @@ impl Transport for Stdio {
             },
             ProcessEvent::Overlong => Event::Overlong(Channel::Stdio),
             ProcessEvent::Partial => Event::Partial(Channel::Stdio),
-            ProcessEvent::StdoutClosed => {
-                self.stdout_closed = true;
-                Event::OutputClosed
-            }
+            ProcessEvent::StdoutClosed => Event::OutputClosed,
             ProcessEvent::Exited(status) => Event::Exited(status),
         };
         Some((at, event))
     }
 
     fn finished(&self) -> bool {
-        self.stdout_closed && self.process.exit_status().is_some()
+        self.process.finished()
     }
 
     fn ordered(&self) -> bool {

@@ -12,16 +12,22 @@
 //! The transport keeps the sessions a case opens (`Mcp-Session-Id`, learned from the response
 //! that carried it, and the agreed `MCP-Protocol-Version`), so a case can hold two sessions
 //! at once. In the stateless era there are no sessions: each POST carries the headers that
-//! mirror its body instead (`http_headers`), and an error status's JSON body is the answer. With an argv the server is started as a process (`process.rs`: own process
-//! group, bounded logs, always killed and reaped); `{port}` in the URL and the argv becomes a
-//! free loopback port, and the transport waits until that port accepts connections. The
+//! mirror its body instead (`http_headers`), and an error status's JSON body is the answer.
+//!
+//! With an argv the server is started as a process (`process.rs`: own process group, bounded
+//! logs, always killed and reaped); `{port}` in the URL and the argv becomes a free loopback
+//! port (`target`), and the transport waits until that port accepts connections. The
 //! process's stdout is a log there, not the protocol.
+
 mod requests;
+mod target;
+
+pub use target::{HttpTarget, PORT};
 
 use super::http_arrival::StampingConnector;
 use super::http_stream::Sink;
-use crate::transport::process::{display_argv, Launch, Process, ProcessEvent, TargetLog};
-use crate::transport::{Channel, Event, SendError, StreamEnd, Transport};
+use crate::transport::process::{display_argv, Process, ProcessEvent, TargetLog};
+use crate::transport::{Channel, Event, HttpSteps, SendError, StreamEnd, Transport};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{HeaderName, HeaderValue};
@@ -29,54 +35,18 @@ use hyper::{Method, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use requests::Session;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use target::parse_url;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio::time::Instant as Deadline;
 
-/// The placeholder for a free loopback port in a URL or an argv.
-pub const PORT: &str = "{port}";
 /// How long the harness waits for a DELETE of each session when it leaves a server it did
 /// not start.
 const GOODBYE: Duration = Duration::from_millis(500);
-
-/// How to reach an HTTP server target.
-#[derive(Debug, Clone)]
-pub struct HttpTarget {
-    /// The MCP endpoint, possibly with `{port}`.
-    pub url: String,
-    /// How to start the server, when the harness starts it (once per case).
-    pub launch: Option<Launch>,
-}
-
-impl HttpTarget {
-    /// The target as reports show it.
-    pub fn display(&self) -> String {
-        match &self.launch {
-            Some(launch) => format!("{} (started as {})", self.url, display_argv(&launch.argv)),
-            None => self.url.clone(),
-        }
-    }
-
-    /// Whether every case gets a server of its own on a port of its own: only then may cases
-    /// run in parallel without sharing one server's state.
-    pub fn isolated(&self) -> bool {
-        self.launch.is_some() && self.url.contains(PORT)
-    }
-}
-
-/// One MCP session the case holds.
-#[derive(Debug, Clone)]
-struct Session {
-    /// The name the case gives it (`main` for the first).
-    name: String,
-    /// The `Mcp-Session-Id` the server assigned, if it did.
-    id: Option<HeaderValue>,
-    /// The protocol version agreed in it.
-    version: Option<String>,
-}
 
 /// The Streamable HTTP transport.
 pub struct Http {
@@ -107,26 +77,6 @@ pub struct Http {
     shared_group: Option<i32>,
 }
 
-/// A free loopback port (the OS picks one; it is released for the server to take). The OS may
-/// offer a port again as soon as it is released, before the server that was given it has
-/// started listening: two cases of one run would then share a server. So a port is handed
-/// out once per run.
-fn free_port() -> std::io::Result<u16> {
-    static GIVEN: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
-    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
-    let given = given.get_or_insert_with(HashSet::new);
-    let mut port = 0;
-    for _ in 0..64 {
-        port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
-        if given.insert(port) {
-            break;
-        }
-    }
-    Ok(port)
-}
-
 impl Http {
     /// Connects to (and, with a launch, starts) the target. `{port}` becomes a free loopback
     /// port; a started server gets until `startup` to accept connections. Fails only when the
@@ -136,32 +86,12 @@ impl Http {
         connect_timeout: Duration,
         startup: Duration,
     ) -> Result<Http, String> {
-        let wants_port = target.url.contains(PORT)
-            || target
-                .launch
-                .as_ref()
-                .is_some_and(|l| l.argv.iter().any(|a| a.contains(PORT)));
-        let port = if wants_port {
-            free_port()
-                .map_err(|e| format!("cannot find a free loopback port: {e}"))?
-                .to_string()
-        } else {
-            String::new()
-        };
+        let port = target.port()?;
         let url_text = target.url.replace(PORT, &port);
         let url = parse_url(&url_text)?;
-        let mut connector = HttpConnector::new();
-        connector.set_connect_timeout(Some(connect_timeout));
-        connector.set_nodelay(true);
-        // One connection per request, never pooled: closing a channel closes exactly its
-        // connection, and no request waits for a connection another one holds.
-        let client = Client::builder(TokioExecutor::new())
-            .pool_max_idle_per_host(0)
-            .http1_max_buf_size(64 * 1024)
-            .build(StampingConnector(connector));
         let (sink, events) = mpsc::channel(256);
         let mut http = Http {
-            client,
+            client: client(connect_timeout),
             url,
             process: None,
             log: Arc::new(Mutex::new(TargetLog::default())),
@@ -186,14 +116,7 @@ impl Http {
             shown_headers: HashMap::new(),
             shared_group: None,
         };
-        if let Some(launch) = &target.launch {
-            let mut launch = launch.clone();
-            for arg in &mut launch.argv {
-                *arg = arg.replace(PORT, &port);
-            }
-            for (_, value) in &mut launch.env {
-                *value = value.replace(PORT, &port);
-            }
+        if let Some(launch) = target.launch_at(&port) {
             let process = Process::spawn(&launch).map_err(|e| {
                 format!(
                     "cannot start target `{}`: {e}; check the command after `--` (it is run without a shell)",
@@ -270,6 +193,19 @@ impl Http {
     }
 }
 
+/// The HTTP client of one case: one connection per request, never pooled, so that closing a
+/// channel closes exactly its connection, and no request waits for a connection another one
+/// holds.
+fn client(connect_timeout: Duration) -> Client<StampingConnector, Full<Bytes>> {
+    let mut connector = HttpConnector::new();
+    connector.set_connect_timeout(Some(connect_timeout));
+    connector.set_nodelay(true);
+    Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(0)
+        .http1_max_buf_size(64 * 1024)
+        .build(StampingConnector(connector))
+}
+
 /// One event from a started process, if one comes before the deadline; its stdout lines go
 /// to the log, since over HTTP they are no protocol.
 async fn process_event(
@@ -290,21 +226,6 @@ async fn process_event(
             }
         };
         process.note(text);
-    }
-}
-
-fn parse_url(text: &str) -> Result<Uri, String> {
-    let url: Uri = text.parse().map_err(|e| {
-        format!("`{text}` is not a URL ({e}); write the MCP endpoint, e.g. http://127.0.0.1:{{port}}/mcp")
-    })?;
-    match url.scheme_str() {
-        Some("http") if url.authority().is_some() => Ok(url),
-        Some("https") => Err(format!(
-            "`{text}`: https is not supported yet; test the server over plain http on a loopback address"
-        )),
-        _ => Err(format!(
-            "`{text}` is not an http URL; write the MCP endpoint, e.g. http://127.0.0.1:{{port}}/mcp"
-        )),
     }
 }
 
@@ -382,7 +303,7 @@ impl Transport for Http {
         self.sessions[self.current].version = Some(version.to_string());
     }
 
-    fn http(&mut self) -> Option<&mut Http> {
+    fn http_steps(&mut self) -> Option<&mut dyn HttpSteps> {
         Some(self)
     }
 
@@ -457,37 +378,5 @@ impl Transport for Http {
             }
             None => std::mem::take(&mut *self.log.lock().unwrap_or_else(|e| e.into_inner())),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn urls_are_checked() {
-        assert!(parse_url("http://127.0.0.1:8080/mcp").is_ok());
-        assert!(parse_url("https://example.com/mcp")
-            .unwrap_err()
-            .contains("https is not supported"));
-        assert!(parse_url("ftp://127.0.0.1:8080/mcp")
-            .unwrap_err()
-            .contains("not an http URL"));
-        assert!(parse_url("/mcp").unwrap_err().contains("not an http URL"));
-        assert!(parse_url("http://[::1/mcp")
-            .unwrap_err()
-            .contains("not a URL"));
-    }
-
-    #[test]
-    fn only_a_started_server_on_its_own_port_is_isolated() {
-        let launch = Some(Launch::argv(vec!["srv".into()]));
-        let target = |url: &str, launch: Option<Launch>| HttpTarget {
-            url: url.into(),
-            launch,
-        };
-        assert!(target("http://127.0.0.1:{port}/mcp", launch.clone()).isolated());
-        assert!(!target("http://127.0.0.1:9/mcp", launch).isolated());
-        assert!(!target("http://127.0.0.1:{port}/mcp", None).isolated());
     }
 }

@@ -4,37 +4,27 @@
 
 use super::super::http_headers;
 use super::super::http_stream::{self, describe};
-use super::{Http, Session};
+use super::Http;
 use crate::era::ProtocolVersion;
-use crate::transport::{Channel, Event, StreamEnd};
+use crate::transport::{Channel, Event, HttpSteps, StreamEnd};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Method, Request};
 use std::time::Instant;
 
+/// One MCP session the case holds.
+#[derive(Debug, Clone)]
+pub(super) struct Session {
+    /// The name the case gives it (`main` for the first).
+    pub(super) name: String,
+    /// The `Mcp-Session-Id` the server assigned, if it did.
+    pub(super) id: Option<HeaderValue>,
+    /// The protocol version agreed in it.
+    pub(super) version: Option<String>,
+}
+
 impl Http {
-    /// Switches to the session `name`, opening it (with no session id yet) if it is new.
-    /// Returns whether it is new.
-    pub fn switch_session(&mut self, name: &str) -> bool {
-        if let Some(index) = self.sessions.iter().position(|s| s.name == name) {
-            self.current = index;
-            return false;
-        }
-        self.sessions.push(Session {
-            name: name.to_string(),
-            id: None,
-            version: None,
-        });
-        self.current = self.sessions.len() - 1;
-        true
-    }
-
-    /// The name of the current session.
-    pub fn session_name(&self) -> &str {
-        &self.sessions[self.current].name
-    }
-
     /// The index of the session a channel belongs to (0 is `main`).
     pub fn session_index(&self, channel: Channel) -> usize {
         self.session_of.get(&channel).copied().unwrap_or(0)
@@ -43,54 +33,6 @@ impl Http {
     /// The index of the current session.
     pub fn current_session(&self) -> usize {
         self.current
-    }
-
-    /// Whether the server gave the current session an id.
-    pub fn has_session_id(&self) -> bool {
-        self.sessions[self.current].id.is_some()
-    }
-
-    /// Headers the next POST carries (an empty value removes a header the harness would
-    /// send). Returns an error naming a header that is not a valid HTTP header.
-    pub fn add_header(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("`{name}` is not an HTTP header name"))?;
-        let value = if value.is_empty() {
-            None
-        } else {
-            Some(
-                HeaderValue::from_str(value)
-                    .map_err(|_| format!("`{value}` is not a valid value of header {name}"))?,
-            )
-        };
-        self.next_headers.push((name, value));
-        Ok(())
-    }
-
-    /// Whether the harness would send header `name` on the next POST.
-    pub fn sends_header(&self, name: &str) -> bool {
-        let session = &self.sessions[self.current];
-        let stateless = session
-            .version
-            .as_deref()
-            .is_some_and(http_headers::is_stateless);
-        let name = name.to_ascii_lowercase();
-        if stateless {
-            return matches!(
-                name.as_str(),
-                http_headers::PROTOCOL_VERSION
-                    | http_headers::METHOD
-                    | http_headers::NAME
-                    | "accept"
-                    | "content-type"
-            );
-        }
-        match name.as_str() {
-            "mcp-session-id" => session.id.is_some(),
-            "mcp-protocol-version" => Self::version_header(session).is_some(),
-            "accept" | "content-type" => true,
-            _ => false,
-        }
     }
 
     /// The `MCP-Protocol-Version` of the handshake era (HTTP-18): the agreed version, once
@@ -128,9 +70,39 @@ impl Http {
     pub(super) fn request(&mut self, method: Method, body: Option<&[u8]>) -> Channel {
         let channel = self.next_channel(&method);
         let session = self.sessions[self.current].clone();
-        let mut builder = Request::builder()
-            .method(method.clone())
-            .uri(self.url.clone());
+        // The stateless era mirrors the body into headers and has no sessions (HTTP-19).
+        let stateless = http_headers::stateless(session.version.as_deref(), body);
+        let headers = self.headers(channel, &method, &session, body, stateless.as_deref());
+        let mut builder = Request::builder().method(method).uri(self.url.clone());
+        for (name, value) in headers {
+            builder = builder.header(name, value);
+        }
+        // In the stateless era an error status of a request's POST carries the JSON-RPC error
+        // that answers it (400 with -32020, 404 with -32601, …).
+        let errors_answer = body.is_some_and(http_headers::is_request)
+            && (stateless.is_some()
+                || session
+                    .version
+                    .as_deref()
+                    .is_some_and(http_headers::is_stateless));
+        let body = Full::new(Bytes::copy_from_slice(body.unwrap_or_default()));
+        let request = builder.body(body).expect("a request from valid parts");
+        self.read_response(channel, request, errors_answer);
+        self.session_of.insert(channel, self.current);
+        channel
+    }
+
+    /// The headers of the request on `channel`: `Accept`, the body's type, then the session
+    /// id and version header, or the stateless era's `mirrored` ones, then what a `! header`
+    /// step set or removed. What the case may care about is kept for the transcript.
+    fn headers(
+        &mut self,
+        channel: Channel,
+        method: &Method,
+        session: &Session,
+        body: Option<&[u8]>,
+        mirrored: Option<&[(HeaderName, HeaderValue)]>,
+    ) -> Vec<(HeaderName, HeaderValue)> {
         let accept = if method == Method::GET {
             "text/event-stream"
         } else {
@@ -144,15 +116,13 @@ impl Http {
                 HeaderValue::from_static("application/json"),
             ));
         }
-        // The stateless era mirrors the body into headers and has no sessions (HTTP-19).
-        let stateless = http_headers::stateless(session.version.as_deref(), body);
-        match &stateless {
+        match mirrored {
             Some(mirrored) => headers.extend(mirrored.iter().cloned()),
             None => {
                 if let Some(id) = session.id.clone() {
                     headers.push((HeaderName::from_static("mcp-session-id"), id));
                 }
-                if let Some(version) = Self::version_header(&session) {
+                if let Some(version) = Self::version_header(session) {
                     headers.push((HeaderName::from_static("mcp-protocol-version"), version));
                 }
             }
@@ -177,19 +147,17 @@ impl Http {
         if !shown.is_empty() {
             self.shown_headers.insert(channel, shown.join(", "));
         }
-        for (name, value) in headers {
-            builder = builder.header(name, value);
-        }
-        // In the stateless era an error status of a request's POST carries the JSON-RPC error
-        // that answers it (400 with -32020, 404 with -32601, …).
-        let errors_answer = body.is_some_and(http_headers::is_request)
-            && (stateless.is_some()
-                || session
-                    .version
-                    .as_deref()
-                    .is_some_and(http_headers::is_stateless));
-        let body = Full::new(Bytes::copy_from_slice(body.unwrap_or_default()));
-        let request = builder.body(body).expect("a request from valid parts");
+        headers
+    }
+
+    /// Sends `request` and reads its response on a task of its own, which reports on
+    /// `channel` (with `errors_answer`, the JSON body of a 4xx is a message too).
+    fn read_response(
+        &mut self,
+        channel: Channel,
+        request: Request<Full<Bytes>>,
+        errors_answer: bool,
+    ) {
         let sent = Instant::now();
         let response = self.client.request(request);
         let sink = self.sink.clone();
@@ -200,39 +168,16 @@ impl Http {
                 }
                 Err(e) => {
                     let end = StreamEnd::Broken(describe(&e));
-                    let _ = sink
-                        .send((
-                            Instant::now(),
-                            Event::Closed {
-                                channel,
-                                end,
-                                bytes: 0,
-                            },
-                        ))
-                        .await;
+                    let closed = Event::Closed {
+                        channel,
+                        end,
+                        bytes: 0,
+                    };
+                    let _ = sink.send((Instant::now(), closed)).await;
                 }
             }
         });
         self.tasks.insert(channel, task.abort_handle());
-        self.session_of.insert(channel, self.current);
-        channel
-    }
-
-    /// The MCP headers a request carried (and any a `! header` step set or removed), as the
-    /// transcript shows them.
-    pub fn shown_headers(&self, channel: Channel) -> Option<&str> {
-        self.shown_headers.get(&channel).map(String::as_str)
-    }
-
-    /// Opens a GET stream in the current session (HTTP-12).
-    pub fn listen(&mut self) -> Channel {
-        self.request(Method::GET, None)
-    }
-
-    /// Ends the current session with a DELETE (HTTP-16); the session keeps its id, so later
-    /// requests show what the server does with an ended session.
-    pub fn delete_session(&mut self) -> Channel {
-        self.request(Method::DELETE, None)
     }
 
     /// What the transport learns from a response head: the session id the server assigned
@@ -265,5 +210,81 @@ impl Http {
     pub(super) fn refused(&mut self, event: &Event) -> bool {
         let refused = matches!(event, Event::Closed { end: StreamEnd::Broken(why), .. } if why.contains("refused"));
         refused && !std::mem::replace(&mut self.refused, true)
+    }
+}
+
+impl HttpSteps for Http {
+    fn switch_session(&mut self, name: &str) -> bool {
+        if let Some(index) = self.sessions.iter().position(|s| s.name == name) {
+            self.current = index;
+            return false;
+        }
+        self.sessions.push(Session {
+            name: name.to_string(),
+            id: None,
+            version: None,
+        });
+        self.current = self.sessions.len() - 1;
+        true
+    }
+
+    fn session_name(&self) -> &str {
+        &self.sessions[self.current].name
+    }
+
+    fn has_session_id(&self) -> bool {
+        self.sessions[self.current].id.is_some()
+    }
+
+    fn add_header(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("`{name}` is not an HTTP header name"))?;
+        let value = if value.is_empty() {
+            None
+        } else {
+            Some(
+                HeaderValue::from_str(value)
+                    .map_err(|_| format!("`{value}` is not a valid value of header {name}"))?,
+            )
+        };
+        self.next_headers.push((name, value));
+        Ok(())
+    }
+
+    fn sends_header(&self, name: &str) -> bool {
+        let session = &self.sessions[self.current];
+        let stateless = session
+            .version
+            .as_deref()
+            .is_some_and(http_headers::is_stateless);
+        let name = name.to_ascii_lowercase();
+        if stateless {
+            return matches!(
+                name.as_str(),
+                http_headers::PROTOCOL_VERSION
+                    | http_headers::METHOD
+                    | http_headers::NAME
+                    | "accept"
+                    | "content-type"
+            );
+        }
+        match name.as_str() {
+            "mcp-session-id" => session.id.is_some(),
+            "mcp-protocol-version" => Self::version_header(session).is_some(),
+            "accept" | "content-type" => true,
+            _ => false,
+        }
+    }
+
+    fn shown_headers(&self, channel: Channel) -> Option<&str> {
+        self.shown_headers.get(&channel).map(String::as_str)
+    }
+
+    fn listen(&mut self) -> Channel {
+        self.request(Method::GET, None)
+    }
+
+    fn delete_session(&mut self) -> Channel {
+        self.request(Method::DELETE, None)
     }
 }
