@@ -37,12 +37,14 @@
 //! the path and the variables it was made of, and gives the file's `install` text (how to
 //! install what it needs).
 
+mod error;
 pub mod expand;
 
 use crate::engine::server::Connect;
-use crate::fixtures::{is_role, Fixtures, Mapping, ROLES, TASK_ROLES};
+use crate::fixtures::{is_role, Fixtures, Mapping};
 use crate::transport::http::HttpTarget;
 use crate::transport::process::Launch;
+pub use error::{FileError, LoadError, MissingPath};
 use expand::{expand, is_variable_path, Used};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -78,7 +80,7 @@ impl TargetFile {
 
 /// Reads a target file, its variables from the environment. Errors name the file and the
 /// field, and say what to write instead.
-pub fn load(path: &Path) -> Result<TargetFile, String> {
+pub fn load(path: &Path) -> Result<TargetFile, LoadError> {
     load_with(path, &|name| std::env::var(name).ok())
 }
 
@@ -86,17 +88,24 @@ pub fn load(path: &Path) -> Result<TargetFile, String> {
 pub fn load_with(
     path: &Path,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<TargetFile, String> {
-    let shown = path.display();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{shown}: cannot read the target file: {e}"))?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{shown}:{}: the target file is not JSON: {e}", e.line()))?;
+) -> Result<TargetFile, LoadError> {
+    let shown = || path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+        path: shown(),
+        source,
+    })?;
+    let value: Value = serde_json::from_str(&text).map_err(|source| LoadError::NotJson {
+        path: shown(),
+        source,
+    })?;
     let dir = std::path::absolute(path)
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf))
-        .ok_or_else(|| format!("{shown}: cannot tell which folder holds the target file"))?;
-    parse(&value, &Place { dir, lookup }).map_err(|e| format!("{shown}: {e}"))
+        .ok_or_else(|| LoadError::NoFolder { path: shown() })?;
+    parse(&value, &Place { dir, lookup }).map_err(|source| LoadError::Invalid {
+        path: shown(),
+        source,
+    })
 }
 
 /// What a target file's relative paths and variables are resolved against.
@@ -119,35 +128,36 @@ const FIELDS: [&str; 8] = [
 ];
 
 /// Parses a target file's JSON, expanding its variables and resolving its paths at `place`.
-pub fn parse(value: &Value, place: &Place) -> Result<TargetFile, String> {
-    let object = value
-        .as_object()
-        .ok_or("a target file is a JSON object; see the README's target file section")?;
-    for key in object.keys() {
-        if !FIELDS.contains(&key.as_str()) {
-            return Err(format!(
-                "unknown field `{key}`; known: {}",
-                FIELDS.join(", ")
-            ));
-        }
+pub fn parse(value: &Value, place: &Place) -> Result<TargetFile, FileError> {
+    let object = value.as_object().ok_or(FileError::NotAnObject)?;
+    if let Some(key) = object.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        return Err(FileError::UnknownField { key: key.clone() });
     }
     let install = match object.get("install") {
         None => None,
         Some(Value::String(text)) => Some(text.clone()),
-        Some(_) => return Err("`install` must be a string: how to install what the command needs, e.g. \"targets/install.sh rmcp\"".into()),
+        Some(_) => return Err(FileError::WrongType {
+            field: "install",
+            want:
+                "a string: how to install what the command needs, e.g. \"targets/install.sh rmcp\"",
+        }),
     };
-    let expand_in = |field: &str, text: &str| -> Result<(String, Vec<Used>), String> {
-        expand(text, place.lookup).map_err(|e| format!("{field}: {e}"))
+    let expand_in = |field: &str, text: &str| -> Result<(String, Vec<Used>), FileError> {
+        expand(text, place.lookup).map_err(|source| FileError::Expand {
+            field: field.to_string(),
+            source,
+        })
     };
-    let url =
-        match object.get("url") {
-            None => None,
-            Some(Value::String(url)) => Some(expand_in("url", url)?.0),
-            Some(_) => return Err(
-                "`url` must be a string, the MCP endpoint, e.g. \"http://127.0.0.1:{port}/mcp\""
-                    .into(),
-            ),
-        };
+    let url = match object.get("url") {
+        None => None,
+        Some(Value::String(url)) => Some(expand_in("url", url)?.0),
+        Some(_) => {
+            return Err(FileError::WrongType {
+                field: "url",
+                want: "a string, the MCP endpoint, e.g. \"http://127.0.0.1:{port}/mcp\"",
+            })
+        }
+    };
     let raw: Option<Vec<String>> = match object.get("command") {
         None if url.is_some() => None,
         command => Some(
@@ -155,7 +165,10 @@ pub fn parse(value: &Value, place: &Place) -> Result<TargetFile, String> {
                 .and_then(Value::as_array)
                 .filter(|a| !a.is_empty())
                 .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
-                .ok_or("`command` must be a non-empty array of strings (the argv, run without a shell); a server over HTTP that is already running needs only `url`")?,
+                .ok_or(FileError::WrongType {
+                    field: "command",
+                    want: "a non-empty array of strings (the argv, run without a shell); a server over HTTP that is already running needs only `url`",
+                })?,
         ),
     };
     let env = match object.get("env") {
@@ -163,12 +176,17 @@ pub fn parse(value: &Value, place: &Place) -> Result<TargetFile, String> {
         Some(Value::Object(map)) => {
             let mut env = vec![];
             for (k, v) in map {
-                let v = v.as_str().ok_or("`env` values must be strings")?;
+                let v = v.as_str().ok_or(FileError::EnvValue)?;
                 env.push((k.clone(), expand_in(&format!("env.{k}"), v)?.0));
             }
             env
         }
-        Some(_) => return Err("`env` must be an object of strings".into()),
+        Some(_) => {
+            return Err(FileError::WrongType {
+                field: "env",
+                want: "an object of strings",
+            })
+        }
     };
     let cwd = match object.get("cwd") {
         None => None,
@@ -176,18 +194,23 @@ pub fn parse(value: &Value, place: &Place) -> Result<TargetFile, String> {
             let (expanded, used) = expand_in("cwd", dir)?;
             let resolved = tidy(&place.dir.join(&expanded));
             if !resolved.is_dir() {
-                return Err(missing(
-                    "cwd",
-                    dir,
-                    &resolved,
-                    &used,
-                    install.as_deref(),
-                    "is no folder",
-                ));
+                return Err(FileError::Missing(Box::new(MissingPath {
+                    field: "cwd".into(),
+                    written: dir.clone(),
+                    path: resolved,
+                    used,
+                    install,
+                    what: "is no folder",
+                })));
             }
             Some(resolved)
         }
-        Some(_) => return Err("`cwd` must be a string".into()),
+        Some(_) => {
+            return Err(FileError::WrongType {
+                field: "cwd",
+                want: "a string",
+            })
+        }
     };
     let argv = match raw {
         None => None,
@@ -201,13 +224,21 @@ pub fn parse(value: &Value, place: &Place) -> Result<TargetFile, String> {
     let protocol_version = match object.get("protocolVersion") {
         None => None,
         Some(Value::String(v)) => Some(v.clone()),
-        Some(_) => return Err("`protocolVersion` must be a string such as \"2025-06-18\"".into()),
+        Some(_) => {
+            return Err(FileError::WrongType {
+                field: "protocolVersion",
+                want: "a string such as \"2025-06-18\"",
+            })
+        }
     };
     let fixtures = match object.get("fixtures") {
         None => None,
         Some(Value::Object(map)) => Some(parse_fixtures(map)?),
         Some(_) => {
-            return Err("`fixtures` must be an object of role → {tool, arguments} or null".into())
+            return Err(FileError::WrongType {
+                field: "fixtures",
+                want: "an object of role → {tool, arguments} or null",
+            })
         }
     };
     Ok(TargetFile {
@@ -225,12 +256,14 @@ fn resolve_command(
     cwd: Option<&Path>,
     place: &Place,
     install: Option<&str>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, FileError> {
     let mut argv = vec![];
     for (i, element) in raw.iter().enumerate() {
         let field = format!("command[{i}]");
-        let (mut text, used) =
-            expand(element, place.lookup).map_err(|e| format!("{field}: {e}"))?;
+        let (mut text, used) = match expand(element, place.lookup) {
+            Ok(expanded) => expanded,
+            Err(source) => return Err(FileError::Expand { field, source }),
+        };
         let program = i == 0 && text.contains('/');
         if program || is_variable_path(element) {
             let path = match cwd {
@@ -238,14 +271,14 @@ fn resolve_command(
                 None => PathBuf::from(&text),
             };
             if !path.exists() {
-                return Err(missing(
-                    &field,
-                    element,
-                    &path,
-                    &used,
-                    install,
-                    "does not exist",
-                ));
+                return Err(FileError::Missing(Box::new(MissingPath {
+                    field,
+                    written: element.clone(),
+                    path,
+                    used,
+                    install: install.map(str::to_string),
+                    what: "does not exist",
+                })));
             }
             if program {
                 text = path.display().to_string();
@@ -263,57 +296,23 @@ fn tidy(path: &Path) -> PathBuf {
         .collect()
 }
 
-/// The error for a path of the file that is not there: which field, which path, what it was
-/// made of, and how to install what is missing.
-fn missing(
-    field: &str,
-    written: &str,
-    path: &Path,
-    used: &[Used],
-    install: Option<&str>,
-    what: &str,
-) -> String {
-    let mut from = String::new();
-    if written != path.to_string_lossy() {
-        from = format!(" (from `{written}`");
-        for u in used {
-            match &u.value {
-                Some(v) => from.push_str(&format!("; {}={v}", u.name)),
-                None => from.push_str(&format!("; {} is not set", u.name)),
-            }
-        }
-        from.push(')');
-    }
-    let unset: Vec<&str> = used
-        .iter()
-        .filter(|u| u.value.is_none())
-        .map(|u| u.name.as_str())
-        .collect();
-    let mut next = match install {
-        Some(install) => format!("install it with `{install}`"),
-        None => "install what the command needs, or correct the path".to_string(),
-    };
-    if let Some(name) = unset.first() {
-        next.push_str(&format!(", or set {name} to where it is installed"));
-    }
-    format!("{field}: {} {what}{from}; {next}", path.display())
-}
-
-fn parse_fixtures(map: &Map<String, Value>) -> Result<Fixtures, String> {
+/// The `fixtures` object: per role, the server's tool that plays it, or `null` (absent).
+fn parse_fixtures(map: &Map<String, Value>) -> Result<Fixtures, FileError> {
     let mut roles = BTreeMap::new();
     for (role, spec) in map {
         if !is_role(role) {
-            return Err(format!(
-                "`fixtures.{role}` is no role of the profile; roles: {}, and for a server with tasks {}",
-                ROLES.join(", "),
-                TASK_ROLES.join(", ")
-            ));
+            return Err(FileError::UnknownRole { role: role.clone() });
         }
+        let wrong = |member, want| FileError::WrongMapping {
+            role: role.clone(),
+            member,
+            want,
+        };
         let mapping = match spec {
             Value::Null => None,
             Value::Object(o) => {
                 if o.get("note").is_some_and(|n| !n.is_string()) {
-                    return Err(format!("`fixtures.{role}.note` must be a string"));
+                    return Err(wrong(".note", "a string"));
                 }
                 if o.get("tool").is_none() && o.contains_key("note") {
                     // A role left out, with the reason (`conformance init` writes these).
@@ -321,18 +320,16 @@ fn parse_fixtures(map: &Map<String, Value>) -> Result<Fixtures, String> {
                     continue;
                 }
                 let tool = o.get("tool").and_then(Value::as_str).ok_or_else(|| {
-                    format!("`fixtures.{role}.tool` must be the server's tool name (or leave the role out, or give only a `note` saying why)")
+                    wrong(".tool", "the server's tool name (or leave the role out, or give only a `note` saying why)")
                 })?;
                 let arguments = o.get("arguments").cloned();
                 if arguments.as_ref().is_some_and(|a| !a.is_object()) {
-                    return Err(format!("`fixtures.{role}.arguments` must be an object"));
+                    return Err(wrong(".arguments", "an object"));
                 }
                 let progress = match o.get("progress") {
                     None => true,
                     Some(Value::Bool(b)) => *b,
-                    Some(_) => {
-                        return Err(format!("`fixtures.{role}.progress` must be true or false"))
-                    }
+                    Some(_) => return Err(wrong(".progress", "true or false")),
                 };
                 Some(Mapping {
                     tool: tool.to_string(),
@@ -340,11 +337,7 @@ fn parse_fixtures(map: &Map<String, Value>) -> Result<Fixtures, String> {
                     progress,
                 })
             }
-            _ => {
-                return Err(format!(
-                    "`fixtures.{role}` must be {{\"tool\": …, \"arguments\": …}} or null"
-                ))
-            }
+            _ => return Err(wrong("", "{\"tool\": …, \"arguments\": …} or null")),
         };
         roles.insert(role.clone(), mapping);
     }
@@ -373,6 +366,7 @@ mod tests {
                 lookup: &nothing_set,
             },
         )
+        .map_err(|e| e.to_string())
     }
 
     /// A folder of its own for a test, with `bin/srv` in it.
@@ -433,7 +427,7 @@ mod tests {
             .to_string(),
         )
         .unwrap();
-        let err = load_with(&file, &nothing_set).unwrap_err();
+        let err = load_with(&file, &nothing_set).unwrap_err().to_string();
         let shown = file.display().to_string();
         assert!(err.starts_with(&format!("{shown}: command[1]: ")), "{err}");
         assert!(
@@ -457,7 +451,7 @@ mod tests {
             json!({"command": ["bin/nothing-here"], "cwd": ".install"}).to_string(),
         )
         .unwrap();
-        let err = load_with(&file, &nothing_set).unwrap_err();
+        let err = load_with(&file, &nothing_set).unwrap_err().to_string();
         assert!(err.contains(": command[0]: "), "{err}");
         assert!(
             err.contains("install what the command needs, or correct the path"),
@@ -470,17 +464,18 @@ mod tests {
             json!({"command": ["srv"], "cwd": "${WHERE:-gone}"}).to_string(),
         )
         .unwrap();
-        let err = load_with(&file, &nothing_set).unwrap_err();
+        let err = load_with(&file, &nothing_set).unwrap_err().to_string();
         assert!(
             err.contains(": cwd: ") && err.contains("gone is no folder"),
             "{err}"
         );
         std::fs::write(&file, json!({"command": ["srv", "${TOKEN}"]}).to_string()).unwrap();
-        let err = load_with(&file, &nothing_set).unwrap_err();
+        let err = load_with(&file, &nothing_set).unwrap_err().to_string();
         assert!(err.contains(": command[1]: `${TOKEN}` is not set"), "{err}");
         std::fs::write(&file, json!({"url": "http://h/${X"}).to_string()).unwrap();
         assert!(load_with(&file, &nothing_set)
             .unwrap_err()
+            .to_string()
             .contains(": url: "));
         std::fs::write(
             &file,
@@ -489,6 +484,7 @@ mod tests {
         .unwrap();
         assert!(load_with(&file, &nothing_set)
             .unwrap_err()
+            .to_string()
             .contains(": env.A: "));
         std::fs::remove_dir_all(&root).unwrap();
     }

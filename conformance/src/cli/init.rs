@@ -6,11 +6,12 @@ use crate::console::say;
 use conformance::case::TransportKind;
 use conformance::init::draft::{self, Reach};
 use conformance::init::session::{StartHttp, StartStdio};
-use conformance::init::{inspect, Ask, Inspection, Seen};
+use conformance::init::{inspect, Ask, InspectError, Inspection, Seen};
 use conformance::transport::http::{HttpTarget, PORT};
 use conformance::transport::process::Launch;
 use conformance::{suite, target_file};
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub(super) fn init(args: InitArgs) -> ExitCode {
@@ -23,20 +24,59 @@ pub(super) fn init(args: InitArgs) -> ExitCode {
     }
 }
 
+/// Why init wrote no target file; each message is what the command line prints after
+/// `error: `.
+#[derive(Debug, thiserror::Error)]
+enum InitError {
+    /// A URL with `{port}` that no started server can fill.
+    #[error("`{url}` has `{PORT}`, which only a server init starts can listen on; give its command after `--`, or the port it listens on")]
+    PortWithoutCommand {
+        /// The URL, as given.
+        url: String,
+    },
+    /// No server given.
+    #[error("give the server: its command after `--` (stdio), or --url (Streamable HTTP), or both; e.g. `conformance init -- node server.js`")]
+    NoServer,
+    /// The output file exists and --force was not given.
+    #[error("{} exists; give --force to overwrite it, or -o another path", .0.display())]
+    Exists(PathBuf),
+    /// The output file was created by someone else while init ran.
+    #[error("{} appeared while init ran; give --force to overwrite it", .0.display())]
+    Appeared(PathBuf),
+    /// The output file cannot be written.
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The harness could not start its async runtime.
+    #[error("cannot start a tokio runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The server could not be inspected.
+    #[error(transparent)]
+    Inspect(#[from] InspectError),
+    /// What init wrote does not load: a bug.
+    #[error("init wrote a target file that does not load ({0}); this is a bug in conformance, please report it")]
+    Unloadable(#[source] target_file::LoadError),
+    /// The embedded cases do not parse: a bug.
+    #[error("the embedded cases do not parse ({0} error(s)); this is a bug in conformance")]
+    BrokenCases(usize),
+}
+
 /// The server as the command line gives it.
 enum Given {
     Stdio(Launch),
     Http(HttpTarget),
 }
 
-fn given(args: &InitArgs) -> Result<Given, String> {
+fn given(args: &InitArgs) -> Result<Given, InitError> {
     let launch = (!args.argv.is_empty()).then(|| Launch::argv(args.argv.clone()));
     match (&args.url, launch) {
         (Some(url), launch) => {
             if url.contains(PORT) && launch.is_none() {
-                return Err(format!(
-                    "`{url}` has `{PORT}`, which only a server init starts can listen on; give its command after `--`, or the port it listens on"
-                ));
+                return Err(InitError::PortWithoutCommand { url: url.clone() });
             }
             Ok(Given::Http(HttpTarget {
                 url: url.clone(),
@@ -44,20 +84,15 @@ fn given(args: &InitArgs) -> Result<Given, String> {
             }))
         }
         (None, Some(launch)) => Ok(Given::Stdio(launch)),
-        (None, None) => Err(
-            "give the server: its command after `--` (stdio), or --url (Streamable HTTP), or both; e.g. `conformance init -- node server.js`"
-                .into(),
-        ),
+        (None, None) => Err(InitError::NoServer),
     }
 }
 
-fn run(args: &InitArgs) -> Result<(), String> {
+fn run(args: &InitArgs) -> Result<(), InitError> {
     let given = given(args)?;
     let shown = args.output.display();
     if args.output.exists() && !args.force {
-        return Err(format!(
-            "{shown} exists; give --force to overwrite it, or -o another path"
-        ));
+        return Err(InitError::Exists(args.output.clone()));
     }
     let ask = Ask {
         tries: args.tries.clone(),
@@ -87,7 +122,7 @@ fn run(args: &InitArgs) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
+        .map_err(InitError::Runtime)?;
     let inspection: Inspection = match &given {
         Given::Stdio(launch) => runtime.block_on(inspect(
             &StartStdio {
@@ -123,16 +158,9 @@ fn run(args: &InitArgs) -> Result<(), String> {
         Given::Http(target) => Reach::Http(target),
     };
     write(args, &draft::target_file(reach, &inspection))?;
-    target_file::load(&args.output).map_err(|e| {
-        format!("init wrote a target file that does not load ({e}); this is a bug in conformance, please report it")
-    })?;
+    target_file::load(&args.output).map_err(InitError::Unloadable)?;
     say(format_args!("wrote {shown}"));
-    let cases = suite::embedded().map_err(|errors| {
-        format!(
-            "the embedded cases do not parse ({} error(s)); this is a bug in conformance",
-            errors.len()
-        )
-    })?;
+    let cases = suite::embedded().map_err(|errors| InitError::BrokenCases(errors.len()))?;
     let transport = match given {
         Given::Stdio(_) => TransportKind::Stdio,
         Given::Http(_) => TransportKind::Http,
@@ -148,8 +176,8 @@ fn run(args: &InitArgs) -> Result<(), String> {
 }
 
 /// Writes the file; without --force, only if it still does not exist.
-fn write(args: &InitArgs, text: &str) -> Result<(), String> {
-    let shown = args.output.display();
+fn write(args: &InitArgs, text: &str) -> Result<(), InitError> {
+    let path = || args.output.clone();
     let mut options = std::fs::OpenOptions::new();
     options.write(true);
     if args.force {
@@ -158,11 +186,15 @@ fn write(args: &InitArgs, text: &str) -> Result<(), String> {
         options.create_new(true);
     }
     let mut file = options.open(&args.output).map_err(|e| match e.kind() {
-        std::io::ErrorKind::AlreadyExists => {
-            format!("{shown} appeared while init ran; give --force to overwrite it")
-        }
-        _ => format!("cannot write {shown}: {e}"),
+        std::io::ErrorKind::AlreadyExists => InitError::Appeared(path()),
+        _ => InitError::Write {
+            path: path(),
+            source: e,
+        },
     })?;
     file.write_all(text.as_bytes())
-        .map_err(|e| format!("cannot write {shown}: {e}"))
+        .map_err(|source| InitError::Write {
+            path: path(),
+            source,
+        })
 }

@@ -148,14 +148,40 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
     finish(&run, &wishes(&args.run, &prepared, next))
 }
 
+/// How to reach the target, its fixture mapping, and the version its target file asks for.
+type Reach = (Connect, Option<Fixtures>, Option<String>);
+
+/// Why the command line does not say how to reach a server.
+#[derive(Debug, thiserror::Error)]
+enum TargetError {
+    /// A target file and a URL or argv both.
+    #[error("give the server either with --target FILE or with --url and `--`, not both")]
+    Both,
+    /// The target file cannot be used.
+    #[error(transparent)]
+    File(#[from] target_file::LoadError),
+    /// A URL with `{port}` that no started server can fill.
+    #[error("`{url}` has `{PORT}`, which only a server the harness starts can listen on; give its command after `--`, or the port it listens on")]
+    PortWithoutCommand {
+        /// The URL, as given.
+        url: String,
+    },
+    /// This executable, which serves the bundled reference server, cannot be found.
+    #[cfg(feature = "bundled-reference")]
+    #[error("cannot find this executable to run the bundled reference server: {0}; give a server after `--`")]
+    NoExecutable(#[source] std::io::Error),
+    /// No server given, and none bundled.
+    #[cfg(not(feature = "bundled-reference"))]
+    #[error("no server given, and this build has no bundled reference server (feature `bundled-reference`); give the server's command after `--` or a target file with --target")]
+    NoBundledReference,
+}
+
 /// How to reach the target: a target file, a URL (with an argv to start it), an argv, or
 /// the bundled reference server.
-fn target(args: &ServerArgs) -> Result<(Connect, Option<Fixtures>, Option<String>), String> {
+fn target(args: &ServerArgs) -> Result<Reach, TargetError> {
     if let Some(path) = &args.target {
         if !args.run.argv.is_empty() || args.url.is_some() {
-            return Err(
-                "give the server either with --target FILE or with --url and `--`, not both".into(),
-            );
+            return Err(TargetError::Both);
         }
         let file = target_file::load(path)?;
         return Ok((file.connect(), file.fixtures, file.protocol_version));
@@ -164,9 +190,7 @@ fn target(args: &ServerArgs) -> Result<(Connect, Option<Fixtures>, Option<String
     match (&args.url, launch) {
         (Some(url), launch) => {
             if url.contains(PORT) && launch.is_none() {
-                return Err(format!(
-                    "`{url}` has `{PORT}`, which only a server the harness starts can listen on; give its command after `--`, or the port it listens on"
-                ));
+                return Err(TargetError::PortWithoutCommand { url: url.clone() });
             }
             Ok((
                 Connect::Http(HttpTarget {
@@ -184,17 +208,15 @@ fn target(args: &ServerArgs) -> Result<(Connect, Option<Fixtures>, Option<String
 
 /// The bundled reference server: this executable's hidden `reference-server` subcommand.
 #[cfg(feature = "bundled-reference")]
-fn bundled_reference() -> Result<(Connect, Option<Fixtures>, Option<String>), String> {
-    let exe = std::env::current_exe().map_err(|e| {
-        format!("cannot find this executable to run the bundled reference server: {e}; give a server after `--`")
-    })?;
+fn bundled_reference() -> Result<Reach, TargetError> {
+    let exe = std::env::current_exe().map_err(TargetError::NoExecutable)?;
     let argv = vec![exe.display().to_string(), "reference-server".into()];
     Ok((Connect::Stdio(Launch::argv(argv)), None, None))
 }
 
 #[cfg(not(feature = "bundled-reference"))]
-fn bundled_reference() -> Result<(Connect, Option<Fixtures>, Option<String>), String> {
-    Err("no server given, and this build has no bundled reference server (feature `bundled-reference`); give the server's command after `--` or a target file with --target".into())
+fn bundled_reference() -> Result<Reach, TargetError> {
+    Err(TargetError::NoBundledReference)
 }
 
 /// The target's name for reports that keep history by it: the target file's name, else the

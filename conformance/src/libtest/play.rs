@@ -6,6 +6,7 @@ use crate::baseline::Baseline;
 use crate::case::Case;
 use crate::engine::server::{run_case, Connect};
 use crate::engine::Options;
+use crate::error::StartError;
 use crate::outcome::Outcome;
 use crate::pattern::Captures;
 use crate::report::dump;
@@ -33,7 +34,7 @@ pub(super) struct Shared {
     options: Options,
     wishes: Wishes,
     /// What the server speaks, asked by the first test that needs it.
-    spoken: OnceLock<Result<Spoken, String>>,
+    spoken: OnceLock<Result<Spoken, StartError>>,
     notes: Mutex<Notes>,
 }
 
@@ -100,10 +101,7 @@ impl Shared {
         let case = &self.cases[index];
         let spoken = self
             .spoken
-            .get_or_init(|| {
-                spoken::spoken_by(&self.connect, &self.choice, &self.options)
-                    .map_err(|e| e.to_string())
-            })
+            .get_or_init(|| spoken::spoken_by(&self.connect, &self.choice, &self.options))
             .as_ref()
             .map_err(|e| format!("cannot ask the server which versions it speaks: {e}"))?;
         if let Some(untestable) = &spoken.untestable {
