@@ -133,104 +133,29 @@ pub fn parse(value: &Value, place: &Place) -> Result<TargetFile, FileError> {
     if let Some(key) = object.keys().find(|k| !FIELDS.contains(&k.as_str())) {
         return Err(FileError::UnknownField { key: key.clone() });
     }
-    let install = match object.get("install") {
-        None => None,
-        Some(Value::String(text)) => Some(text.clone()),
-        Some(_) => return Err(FileError::WrongType {
-            field: "install",
-            want:
-                "a string: how to install what the command needs, e.g. \"targets/install.sh rmcp\"",
-        }),
-    };
-    let expand_in = |field: &str, text: &str| -> Result<(String, Vec<Used>), FileError> {
-        expand(text, place.lookup).map_err(|source| FileError::Expand {
-            field: field.to_string(),
-            source,
-        })
-    };
-    let url = match object.get("url") {
-        None => None,
-        Some(Value::String(url)) => Some(expand_in("url", url)?.0),
-        Some(_) => {
-            return Err(FileError::WrongType {
-                field: "url",
-                want: "a string, the MCP endpoint, e.g. \"http://127.0.0.1:{port}/mcp\"",
-            })
-        }
-    };
-    let raw: Option<Vec<String>> = match object.get("command") {
-        None if url.is_some() => None,
-        command => Some(
-            command
-                .and_then(Value::as_array)
-                .filter(|a| !a.is_empty())
-                .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
-                .ok_or(FileError::WrongType {
-                    field: "command",
-                    want: "a non-empty array of strings (the argv, run without a shell); a server over HTTP that is already running needs only `url`",
-                })?,
-        ),
-    };
-    let env = match object.get("env") {
-        None => vec![],
-        Some(Value::Object(map)) => {
-            let mut env = vec![];
-            for (k, v) in map {
-                let v = v.as_str().ok_or(FileError::EnvValue)?;
-                env.push((k.clone(), expand_in(&format!("env.{k}"), v)?.0));
-            }
-            env
-        }
-        Some(_) => {
-            return Err(FileError::WrongType {
-                field: "env",
-                want: "an object of strings",
-            })
-        }
-    };
-    let cwd = match object.get("cwd") {
-        None => None,
-        Some(Value::String(dir)) => {
-            let (expanded, used) = expand_in("cwd", dir)?;
-            let resolved = tidy(&place.dir.join(&expanded));
-            if !resolved.is_dir() {
-                return Err(FileError::Missing(Box::new(MissingPath {
-                    field: "cwd".into(),
-                    written: dir.clone(),
-                    path: resolved,
-                    used,
-                    install,
-                    what: "is no folder",
-                })));
-            }
-            Some(resolved)
-        }
-        Some(_) => {
-            return Err(FileError::WrongType {
-                field: "cwd",
-                want: "a string",
-            })
-        }
-    };
-    let argv = match raw {
-        None => None,
-        Some(raw) => Some(resolve_command(
-            &raw,
-            cwd.as_deref(),
-            place,
-            install.as_deref(),
-        )?),
-    };
-    let protocol_version = match object.get("protocolVersion") {
-        None => None,
-        Some(Value::String(v)) => Some(v.clone()),
-        Some(_) => {
-            return Err(FileError::WrongType {
-                field: "protocolVersion",
-                want: "a string such as \"2025-06-18\"",
-            })
-        }
-    };
+    let install = string_field(
+        object,
+        "install",
+        "a string: how to install what the command needs, e.g. \"targets/install.sh rmcp\"",
+    )?
+    .cloned();
+    let url = string_field(
+        object,
+        "url",
+        "a string, the MCP endpoint, e.g. \"http://127.0.0.1:{port}/mcp\"",
+    )?
+    .map(|url| expand_field(place, "url", url).map(|(url, _)| url))
+    .transpose()?;
+    let raw = command_of(object, url.is_some())?;
+    let env = env_of(object, place)?;
+    let cwd = string_field(object, "cwd", "a string")?
+        .map(|dir| resolve_cwd(dir, place, install.as_deref()))
+        .transpose()?;
+    let argv = raw
+        .map(|raw| resolve_command(&raw, cwd.as_deref(), place, install.as_deref()))
+        .transpose()?;
+    let protocol_version =
+        string_field(object, "protocolVersion", "a string such as \"2025-06-18\"")?.cloned();
     let fixtures = match object.get("fixtures") {
         None => None,
         Some(Value::Object(map)) => Some(parse_fixtures(map)?),
@@ -249,6 +174,82 @@ pub fn parse(value: &Value, place: &Place) -> Result<TargetFile, FileError> {
     })
 }
 
+/// A field that is a string when it is there; `want` says what it must be otherwise.
+fn string_field<'a>(
+    object: &'a Map<String, Value>,
+    field: &'static str,
+    want: &'static str,
+) -> Result<Option<&'a String>, FileError> {
+    match object.get(field) {
+        None => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(_) => Err(FileError::WrongType { field, want }),
+    }
+}
+
+/// A field's text with its variables expanded, and the variables it read.
+fn expand_field(place: &Place, field: &str, text: &str) -> Result<(String, Vec<Used>), FileError> {
+    expand(text, place.lookup).map_err(|source| FileError::Expand {
+        field: field.to_string(),
+        source,
+    })
+}
+
+/// `command` as written (not yet expanded); it may be left out only when there is a `url`.
+fn command_of(
+    object: &Map<String, Value>,
+    has_url: bool,
+) -> Result<Option<Vec<String>>, FileError> {
+    match object.get("command") {
+        None if has_url => Ok(None),
+        command => command
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+            .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
+            .map(Some)
+            .ok_or(FileError::WrongType {
+                field: "command",
+                want: "a non-empty array of strings (the argv, run without a shell); a server over HTTP that is already running needs only `url`",
+            }),
+    }
+}
+
+/// `env`, each value expanded.
+fn env_of(object: &Map<String, Value>, place: &Place) -> Result<Vec<(String, String)>, FileError> {
+    match object.get("env") {
+        None => Ok(vec![]),
+        Some(Value::Object(map)) => {
+            let mut env = vec![];
+            for (k, v) in map {
+                let v = v.as_str().ok_or(FileError::EnvValue)?;
+                env.push((k.clone(), expand_field(place, &format!("env.{k}"), v)?.0));
+            }
+            Ok(env)
+        }
+        Some(_) => Err(FileError::WrongType {
+            field: "env",
+            want: "an object of strings",
+        }),
+    }
+}
+
+/// `cwd`, expanded and made absolute from the file's folder; it must be a folder.
+fn resolve_cwd(dir: &str, place: &Place, install: Option<&str>) -> Result<PathBuf, FileError> {
+    let (expanded, used) = expand_field(place, "cwd", dir)?;
+    let resolved = tidy(&place.dir.join(&expanded));
+    if !resolved.is_dir() {
+        return Err(FileError::Missing(Box::new(MissingPath {
+            field: "cwd".into(),
+            written: dir.to_string(),
+            path: resolved,
+            used,
+            install: install.map(str::to_string),
+            what: "is no folder",
+        })));
+    }
+    Ok(resolved)
+}
+
 /// Expands `command` and checks its paths: the program when it has a `/` (a relative one is
 /// made absolute from `cwd`), and each argument that starts with `${…}/`.
 fn resolve_command(
@@ -260,10 +261,7 @@ fn resolve_command(
     let mut argv = vec![];
     for (i, element) in raw.iter().enumerate() {
         let field = format!("command[{i}]");
-        let (mut text, used) = match expand(element, place.lookup) {
-            Ok(expanded) => expanded,
-            Err(source) => return Err(FileError::Expand { field, source }),
-        };
+        let (mut text, used) = expand_field(place, &field, element)?;
         let program = i == 0 && text.contains('/');
         if program || is_variable_path(element) {
             let path = match cwd {

@@ -88,60 +88,15 @@ fn given(args: &InitArgs) -> Result<Given, InitError> {
     }
 }
 
+/// Inspects the server, writes the target file, checks that it loads, and says which cases
+/// it unlocks.
 fn run(args: &InitArgs) -> Result<(), InitError> {
     let given = given(args)?;
     let shown = args.output.display();
     if args.output.exists() && !args.force {
         return Err(InitError::Exists(args.output.clone()));
     }
-    let ask = Ask {
-        tries: args.tries.clone(),
-        startup: args.startup_timeout,
-        reply: args.reply_timeout,
-    };
-    let mut print = |seen: Seen<'_>| match seen {
-        Seen::Opened(identity, version) => say(format_args!(
-            "server: {}, protocol version {version}",
-            identity.map_or_else(
-                || "no serverInfo".to_string(),
-                |i| format!("{} {}", i.name, i.version)
-            )
-        )),
-        Seen::Tools(tools) => {
-            for line in draft::tools_lines(tools, &args.tries) {
-                say(format_args!("{line}"));
-            }
-            say(format_args!("roles:"));
-        }
-        Seen::Role(role) => {
-            for line in draft::role_lines(role) {
-                say(format_args!("{line}"));
-            }
-        }
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(InitError::Runtime)?;
-    let inspection: Inspection = match &given {
-        Given::Stdio(launch) => runtime.block_on(inspect(
-            &StartStdio {
-                launch,
-                patience: args.reply_timeout,
-            },
-            &ask,
-            &mut print,
-        )),
-        Given::Http(target) => runtime.block_on(inspect(
-            &StartHttp {
-                target,
-                patience: args.reply_timeout,
-                startup: args.startup_timeout,
-            },
-            &ask,
-            &mut print,
-        )),
-    }?;
+    let inspection = inspect_given(&given, args)?;
     for tried in &args.tries {
         let candidate = inspection
             .roles
@@ -173,6 +128,64 @@ fn run(args: &InitArgs) -> Result<(), InitError> {
         "next: read the notes in {shown}, then `conformance server --target {shown}`"
     ));
     Ok(())
+}
+
+/// Starts (or reaches) the server and inspects it, saying what it sees as it goes.
+fn inspect_given(given: &Given, args: &InitArgs) -> Result<Inspection, InitError> {
+    let ask = Ask {
+        tries: args.tries.clone(),
+        startup: args.startup_timeout,
+        reply: args.reply_timeout,
+    };
+    let mut print = |seen: Seen<'_>| say_seen(seen, &args.tries);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(InitError::Runtime)?;
+    let inspection = match given {
+        Given::Stdio(launch) => runtime.block_on(inspect(
+            &StartStdio {
+                launch,
+                patience: args.reply_timeout,
+            },
+            &ask,
+            &mut print,
+        )),
+        Given::Http(target) => runtime.block_on(inspect(
+            &StartHttp {
+                target,
+                patience: args.reply_timeout,
+                startup: args.startup_timeout,
+            },
+            &ask,
+            &mut print,
+        )),
+    }?;
+    Ok(inspection)
+}
+
+/// Says what inspection has just seen: the server, its tools, a settled role.
+fn say_seen(seen: Seen<'_>, tries: &[String]) {
+    match seen {
+        Seen::Opened(identity, version) => say(format_args!(
+            "server: {}, protocol version {version}",
+            identity.map_or_else(
+                || "no serverInfo".to_string(),
+                |i| format!("{} {}", i.name, i.version)
+            )
+        )),
+        Seen::Tools(tools) => {
+            for line in draft::tools_lines(tools, tries) {
+                say(format_args!("{line}"));
+            }
+            say(format_args!("roles:"));
+        }
+        Seen::Role(role) => {
+            for line in draft::role_lines(role) {
+                say(format_args!("{line}"));
+            }
+        }
+    }
 }
 
 /// Writes the file; without --force, only if it still does not exist.

@@ -195,76 +195,116 @@ fn slug(text: &str) -> String {
 
 /// The page for these reports, each with the name of the file it came from.
 pub fn page(reports: Vec<(String, RunReport)>) -> Page {
+    let (columns, per_column) = columns_of(reports);
+    let (rows, totals, diagrams) = rows_of(&columns, per_column);
+    let mut families = families_of(rows, columns.len());
+    let problems = problems_of(&mut families);
+    Page {
+        columns,
+        families,
+        problems,
+        totals,
+        diagrams,
+    }
+}
+
+/// The columns of the matrix, and per column the cases in it: a report is one column per
+/// transport (stdio first) and, at `all`, per version (oldest first).
+fn columns_of(reports: Vec<(String, RunReport)>) -> (Vec<Column>, Vec<Vec<CaseReport>>) {
     let mut columns: Vec<Column> = vec![];
-    // Per column, the cases in it.
     let mut per_column: Vec<Vec<CaseReport>> = vec![];
     for (source, report) in reports {
-        let split_versions = report.protocol_version == "all";
-        // Columns by transport (stdio first) and version (oldest first).
-        let mut groups: BTreeMap<(bool, String, String), Vec<CaseReport>> = BTreeMap::new();
-        for case in report.cases.iter().cloned() {
-            let version = match (&case.protocol_version, split_versions) {
-                (Some(v), true) => v.clone(),
-                _ => report.protocol_version.clone(),
-            };
-            groups
-                .entry((case.transport != "stdio", case.transport.clone(), version))
-                .or_default()
-                .push(case);
-        }
-        if groups.is_empty() {
-            // A run that played no case (its target could not be tested) is a column too.
-            let key = (
-                report.transport != "stdio",
-                report.transport.clone(),
-                report.protocol_version.clone(),
-            );
-            groups.insert(key, vec![]);
-        }
-        for ((_, transport, version), cases) in groups {
+        for ((_, transport, version), cases) in groups_of(&report) {
             let key = format!("r{}", columns.len());
-            let mut counts = Summary::default();
-            for case in &cases {
-                counts.add(&case.outcome);
-            }
-            let short_version = version.clone();
-            let mut used: Vec<&str> = cases
-                .iter()
-                .filter(|c| c.outcome != "skip")
-                .filter_map(|c| c.protocol_version.as_deref())
-                .collect();
-            used.sort();
-            used.dedup();
-            let used = used.join(", ");
-            let version = if version == "auto" {
-                format!("auto: {used}")
-            } else {
-                version
-            };
-            let target = match (&report.target.name, &report.target.version) {
-                (Some(name), Some(version)) => format!("{name} {version}"),
-                (Some(name), None) => name.clone(),
-                _ => report.target.command.clone(),
-            };
-            columns.push(Column {
-                key,
-                target,
-                command: report.target.command.clone(),
-                role: report.role.clone(),
-                transport,
-                version,
-                short_version,
-                used,
-                started_at: report.started_at.clone(),
-                harness: report.harness.version.clone(),
-                source: source.clone(),
-                counts,
-                timings: timing::of_run(cases.iter().map(|c| &c.timings)),
-                error: report.error.as_ref().map(|e| e.message.clone()),
-            });
+            columns.push(column(key, &source, &report, transport, version, &cases));
             per_column.push(cases);
         }
     }
+    (columns, per_column)
+}
+
+/// A report's cases by (not stdio, transport, version); a run that played no case (its
+/// target could not be tested) is a group too.
+fn groups_of(report: &RunReport) -> BTreeMap<(bool, String, String), Vec<CaseReport>> {
+    let split_versions = report.protocol_version == "all";
+    let mut groups: BTreeMap<(bool, String, String), Vec<CaseReport>> = BTreeMap::new();
+    for case in report.cases.iter().cloned() {
+        let version = match (&case.protocol_version, split_versions) {
+            (Some(v), true) => v.clone(),
+            _ => report.protocol_version.clone(),
+        };
+        groups
+            .entry((case.transport != "stdio", case.transport.clone(), version))
+            .or_default()
+            .push(case);
+    }
+    if groups.is_empty() {
+        let key = (
+            report.transport != "stdio",
+            report.transport.clone(),
+            report.protocol_version.clone(),
+        );
+        groups.insert(key, vec![]);
+    }
+    groups
+}
+
+/// The column of one group of a report's cases.
+fn column(
+    key: String,
+    source: &str,
+    report: &RunReport,
+    transport: String,
+    version: String,
+    cases: &[CaseReport],
+) -> Column {
+    let mut counts = Summary::default();
+    for case in cases {
+        counts.add(&case.outcome);
+    }
+    let short_version = version.clone();
+    let mut used: Vec<&str> = cases
+        .iter()
+        .filter(|c| c.outcome != "skip")
+        .filter_map(|c| c.protocol_version.as_deref())
+        .collect();
+    used.sort();
+    used.dedup();
+    let used = used.join(", ");
+    let version = if version == "auto" {
+        format!("auto: {used}")
+    } else {
+        version
+    };
+    let target = match (&report.target.name, &report.target.version) {
+        (Some(name), Some(version)) => format!("{name} {version}"),
+        (Some(name), None) => name.clone(),
+        _ => report.target.command.clone(),
+    };
+    Column {
+        key,
+        target,
+        command: report.target.command.clone(),
+        role: report.role.clone(),
+        transport,
+        version,
+        short_version,
+        used,
+        started_at: report.started_at.clone(),
+        harness: report.harness.version.clone(),
+        source: source.to_string(),
+        counts,
+        timings: timing::of_run(cases.iter().map(|c| &c.timings)),
+        error: report.error.as_ref().map(|e| e.message.clone()),
+    }
+}
+
+/// The rows (one per case id, a cell per column), the outcomes counted over every cell, and
+/// the transcripts the cells' diagrams are drawn from.
+fn rows_of(
+    columns: &[Column],
+    per_column: Vec<Vec<CaseReport>>,
+) -> (BTreeMap<String, Row>, Summary, Vec<Diagram>) {
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
     let mut totals = Summary::default();
     let mut diagrams = vec![];
@@ -295,9 +335,15 @@ pub fn page(reports: Vec<(String, RunReport)>) -> Page {
             });
         }
     }
+    (rows, totals, diagrams)
+}
+
+/// The rows by requirement family, the families in [`FAMILIES`]' order (others after, by
+/// code).
+fn families_of(rows: BTreeMap<String, Row>, columns: usize) -> Vec<Family> {
     let mut families: Vec<Family> = vec![];
     for (_, mut row) in rows {
-        row.cells.resize_with(columns.len(), || None);
+        row.cells.resize_with(columns, || None);
         let (code, name) = family_of(&row.requirements);
         match families.iter_mut().find(|f| f.code == code) {
             Some(family) => family.rows.push(row),
@@ -319,6 +365,12 @@ pub fn page(reports: Vec<(String, RunReport)>) -> Page {
             .cmp(&order(&b.code))
             .then(a.code.cmp(&b.code))
     });
+    families
+}
+
+/// The failures and warnings, worst first; the first [`OPEN_AT_LOAD`] of them are opened
+/// in their cells.
+fn problems_of(families: &mut [Family]) -> Vec<Problem> {
     let mut problems: Vec<Problem> = families
         .iter()
         .flat_map(|f| &f.rows)
@@ -345,13 +397,7 @@ pub fn page(reports: Vec<(String, RunReport)>) -> Page {
     {
         cell.open = opened.contains(&cell.anchor.as_str());
     }
-    Page {
-        columns,
-        families,
-        problems,
-        totals,
-        diagrams,
-    }
+    problems
 }
 
 /// A case's cell in a column.
