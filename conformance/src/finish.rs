@@ -2,6 +2,8 @@
 //! failure explanations, the summary line and the exit code. The decisions are the library's
 //! ([`conformance::report::gate`]); this prints them and writes the files.
 
+mod skips;
+
 use crate::console::say;
 use conformance::baseline::{self, Baseline};
 use conformance::case::Case;
@@ -10,6 +12,7 @@ use conformance::report::gate::{self, BaselineState, CaseResult, Gate, Summary, 
 use conformance::report::{dump, junit};
 use conformance::suite;
 use conformance::versions::{Choice, Spoken, Unit};
+use skips::skip_groups;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -352,52 +355,4 @@ fn advice(why: &[String], transport: &str) -> &'static str {
     } else {
         "check that the command starts an MCP server on stdio; a slow start may need a longer --startup-timeout"
     }
-}
-
-/// The skipped cases counted by what they need, most first: one line per reason.
-fn skip_groups(run: &Finished) -> Vec<(usize, String)> {
-    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
-    for (unit, runs) in run.units.iter().zip(run.results) {
-        let reason = match (&unit.skip, gate::worst(runs)) {
-            (Some(reason), _) => reason.clone(),
-            (None, Ok(report)) if report.outcome == Outcome::Skip => {
-                report.skip_reason.clone().unwrap_or_default()
-            }
-            _ => continue,
-        };
-        *counts.entry(skip_group(&reason)).or_default() += 1;
-    }
-    let mut groups: Vec<(usize, String)> = counts.into_iter().map(|(why, n)| (n, why)).collect();
-    groups.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    groups
-}
-
-/// What a skip reason comes down to, said the same way for every case it holds for.
-fn skip_group(reason: &str) -> String {
-    if let Some(role) = reason
-        .strip_prefix("needs a tool that plays `")
-        .and_then(|r| r.split('`').next())
-    {
-        let how = if reason.contains("the target file maps none") {
-            "the target file maps none"
-        } else {
-            "map one with a target file (`conformance init` drafts it)"
-        };
-        return format!(
-            "need a tool playing `{role}` ({}): {how}",
-            conformance::fixtures::role_needs(role)
-        );
-    }
-    if reason.starts_with("the case applies to http only") {
-        return "need Streamable HTTP: give the server's endpoint with --url".into();
-    }
-    if reason.starts_with("the case applies to stdio only") {
-        return "need stdio: give the server's command after `--` without --url".into();
-    }
-    if reason.starts_with("the case applies to") && reason.contains("the target speaks") {
-        return "cover only protocol versions the target does not speak (see the JSON report)"
-            .into();
-    }
-    // Anything else is said as it is, up to its first clause.
-    reason.split("; ").next().unwrap_or(reason).to_string()
 }
