@@ -8,13 +8,33 @@
 //! and a target file's.
 
 use crate::fixtures::{Fixtures, Mapping, Source, ROLES, TASK_ROLES};
-use crate::transport::{Event, Transport};
+use crate::transport::{Event, SendError, Transport};
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
 /// The most pages of `tools/list` read.
 const MAX_PAGES: usize = 20;
+
+/// Why a server's tools could not be listed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListError {
+    /// A request could not be sent.
+    #[error("it stopped reading: {0:?}")]
+    StoppedReading(SendError),
+    /// The server exited while the harness waited for an answer.
+    #[error("it exited")]
+    Exited,
+    /// No answer came in time.
+    #[error("no answer to tools/list within {0:?}")]
+    NoAnswer(Duration),
+    /// The server answered with an error (shown short).
+    #[error("tools/list was refused: {0}")]
+    Refused(String),
+    /// The answer has no `tools` array (shown short).
+    #[error("tools/list was answered without a `tools` array: {0}")]
+    NoToolsArray(String),
+}
 
 /// One tool as `tools/list` describes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,12 +143,12 @@ pub async fn list_tools<T: Transport>(
     handshake: bool,
     stamp: impl Fn(&mut Value),
     wait: Duration,
-) -> Result<Vec<Tool>, String> {
+) -> Result<Vec<Tool>, ListError> {
     if handshake {
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         io.send(initialized.to_string().as_bytes(), None)
             .await
-            .map_err(|e| format!("it stopped reading: {e:?}"))?;
+            .map_err(ListError::StoppedReading)?;
     }
     let mut tools = vec![];
     let mut cursor: Option<Value> = None;
@@ -141,20 +161,12 @@ pub async fn list_tools<T: Transport>(
         stamp(&mut request);
         let answer = ask(io, &request, &id, wait).await?;
         if let Some(error) = answer.get("error") {
-            return Err(format!(
-                "tools/list was refused: {}",
-                crate::rules::envelope::short(error)
-            ));
+            return Err(ListError::Refused(crate::rules::envelope::short(error)));
         }
         let listed = answer
             .pointer("/result/tools")
             .and_then(Value::as_array)
-            .ok_or_else(|| {
-                format!(
-                    "tools/list was answered without a `tools` array: {}",
-                    crate::rules::envelope::short(&answer)
-                )
-            })?;
+            .ok_or_else(|| ListError::NoToolsArray(crate::rules::envelope::short(&answer)))?;
         tools.extend(listed.iter().filter_map(Tool::of));
         cursor = answer
             .pointer("/result/nextCursor")
@@ -173,16 +185,16 @@ async fn ask<T: Transport>(
     request: &Value,
     id: &str,
     wait: Duration,
-) -> Result<Value, String> {
+) -> Result<Value, ListError> {
     io.send(request.to_string().as_bytes(), None)
         .await
-        .map_err(|e| format!("it stopped reading: {e:?}"))?;
+        .map_err(ListError::StoppedReading)?;
     let deadline = Deadline::now() + wait;
     loop {
         match io.next(deadline).await {
-            None if io.finished() => return Err("it exited".into()),
+            None if io.finished() => return Err(ListError::Exited),
             None if Deadline::now() < deadline => continue,
-            None => return Err(format!("no answer to tools/list within {wait:?}")),
+            None => return Err(ListError::NoAnswer(wait)),
             Some((_, Event::Message { bytes, .. })) => {
                 let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
                     continue;

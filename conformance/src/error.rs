@@ -25,6 +25,9 @@ pub enum StartError {
     /// The harness could not start its own async runtime.
     #[error("cannot start a tokio runtime: {0}")]
     Runtime(#[source] std::io::Error),
+    /// The thread that keeps a server shared by many cases ended before the server started.
+    #[error("the thread of a shared server ended")]
+    SharedServerThread,
     /// A version probe's task ended abnormally.
     #[error("a version probe failed: {0}")]
     Probe(#[source] tokio::task::JoinError),
@@ -82,7 +85,8 @@ pub enum ReportError {
         /// The file, as given.
         path: String,
         /// What is wrong with it, and what to do.
-        reason: String,
+        #[source]
+        reason: crate::report::json::InvalidReport,
     },
 }
 

@@ -2,14 +2,17 @@
 //! failure explanations, the summary line and the exit code. The decisions are the library's
 //! ([`conformance::report::gate`]); this prints them and writes the files.
 
+mod skips;
+
 use crate::console::say;
 use conformance::baseline::{self, Baseline};
 use conformance::case::Case;
 use conformance::outcome::Outcome;
-use conformance::report::gate::{self, BaselineState, CaseResult, Gate, Summary};
+use conformance::report::gate::{self, BaselineState, CaseResult, Gate, Summary, Verdict};
 use conformance::report::{dump, junit};
 use conformance::suite;
 use conformance::versions::{Choice, Spoken, Unit};
+use skips::skip_groups;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -52,15 +55,13 @@ pub struct Finished<'a> {
 
 /// Writes everything the wishes name and returns the exit code (0, 1 or 2; see `--help`).
 pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
-    let mut trouble = false;
-    let mut blessed = 0;
-    let mut verdicts = vec![];
+    say(format_args!(""));
+    let mut judged = Judged::default();
     let gate = Gate {
         strict: wishes.strict,
         bless: wishes.bless,
         baseline: wishes.baseline,
     };
-    say(format_args!(""));
     // A case played at several versions keeps a transcript of each.
     let mut plays = std::collections::HashMap::new();
     for unit in run.units.iter() {
@@ -68,14 +69,64 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
     }
     let per_version = plays.values().any(|n| *n > 1);
     for (unit, runs) in run.units.iter().zip(run.results) {
+        let (verdict, said) = judged.judge(run, wishes, &gate, (unit, runs), per_version);
+        if !said {
+            show(&run.cases[unit.case], &verdict, wishes.strict);
+        }
+        judged.verdicts.push(verdict);
+    }
+    let Judged {
+        verdicts,
+        mut trouble,
+        blessed,
+    } = judged;
+    let summary = Summary::of(run.results);
+    trouble |= !write_files(run, &verdicts, wishes);
+    say_summary(run, &verdicts, blessed);
+    say(format_args!("{summary}"));
+    if run.nothing_verified {
+        say_nothing_verified(run);
+    }
+    let code = gate::exit_code(
+        &verdicts,
+        wishes.strict,
+        trouble,
+        wishes.write_baseline.is_some(),
+    );
+    ExitCode::from(if run.nothing_verified {
+        code.max(1)
+    } else {
+        code
+    })
+}
+
+/// The verdicts so far, and what happened on the way: trouble writing a file, cases blessed.
+#[derive(Default)]
+struct Judged {
+    verdicts: Vec<Verdict>,
+    trouble: bool,
+    blessed: usize,
+}
+
+impl Judged {
+    /// The verdict on one unit's runs; dumps its transcript and blesses its case as the
+    /// wishes say (a blessed case passes). With it, whether it was said already: a case the
+    /// target could not even start for is said here as an error, and a blessed case as
+    /// blessed.
+    fn judge(
+        &mut self,
+        run: &Finished,
+        wishes: &Wishes,
+        gate: &Gate,
+        (unit, runs): (&Unit, &[CaseResult]),
+        per_version: bool,
+    ) -> (Verdict, bool) {
         let case = &run.cases[unit.case];
-        let mut verdict = gate::verdict_of_runs(case, runs, &gate, wishes.next);
+        let mut verdict = gate::verdict_of_runs(case, runs, gate, wishes.next);
         verdict.version = Some(unit.version.clone());
-        let result = gate::worst(runs);
-        let Ok(report) = result else {
+        let Ok(report) = gate::worst(runs) else {
             say(format_args!("error: {}: {}", case.id, verdict.message));
-            verdicts.push(verdict);
-            continue;
+            return (verdict, true);
         };
         if let Some(dir) = wishes.dump {
             let version = per_version.then_some(unit.version.as_str());
@@ -85,66 +136,70 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
                     case.id,
                     dir.display()
                 );
-                trouble = true;
+                self.trouble = true;
             }
         }
         if verdict.bless {
             match suite::bless(case, &report.bless) {
                 Ok(()) => {
-                    blessed += 1;
+                    self.blessed += 1;
                     say(format_args!(
                         "blessed {} ({} lines); review with `git diff`",
                         case.path,
                         report.bless.len()
                     ));
                     verdict.outcome = Outcome::Pass;
-                    verdicts.push(verdict);
-                    continue;
+                    return (verdict, true);
                 }
                 Err(e) => {
                     eprintln!("error: cannot rewrite {}: {e}", case.path);
                     let unblessed = Gate {
                         bless: false,
-                        ..gate
+                        ..*gate
                     };
                     verdict = gate::verdict_of_runs(case, runs, &unblessed, wishes.next);
                     verdict.version = Some(unit.version.clone());
                 }
             }
         }
-        if verdict.baseline == Some(BaselineState::Stale) {
-            say(format_args!(
-                "---- {} STALE BASELINE ENTRY ----\n{}\n",
-                case.id, verdict.message
-            ));
-        }
-        let flaky = if verdict.flaky {
-            let runs: Vec<&str> = verdict.runs.iter().map(|o| o.as_str()).collect();
-            format!(" FLAKY ({}; the worst counts)", runs.join(", "))
-        } else {
-            String::new()
-        };
-        let show = match (verdict.outcome, verdict.baseline) {
-            (_, Some(BaselineState::ExpectedFailure)) => {
-                "FAILED (expected: listed in the baseline)"
-            }
-            (Outcome::Fail, _) => "FAILED",
-            (Outcome::Warn, _) if wishes.strict => "FAILED (strict)",
-            (Outcome::Warn, _) => "WARNING (does not fail the run without --strict)",
-            // A flaky case is shown whatever its worst run was: the summary points here.
-            (Outcome::Pass, _) if verdict.flaky => "PASSED",
-            (Outcome::Info, _) if verdict.flaky => "INFO",
-            (Outcome::Skip, _) if verdict.flaky => "SKIPPED",
-            _ => {
-                verdicts.push(verdict);
-                continue;
-            }
-        };
-        say(format_args!("---- {} {show}{flaky} ----", case.id));
-        say(format_args!("{}", verdict.details));
-        verdicts.push(verdict);
+        (verdict, false)
     }
-    let summary = Summary::of(run.results);
+}
+
+/// Says a verdict that needs a look: a stale baseline entry, a failure, a warning, a flaky
+/// case (with its explanation). A clean, steady case is not said.
+fn show(case: &Case, verdict: &Verdict, strict: bool) {
+    if verdict.baseline == Some(BaselineState::Stale) {
+        say(format_args!(
+            "---- {} STALE BASELINE ENTRY ----\n{}\n",
+            case.id, verdict.message
+        ));
+    }
+    let flaky = if verdict.flaky {
+        let runs: Vec<&str> = verdict.runs.iter().map(|o| o.as_str()).collect();
+        format!(" FLAKY ({}; the worst counts)", runs.join(", "))
+    } else {
+        String::new()
+    };
+    let show = match (verdict.outcome, verdict.baseline) {
+        (_, Some(BaselineState::ExpectedFailure)) => "FAILED (expected: listed in the baseline)",
+        (Outcome::Fail, _) => "FAILED",
+        (Outcome::Warn, _) if strict => "FAILED (strict)",
+        (Outcome::Warn, _) => "WARNING (does not fail the run without --strict)",
+        // A flaky case is shown whatever its worst run was: the summary points here.
+        (Outcome::Pass, _) if verdict.flaky => "PASSED",
+        (Outcome::Info, _) if verdict.flaky => "INFO",
+        (Outcome::Skip, _) if verdict.flaky => "SKIPPED",
+        _ => return,
+    };
+    say(format_args!("---- {} {show}{flaky} ----", case.id));
+    say(format_args!("{}", verdict.details));
+}
+
+/// Writes the files the wishes name: the baseline, the JSON and HTML reports, the JUnit
+/// report. `false` when one could not be written (each said as an error).
+fn write_files(run: &Finished, verdicts: &[Verdict], wishes: &Wishes) -> bool {
+    let mut ok = true;
     if let Some(path) = wishes.write_baseline {
         let ids: Vec<&str> = verdicts
             .iter()
@@ -159,22 +214,28 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
             )),
             Err(e) => {
                 eprintln!("error: cannot write the baseline {}: {e}", path.display());
-                trouble = true;
+                ok = false;
             }
         }
     }
     if wishes.json.is_some() || wishes.html.is_some() {
-        trouble |= !crate::report_files::write(run, &verdicts, wishes);
+        ok &= crate::report_files::write(run, verdicts, wishes);
     }
     if let Some(path) = wishes.junit {
-        if let Err(e) = std::fs::write(path, junit::render(run.name, &verdicts, wishes.strict)) {
+        if let Err(e) = std::fs::write(path, junit::render(run.name, verdicts, wishes.strict)) {
             eprintln!(
                 "error: cannot write the JUnit report {}: {e}",
                 path.display()
             );
-            trouble = true;
+            ok = false;
         }
     }
+    ok
+}
+
+/// The lines after the cases: the flaky ones counted, the skipped ones grouped by reason,
+/// and what ran against what, at which versions, for how long.
+fn say_summary(run: &Finished, verdicts: &[Verdict], blessed: usize) {
     let flaky = verdicts.iter().filter(|v| v.flaky).count();
     if flaky > 0 {
         say(format_args!(
@@ -218,33 +279,23 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
             String::new()
         }
     ));
-    say(format_args!("{summary}"));
-    if run.nothing_verified {
-        let why = if run.spoken.evidence.is_empty() {
-            // A client run: no case covers the version, or the client did not speak it.
-            "every case was skipped: no case covers it, or the client did not speak it (the JSON report gives each reason)".to_string()
-        } else {
-            format!(
-                "the target does not speak it ({}): every case was skipped",
-                run.spoken.evidence.join("; ")
-            )
-        };
-        eprintln!(
-            "error: nothing was verified at {}: {why}",
-            run.choice.as_str(),
-        );
-    }
-    let code = gate::exit_code(
-        &verdicts,
-        wishes.strict,
-        trouble,
-        wishes.write_baseline.is_some(),
-    );
-    ExitCode::from(if run.nothing_verified {
-        code.max(1)
+}
+
+/// The error for an explicit version nothing was verified at.
+fn say_nothing_verified(run: &Finished) {
+    let why = if run.spoken.evidence.is_empty() {
+        // A client run: no case covers the version, or the client did not speak it.
+        "every case was skipped: no case covers it, or the client did not speak it (the JSON report gives each reason)".to_string()
     } else {
-        code
-    })
+        format!(
+            "the target does not speak it ({}): every case was skipped",
+            run.spoken.evidence.join("; ")
+        )
+    };
+    eprintln!(
+        "error: nothing was verified at {}: {why}",
+        run.choice.as_str(),
+    );
 }
 
 /// A target that answered none of the harness's opening requests: what each saw, said once,
@@ -304,52 +355,4 @@ fn advice(why: &[String], transport: &str) -> &'static str {
     } else {
         "check that the command starts an MCP server on stdio; a slow start may need a longer --startup-timeout"
     }
-}
-
-/// The skipped cases counted by what they need, most first: one line per reason.
-fn skip_groups(run: &Finished) -> Vec<(usize, String)> {
-    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
-    for (unit, runs) in run.units.iter().zip(run.results) {
-        let reason = match (&unit.skip, gate::worst(runs)) {
-            (Some(reason), _) => reason.clone(),
-            (None, Ok(report)) if report.outcome == Outcome::Skip => {
-                report.skip_reason.clone().unwrap_or_default()
-            }
-            _ => continue,
-        };
-        *counts.entry(skip_group(&reason)).or_default() += 1;
-    }
-    let mut groups: Vec<(usize, String)> = counts.into_iter().map(|(why, n)| (n, why)).collect();
-    groups.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    groups
-}
-
-/// What a skip reason comes down to, said the same way for every case it holds for.
-fn skip_group(reason: &str) -> String {
-    if let Some(role) = reason
-        .strip_prefix("needs a tool that plays `")
-        .and_then(|r| r.split('`').next())
-    {
-        let how = if reason.contains("the target file maps none") {
-            "the target file maps none"
-        } else {
-            "map one with a target file (`conformance init` drafts it)"
-        };
-        return format!(
-            "need a tool playing `{role}` ({}): {how}",
-            conformance::fixtures::role_needs(role)
-        );
-    }
-    if reason.starts_with("the case applies to http only") {
-        return "need Streamable HTTP: give the server's endpoint with --url".into();
-    }
-    if reason.starts_with("the case applies to stdio only") {
-        return "need stdio: give the server's command after `--` without --url".into();
-    }
-    if reason.starts_with("the case applies to") && reason.contains("the target speaks") {
-        return "cover only protocol versions the target does not speak (see the JSON report)"
-            .into();
-    }
-    // Anything else is said as it is, up to its first clause.
-    reason.split("; ").next().unwrap_or(reason).to_string()
 }

@@ -8,6 +8,7 @@ pub mod expect;
 use crate::case::{Case, Role};
 use crate::engine::Report;
 use crate::error::{BlessRefused, BrokenCases};
+use crate::outcome::Outcome;
 use crate::report::{self, gate};
 use crate::suite;
 use std::path::Path;
@@ -35,21 +36,43 @@ pub fn cases(dir: &Path, role: Role) -> Result<Vec<Case>, BrokenCases> {
 /// Judges a report of a reference implementation, which must be clean at every level: `Ok`
 /// when it is (or when `bless` was asked and only expected lines differed, which are then
 /// rewritten), otherwise the explanation. `next` is the advice that ends it.
-pub fn expect_clean(case: &Case, report: &Report, bless: bool, next: &str) -> Result<(), String> {
+pub fn expect_clean(case: &Case, report: &Report, bless: bool, next: &str) -> Result<(), NotClean> {
     if gate::clean(report) {
         return Ok(());
     }
     if bless && gate::blessable(report) {
-        suite::bless(case, &report.bless)
-            .map_err(|e| format!("cannot rewrite {}: {e}", case.path))?;
+        suite::bless(case, &report.bless).map_err(|source| NotClean::Bless {
+            path: case.path.clone(),
+            source,
+        })?;
         eprintln!("blessed {} ({} lines)", case.path, report.bless.len());
         return Ok(());
     }
-    Err(format!(
-        "{}\n{}",
-        report.outcome,
-        report::explain(case, report, next)
-    ))
+    Err(NotClean::Run {
+        outcome: report.outcome,
+        explanation: report::explain(case, report, next),
+    })
+}
+
+/// Why a reference implementation's run is not clean (a test failure, printed as it reads).
+#[derive(Debug, thiserror::Error)]
+pub enum NotClean {
+    /// The run was not clean: its outcome, then the report explained.
+    #[error("{outcome}\n{explanation}")]
+    Run {
+        /// The outcome.
+        outcome: Outcome,
+        /// The findings, the diff and the transcript, ending with the advice.
+        explanation: String,
+    },
+    /// Blessing was asked for, but the case file could not be rewritten.
+    #[error("cannot rewrite {path}: {source}")]
+    Bless {
+        /// The case file.
+        path: String,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
 }
 
 /// Keeps every CPU busy while it lives (and other saturations live): the verdicts a test

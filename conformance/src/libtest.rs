@@ -26,6 +26,7 @@
 //! - nothing is started before a test runs: `--list` and a filter that matches nothing never
 //!   start the server. The first test asks which versions the server speaks, once.
 
+mod error;
 mod play;
 
 use crate::baseline::Baseline;
@@ -38,6 +39,7 @@ use crate::transport::process::Launch;
 use crate::transport::reap;
 use crate::versions::Choice;
 use crate::{harness, interrupt, suite, target_file};
+pub use error::{ConnectError, SetupError};
 use libtest_mimic::{Arguments, Trial};
 use play::Shared;
 use std::path::PathBuf;
@@ -225,31 +227,22 @@ impl Server {
     }
 
     /// Checks the options and loads what the run needs: the cases, the baseline, the target.
-    fn prepare(self) -> Result<Shared, String> {
-        let bless = harness::bless_requested().map_err(|e| e.to_string())?;
+    fn prepare(self) -> Result<Shared, SetupError> {
+        let bless = harness::bless_requested()?;
         if bless && self.cases.is_none() {
-            return Err(format!(
-                "{}=1 rewrites case files: give their folder with .cases(DIR) (the cases built into the harness cannot be rewritten)",
-                harness::BLESS_ENV
-            ));
+            return Err(SetupError::BlessEmbedded);
         }
         let loaded = match &self.cases {
             Some(dir) => suite::from_dir(dir),
             None => suite::embedded(),
         };
         let cases: Vec<Case> = loaded
-            .map_err(|errors| {
-                let lines: Vec<String> =
-                    errors.iter().map(|e| format!("bug in case: {e}")).collect();
-                lines.join("\nerror: ")
-            })?
+            .map_err(SetupError::BrokenCases)?
             .into_iter()
             .filter(|c| c.role == Role::Server)
             .collect();
         let baseline = match &self.baseline {
-            Some(path) => Some(Baseline::load(path).map_err(|e| {
-                format!("{e}; create it with `conformance server --write-baseline FILE`, or list the failing case ids in it")
-            })?),
+            Some(path) => Some(Baseline::load(path).map_err(SetupError::Baseline)?),
             None => None,
         };
         let (connect, fixtures, file_version) = self.connect()?;
@@ -261,7 +254,8 @@ impl Server {
                 (None, None) => ("auto".into(), "the default"),
             },
         };
-        let choice = Choice::parse(&asked).map_err(|e| format!("{from}: {e}"))?;
+        let choice =
+            Choice::parse(&asked).map_err(|source| SetupError::Version { from, source })?;
         let options = Options {
             protocol_version: String::new(),
             case_timeout: self.timeout,
@@ -284,10 +278,10 @@ impl Server {
     }
 
     /// How to reach the server, its fixture mapping, and the version its target file asks for.
-    fn connect(&self) -> Result<(Connect, Option<Fixtures>, Option<String>), String> {
-        let launch = |argv: &Vec<String>| -> Result<Launch, String> {
+    fn connect(&self) -> Result<(Connect, Option<Fixtures>, Option<String>), ConnectError> {
+        let launch = |argv: &Vec<String>| -> Result<Launch, ConnectError> {
             if argv.is_empty() {
-                return Err("the server's command is empty: give its program and arguments".into());
+                return Err(ConnectError::EmptyCommand);
             }
             Ok(Launch {
                 argv: argv.clone(),
@@ -306,19 +300,14 @@ impl Server {
             (Target::Command(argv), Some(url)) => Ok((http(url, Some(launch(argv)?)), None, None)),
             (Target::Url(url), None) => {
                 if url.contains(PORT) {
-                    return Err(format!("`{url}` has `{PORT}`, which only a server the harness starts can listen on: give its command, Server::command(argv).over_http(url)"));
+                    return Err(ConnectError::PortWithoutCommand { url: url.clone() });
                 }
                 Ok((http(url, None), None, None))
             }
-            (_, Some(_)) => Err(
-                ".over_http(url) goes with Server::command(argv): a URL or a target file gives the URL itself".into(),
-            ),
+            (_, Some(_)) => Err(ConnectError::OverHttpWithoutCommand),
             (Target::File(path), None) => {
                 if !self.env.is_empty() || self.cwd.is_some() {
-                    return Err(format!(
-                        "{}: a target file gives the command's env and cwd itself; set them there",
-                        path.display()
-                    ));
+                    return Err(ConnectError::FileSetsEnv(path.clone()));
                 }
                 let file = target_file::load(path)?;
                 Ok((file.connect(), file.fixtures.clone(), file.protocol_version))

@@ -46,6 +46,7 @@ pub fn write(run: &Finished, verdicts: &[Verdict], wishes: &Wishes) -> bool {
             .json
             .map_or_else(|| "this run".to_string(), |p| file_name(p));
         let written = html::render(vec![(source, report)])
+            .map_err(|e| e.to_string())
             .and_then(|page| std::fs::write(path, page).map_err(|e| e.to_string()));
         if let Err(e) = written {
             eprintln!(
@@ -71,9 +72,12 @@ pub fn merge(inputs: &[PathBuf], output: &Path) -> ExitCode {
         }
     }
     let runs = reports.len();
-    match html::render(reports).and_then(|page| {
-        std::fs::write(output, page).map_err(|e| format!("cannot write {}: {e}", output.display()))
-    }) {
+    match html::render(reports)
+        .map_err(|e| e.to_string())
+        .and_then(|page| {
+            std::fs::write(output, page)
+                .map_err(|e| format!("cannot write {}: {e}", output.display()))
+        }) {
         Ok(()) => {
             crate::console::say(format_args!(
                 "wrote {} from {runs} report{}",

@@ -40,7 +40,7 @@ pub fn from_dir(dir: &Path) -> Result<Vec<Case>, Vec<CaseError>> {
     gather(files.into_iter().map(|path| {
         let id = path.strip_prefix(dir).unwrap_or(&path).with_extension("");
         let id = id.to_string_lossy().replace('\\', "/");
-        let text = std::fs::read_to_string(&path).map_err(|e| e.to_string());
+        let text = std::fs::read_to_string(&path);
         (id, path.display().to_string(), text)
     }))
 }
@@ -68,7 +68,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn gather(
-    files: impl Iterator<Item = (String, String, Result<String, String>)>,
+    files: impl Iterator<Item = (String, String, std::io::Result<String>)>,
 ) -> Result<Vec<Case>, Vec<CaseError>> {
     let mut cases = vec![];
     let mut errors = vec![];

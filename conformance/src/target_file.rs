@@ -37,15 +37,18 @@
 //! the path and the variables it was made of, and gives the file's `install` text (how to
 //! install what it needs).
 
+mod error;
 pub mod expand;
+mod fixtures;
 
 use crate::engine::server::Connect;
-use crate::fixtures::{is_role, Fixtures, Mapping, ROLES, TASK_ROLES};
+use crate::fixtures::Fixtures;
 use crate::transport::http::HttpTarget;
 use crate::transport::process::Launch;
+pub use error::{FileError, LoadError, MissingPath};
 use expand::{expand, is_variable_path, Used};
+use fixtures::parse_fixtures;
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A parsed target file.
@@ -78,7 +81,7 @@ impl TargetFile {
 
 /// Reads a target file, its variables from the environment. Errors name the file and the
 /// field, and say what to write instead.
-pub fn load(path: &Path) -> Result<TargetFile, String> {
+pub fn load(path: &Path) -> Result<TargetFile, LoadError> {
     load_with(path, &|name| std::env::var(name).ok())
 }
 
@@ -86,17 +89,24 @@ pub fn load(path: &Path) -> Result<TargetFile, String> {
 pub fn load_with(
     path: &Path,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<TargetFile, String> {
-    let shown = path.display();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{shown}: cannot read the target file: {e}"))?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{shown}:{}: the target file is not JSON: {e}", e.line()))?;
+) -> Result<TargetFile, LoadError> {
+    let shown = || path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+        path: shown(),
+        source,
+    })?;
+    let value: Value = serde_json::from_str(&text).map_err(|source| LoadError::NotJson {
+        path: shown(),
+        source,
+    })?;
     let dir = std::path::absolute(path)
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf))
-        .ok_or_else(|| format!("{shown}: cannot tell which folder holds the target file"))?;
-    parse(&value, &Place { dir, lookup }).map_err(|e| format!("{shown}: {e}"))
+        .ok_or_else(|| LoadError::NoFolder { path: shown() })?;
+    parse(&value, &Place { dir, lookup }).map_err(|source| LoadError::Invalid {
+        path: shown(),
+        source,
+    })
 }
 
 /// What a target file's relative paths and variables are resolved against.
@@ -119,95 +129,42 @@ const FIELDS: [&str; 8] = [
 ];
 
 /// Parses a target file's JSON, expanding its variables and resolving its paths at `place`.
-pub fn parse(value: &Value, place: &Place) -> Result<TargetFile, String> {
-    let object = value
-        .as_object()
-        .ok_or("a target file is a JSON object; see the README's target file section")?;
-    for key in object.keys() {
-        if !FIELDS.contains(&key.as_str()) {
-            return Err(format!(
-                "unknown field `{key}`; known: {}",
-                FIELDS.join(", ")
-            ));
-        }
+pub fn parse(value: &Value, place: &Place) -> Result<TargetFile, FileError> {
+    let object = value.as_object().ok_or(FileError::NotAnObject)?;
+    if let Some(key) = object.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        return Err(FileError::UnknownField { key: key.clone() });
     }
-    let install = match object.get("install") {
-        None => None,
-        Some(Value::String(text)) => Some(text.clone()),
-        Some(_) => return Err("`install` must be a string: how to install what the command needs, e.g. \"targets/install.sh rmcp\"".into()),
-    };
-    let expand_in = |field: &str, text: &str| -> Result<(String, Vec<Used>), String> {
-        expand(text, place.lookup).map_err(|e| format!("{field}: {e}"))
-    };
-    let url =
-        match object.get("url") {
-            None => None,
-            Some(Value::String(url)) => Some(expand_in("url", url)?.0),
-            Some(_) => return Err(
-                "`url` must be a string, the MCP endpoint, e.g. \"http://127.0.0.1:{port}/mcp\""
-                    .into(),
-            ),
-        };
-    let raw: Option<Vec<String>> = match object.get("command") {
-        None if url.is_some() => None,
-        command => Some(
-            command
-                .and_then(Value::as_array)
-                .filter(|a| !a.is_empty())
-                .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
-                .ok_or("`command` must be a non-empty array of strings (the argv, run without a shell); a server over HTTP that is already running needs only `url`")?,
-        ),
-    };
-    let env = match object.get("env") {
-        None => vec![],
-        Some(Value::Object(map)) => {
-            let mut env = vec![];
-            for (k, v) in map {
-                let v = v.as_str().ok_or("`env` values must be strings")?;
-                env.push((k.clone(), expand_in(&format!("env.{k}"), v)?.0));
-            }
-            env
-        }
-        Some(_) => return Err("`env` must be an object of strings".into()),
-    };
-    let cwd = match object.get("cwd") {
-        None => None,
-        Some(Value::String(dir)) => {
-            let (expanded, used) = expand_in("cwd", dir)?;
-            let resolved = tidy(&place.dir.join(&expanded));
-            if !resolved.is_dir() {
-                return Err(missing(
-                    "cwd",
-                    dir,
-                    &resolved,
-                    &used,
-                    install.as_deref(),
-                    "is no folder",
-                ));
-            }
-            Some(resolved)
-        }
-        Some(_) => return Err("`cwd` must be a string".into()),
-    };
-    let argv = match raw {
-        None => None,
-        Some(raw) => Some(resolve_command(
-            &raw,
-            cwd.as_deref(),
-            place,
-            install.as_deref(),
-        )?),
-    };
-    let protocol_version = match object.get("protocolVersion") {
-        None => None,
-        Some(Value::String(v)) => Some(v.clone()),
-        Some(_) => return Err("`protocolVersion` must be a string such as \"2025-06-18\"".into()),
-    };
+    let install = string_field(
+        object,
+        "install",
+        "a string: how to install what the command needs, e.g. \"targets/install.sh rmcp\"",
+    )?
+    .cloned();
+    let url = string_field(
+        object,
+        "url",
+        "a string, the MCP endpoint, e.g. \"http://127.0.0.1:{port}/mcp\"",
+    )?
+    .map(|url| expand_field(place, "url", url).map(|(url, _)| url))
+    .transpose()?;
+    let raw = command_of(object, url.is_some())?;
+    let env = env_of(object, place)?;
+    let cwd = string_field(object, "cwd", "a string")?
+        .map(|dir| resolve_cwd(dir, place, install.as_deref()))
+        .transpose()?;
+    let argv = raw
+        .map(|raw| resolve_command(&raw, cwd.as_deref(), place, install.as_deref()))
+        .transpose()?;
+    let protocol_version =
+        string_field(object, "protocolVersion", "a string such as \"2025-06-18\"")?.cloned();
     let fixtures = match object.get("fixtures") {
         None => None,
         Some(Value::Object(map)) => Some(parse_fixtures(map)?),
         Some(_) => {
-            return Err("`fixtures` must be an object of role → {tool, arguments} or null".into())
+            return Err(FileError::WrongType {
+                field: "fixtures",
+                want: "an object of role → {tool, arguments} or null",
+            })
         }
     };
     Ok(TargetFile {
@@ -218,6 +175,82 @@ pub fn parse(value: &Value, place: &Place) -> Result<TargetFile, String> {
     })
 }
 
+/// A field that is a string when it is there; `want` says what it must be otherwise.
+fn string_field<'a>(
+    object: &'a Map<String, Value>,
+    field: &'static str,
+    want: &'static str,
+) -> Result<Option<&'a String>, FileError> {
+    match object.get(field) {
+        None => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(_) => Err(FileError::WrongType { field, want }),
+    }
+}
+
+/// A field's text with its variables expanded, and the variables it read.
+fn expand_field(place: &Place, field: &str, text: &str) -> Result<(String, Vec<Used>), FileError> {
+    expand(text, place.lookup).map_err(|source| FileError::Expand {
+        field: field.to_string(),
+        source,
+    })
+}
+
+/// `command` as written (not yet expanded); it may be left out only when there is a `url`.
+fn command_of(
+    object: &Map<String, Value>,
+    has_url: bool,
+) -> Result<Option<Vec<String>>, FileError> {
+    match object.get("command") {
+        None if has_url => Ok(None),
+        command => command
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+            .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect())
+            .map(Some)
+            .ok_or(FileError::WrongType {
+                field: "command",
+                want: "a non-empty array of strings (the argv, run without a shell); a server over HTTP that is already running needs only `url`",
+            }),
+    }
+}
+
+/// `env`, each value expanded.
+fn env_of(object: &Map<String, Value>, place: &Place) -> Result<Vec<(String, String)>, FileError> {
+    match object.get("env") {
+        None => Ok(vec![]),
+        Some(Value::Object(map)) => {
+            let mut env = vec![];
+            for (k, v) in map {
+                let v = v.as_str().ok_or(FileError::EnvValue)?;
+                env.push((k.clone(), expand_field(place, &format!("env.{k}"), v)?.0));
+            }
+            Ok(env)
+        }
+        Some(_) => Err(FileError::WrongType {
+            field: "env",
+            want: "an object of strings",
+        }),
+    }
+}
+
+/// `cwd`, expanded and made absolute from the file's folder; it must be a folder.
+fn resolve_cwd(dir: &str, place: &Place, install: Option<&str>) -> Result<PathBuf, FileError> {
+    let (expanded, used) = expand_field(place, "cwd", dir)?;
+    let resolved = tidy(&place.dir.join(&expanded));
+    if !resolved.is_dir() {
+        return Err(FileError::Missing(Box::new(MissingPath {
+            field: "cwd".into(),
+            written: dir.to_string(),
+            path: resolved,
+            used,
+            install: install.map(str::to_string),
+            what: "is no folder",
+        })));
+    }
+    Ok(resolved)
+}
+
 /// Expands `command` and checks its paths: the program when it has a `/` (a relative one is
 /// made absolute from `cwd`), and each argument that starts with `${…}/`.
 fn resolve_command(
@@ -225,12 +258,11 @@ fn resolve_command(
     cwd: Option<&Path>,
     place: &Place,
     install: Option<&str>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, FileError> {
     let mut argv = vec![];
     for (i, element) in raw.iter().enumerate() {
         let field = format!("command[{i}]");
-        let (mut text, used) =
-            expand(element, place.lookup).map_err(|e| format!("{field}: {e}"))?;
+        let (mut text, used) = expand_field(place, &field, element)?;
         let program = i == 0 && text.contains('/');
         if program || is_variable_path(element) {
             let path = match cwd {
@@ -238,14 +270,14 @@ fn resolve_command(
                 None => PathBuf::from(&text),
             };
             if !path.exists() {
-                return Err(missing(
-                    &field,
-                    element,
-                    &path,
-                    &used,
-                    install,
-                    "does not exist",
-                ));
+                return Err(FileError::Missing(Box::new(MissingPath {
+                    field,
+                    written: element.clone(),
+                    path,
+                    used,
+                    install: install.map(str::to_string),
+                    what: "does not exist",
+                })));
             }
             if program {
                 text = path.display().to_string();
@@ -263,383 +295,5 @@ fn tidy(path: &Path) -> PathBuf {
         .collect()
 }
 
-/// The error for a path of the file that is not there: which field, which path, what it was
-/// made of, and how to install what is missing.
-fn missing(
-    field: &str,
-    written: &str,
-    path: &Path,
-    used: &[Used],
-    install: Option<&str>,
-    what: &str,
-) -> String {
-    let mut from = String::new();
-    if written != path.to_string_lossy() {
-        from = format!(" (from `{written}`");
-        for u in used {
-            match &u.value {
-                Some(v) => from.push_str(&format!("; {}={v}", u.name)),
-                None => from.push_str(&format!("; {} is not set", u.name)),
-            }
-        }
-        from.push(')');
-    }
-    let unset: Vec<&str> = used
-        .iter()
-        .filter(|u| u.value.is_none())
-        .map(|u| u.name.as_str())
-        .collect();
-    let mut next = match install {
-        Some(install) => format!("install it with `{install}`"),
-        None => "install what the command needs, or correct the path".to_string(),
-    };
-    if let Some(name) = unset.first() {
-        next.push_str(&format!(", or set {name} to where it is installed"));
-    }
-    format!("{field}: {} {what}{from}; {next}", path.display())
-}
-
-fn parse_fixtures(map: &Map<String, Value>) -> Result<Fixtures, String> {
-    let mut roles = BTreeMap::new();
-    for (role, spec) in map {
-        if !is_role(role) {
-            return Err(format!(
-                "`fixtures.{role}` is no role of the profile; roles: {}, and for a server with tasks {}",
-                ROLES.join(", "),
-                TASK_ROLES.join(", ")
-            ));
-        }
-        let mapping = match spec {
-            Value::Null => None,
-            Value::Object(o) => {
-                if o.get("note").is_some_and(|n| !n.is_string()) {
-                    return Err(format!("`fixtures.{role}.note` must be a string"));
-                }
-                if o.get("tool").is_none() && o.contains_key("note") {
-                    // A role left out, with the reason (`conformance init` writes these).
-                    roles.insert(role.clone(), None);
-                    continue;
-                }
-                let tool = o.get("tool").and_then(Value::as_str).ok_or_else(|| {
-                    format!("`fixtures.{role}.tool` must be the server's tool name (or leave the role out, or give only a `note` saying why)")
-                })?;
-                let arguments = o.get("arguments").cloned();
-                if arguments.as_ref().is_some_and(|a| !a.is_object()) {
-                    return Err(format!("`fixtures.{role}.arguments` must be an object"));
-                }
-                let progress = match o.get("progress") {
-                    None => true,
-                    Some(Value::Bool(b)) => *b,
-                    Some(_) => {
-                        return Err(format!("`fixtures.{role}.progress` must be true or false"))
-                    }
-                };
-                Some(Mapping {
-                    tool: tool.to_string(),
-                    arguments,
-                    progress,
-                })
-            }
-            _ => {
-                return Err(format!(
-                    "`fixtures.{role}` must be {{\"tool\": …, \"arguments\": …}} or null"
-                ))
-            }
-        };
-        roles.insert(role.clone(), mapping);
-    }
-    Ok(Fixtures {
-        roles,
-        source: crate::fixtures::Source::TargetFile,
-    })
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn nothing_set(_: &str) -> Option<String> {
-        None
-    }
-
-    /// Parses as a file in the current folder, with no variable set.
-    fn parse_here(value: &Value) -> Result<TargetFile, String> {
-        let dir = std::env::current_dir().unwrap();
-        parse(
-            value,
-            &Place {
-                dir,
-                lookup: &nothing_set,
-            },
-        )
-    }
-
-    /// A folder of its own for a test, with `bin/srv` in it.
-    fn scratch(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("conformance-target-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("targets/.install/bin")).unwrap();
-        std::fs::write(dir.join("targets/.install/bin/srv"), "").unwrap();
-        std::fs::write(dir.join("targets/server.py"), "").unwrap();
-        dir
-    }
-
-    #[test]
-    fn relative_paths_are_the_target_files_and_variables_expand() {
-        let root = scratch("relative");
-        let file = root.join("targets/t.json");
-        std::fs::write(
-            &file,
-            json!({
-                "command": ["${TARGETS:-.install}/bin/srv", "server.py", "--port", "{port}"],
-                "cwd": ".",
-                "env": {"HOME_DIR": "${HOME_DIR:-none}"},
-                "url": "http://127.0.0.1:{port}/${MOUNT:-mcp}"
-            })
-            .to_string(),
-        )
-        .unwrap();
-        let loaded = load_with(&file, &nothing_set).unwrap();
-        let launch = loaded.launch.unwrap();
-        let targets = root.join("targets");
-        assert_eq!(launch.cwd.as_deref(), Some(targets.as_path()));
-        assert_eq!(Path::new(&launch.argv[0]), targets.join(".install/bin/srv"));
-        assert!(Path::new(&launch.argv[0]).is_absolute());
-        assert_eq!(launch.argv[1..], ["server.py", "--port", "{port}"]);
-        assert_eq!(launch.env, [("HOME_DIR".to_string(), "none".to_string())]);
-        assert_eq!(loaded.url.as_deref(), Some("http://127.0.0.1:{port}/mcp"));
-
-        // The variable, when set, wins over the default; an absolute value is taken as is.
-        let elsewhere = root.join("targets/.install").display().to_string();
-        let set = |name: &str| (name == "TARGETS").then(|| elsewhere.clone());
-        let launch = load_with(&file, &set).unwrap().launch.unwrap();
-        assert_eq!(launch.argv[0], format!("{elsewhere}/bin/srv"));
-        std::fs::remove_dir_all(&root).unwrap();
-    }
-
-    #[test]
-    fn a_missing_installed_path_says_where_and_how_to_install() {
-        let root = scratch("missing");
-        let file = root.join("targets/t.json");
-        std::fs::write(
-            &file,
-            json!({
-                "command": ["node", "${TARGETS:-.install}/app/server.mjs"],
-                "cwd": ".",
-                "install": "targets/install.sh app"
-            })
-            .to_string(),
-        )
-        .unwrap();
-        let err = load_with(&file, &nothing_set).unwrap_err();
-        let shown = file.display().to_string();
-        assert!(err.starts_with(&format!("{shown}: command[1]: ")), "{err}");
-        assert!(
-            err.contains(".install/app/server.mjs does not exist"),
-            "{err}"
-        );
-        assert!(
-            err.contains("(from `${TARGETS:-.install}/app/server.mjs`; TARGETS is not set)"),
-            "{err}"
-        );
-        assert!(
-            err.contains(
-                "install it with `targets/install.sh app`, or set TARGETS to where it is installed"
-            ),
-            "{err}"
-        );
-
-        // The program itself, without an `install` hint.
-        std::fs::write(
-            &file,
-            json!({"command": ["bin/nothing-here"], "cwd": ".install"}).to_string(),
-        )
-        .unwrap();
-        let err = load_with(&file, &nothing_set).unwrap_err();
-        assert!(err.contains(": command[0]: "), "{err}");
-        assert!(
-            err.contains("install what the command needs, or correct the path"),
-            "{err}"
-        );
-
-        // A cwd that is not there, and a variable that is not set.
-        std::fs::write(
-            &file,
-            json!({"command": ["srv"], "cwd": "${WHERE:-gone}"}).to_string(),
-        )
-        .unwrap();
-        let err = load_with(&file, &nothing_set).unwrap_err();
-        assert!(
-            err.contains(": cwd: ") && err.contains("gone is no folder"),
-            "{err}"
-        );
-        std::fs::write(&file, json!({"command": ["srv", "${TOKEN}"]}).to_string()).unwrap();
-        let err = load_with(&file, &nothing_set).unwrap_err();
-        assert!(err.contains(": command[1]: `${TOKEN}` is not set"), "{err}");
-        std::fs::write(&file, json!({"url": "http://h/${X"}).to_string()).unwrap();
-        assert!(load_with(&file, &nothing_set)
-            .unwrap_err()
-            .contains(": url: "));
-        std::fs::write(
-            &file,
-            json!({"command": ["srv"], "env": {"A": "${}"}}).to_string(),
-        )
-        .unwrap();
-        assert!(load_with(&file, &nothing_set)
-            .unwrap_err()
-            .contains(": env.A: "));
-        std::fs::remove_dir_all(&root).unwrap();
-    }
-
-    #[test]
-    fn the_repositorys_target_files_parse() {
-        // Every target file in `targets/`, with CONFORMANCE_TARGETS_DIR naming a scratch
-        // folder in which each installed path they name is created: their variables, fields
-        // and relative paths are right whatever is installed on this machine.
-        let targets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../targets");
-        let install = scratch("repository").join("install");
-        let shown = install.display().to_string();
-        let set = |name: &str| (name == "CONFORMANCE_TARGETS_DIR").then(|| shown.clone());
-        let mut seen = 0;
-        for entry in std::fs::read_dir(&targets).unwrap().flatten() {
-            let path = entry.path();
-            if path.extension().is_none_or(|e| e != "json") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            assert!(!text.contains("/tmp/"), "{}: a fixed path", path.display());
-            let value: Value = serde_json::from_str(&text).unwrap();
-            assert!(
-                value.get("install").is_some(),
-                "{}: no `install`",
-                path.display()
-            );
-            for element in value["command"].as_array().unwrap() {
-                let element = element.as_str().unwrap();
-                if is_variable_path(element) {
-                    let made = PathBuf::from(expand(element, &set).unwrap().0);
-                    assert!(made.starts_with(&install), "{}: {element}", path.display());
-                    std::fs::create_dir_all(made.parent().unwrap()).unwrap();
-                    std::fs::write(&made, "").unwrap();
-                }
-            }
-            let file = load_with(&path, &set).unwrap_or_else(|e| panic!("{e}"));
-            let launch = file.launch.unwrap();
-            // The scripts the interpreters run are the repository's own, found from `cwd`.
-            for arg in launch
-                .argv
-                .iter()
-                .filter(|a| a.ends_with(".py") || a.ends_with(".mjs"))
-            {
-                let cwd = launch.cwd.as_deref().unwrap_or(Path::new("."));
-                assert!(
-                    cwd.join(arg).exists(),
-                    "{}: {arg} is not in {}",
-                    path.display(),
-                    cwd.display()
-                );
-            }
-            seen += 1;
-        }
-        assert!(
-            seen >= 16,
-            "only {seen} target files in {}",
-            targets.display()
-        );
-        std::fs::remove_dir_all(install.parent().unwrap()).unwrap();
-    }
-
-    #[test]
-    fn parses_a_target_file() {
-        let file = parse_here(&json!({
-            "command": ["srv", "--stdio"],
-            "env": {"A": "1"},
-            "fixtures": {"work": {"tool": "long", "arguments": {"d": 3600}}, "ticker": null}
-        }))
-        .unwrap();
-        let launch = file.launch.unwrap();
-        assert_eq!(launch.argv, ["srv", "--stdio"]);
-        assert_eq!(launch.env, [("A".to_string(), "1".to_string())]);
-        assert_eq!(file.url, None);
-        let fixtures = file.fixtures.unwrap();
-        assert!(fixtures.has("work"));
-        assert!(!fixtures.has("ticker"));
-        assert!(!fixtures.has("echo"));
-    }
-
-    #[test]
-    fn lacks_names_absent_roles_and_tools_without_progress() {
-        let file = parse_here(&json!({
-            "command": ["srv"],
-            "fixtures": {"work": {"tool": "long", "progress": false}, "echo": {"tool": "say"}}
-        }))
-        .unwrap();
-        let fixtures = file.fixtures.unwrap();
-        assert_eq!(fixtures.lacks("echo"), None);
-        assert_eq!(fixtures.lacks("work"), None);
-        assert!(fixtures
-            .lacks("work:progress")
-            .unwrap()
-            .contains("sends no progress"));
-        assert!(fixtures
-            .lacks("ticker")
-            .unwrap()
-            .contains("needs a tool that plays `ticker`"));
-        assert_eq!(fixtures.lacks("cancellations"), None);
-        let noted = parse_here(&json!({"command": ["srv"], "fixtures": {
-            "echo": {"tool": "say", "note": "checked"},
-            "sleep": {"note": "no tool sleeps"}
-        }}))
-        .unwrap()
-        .fixtures
-        .unwrap();
-        assert!(noted.has("echo"));
-        assert!(noted.roles.contains_key("sleep") && !noted.has("sleep"));
-        assert!(parse_here(
-            &json!({"command": ["x"], "fixtures": {"echo": {"tool": "e", "note": 1}}})
-        )
-        .unwrap_err()
-        .contains("note"));
-        assert!(parse_here(
-            &json!({"command": ["x"], "fixtures": {"work": {"tool": "w", "progress": "no"}}})
-        )
-        .unwrap_err()
-        .contains("progress"));
-    }
-
-    #[test]
-    fn http_targets_give_a_url() {
-        let file = parse_here(&json!({
-            "command": ["srv", "--port", "{port}"],
-            "url": "http://127.0.0.1:{port}/mcp"
-        }))
-        .unwrap();
-        assert_eq!(file.url.as_deref(), Some("http://127.0.0.1:{port}/mcp"));
-        assert_eq!(file.launch.unwrap().argv[2], "{port}");
-        let running = parse_here(&json!({"url": "http://127.0.0.1:8000/mcp"})).unwrap();
-        assert!(running.launch.is_none());
-        assert!(parse_here(&json!({"url": 8000}))
-            .unwrap_err()
-            .contains("`url`"));
-        assert!(parse_here(&json!({}))
-            .unwrap_err()
-            .contains("needs only `url`"));
-    }
-
-    #[test]
-    fn errors_name_the_field() {
-        assert!(parse_here(&json!({"command": []}))
-            .unwrap_err()
-            .contains("`command`"));
-        assert!(
-            parse_here(&json!({"command": ["x"], "fixtures": {"nap": null}}))
-                .unwrap_err()
-                .contains("nap")
-        );
-        assert!(parse_here(&json!({"command": ["x"], "colour": 1}))
-            .unwrap_err()
-            .contains("colour"));
-    }
-}
+mod tests;

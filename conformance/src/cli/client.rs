@@ -1,8 +1,9 @@
 //! `conformance client`: running the client cases against an adapter, once per transport
 //! the run asks for.
 
+use super::Prepared;
 use super::{cpus, prepare, wishes};
-use crate::args::ClientArgs;
+use crate::args::{ClientArgs, RunArgs};
 use crate::finish::{finish, Finished};
 use crate::live::Live;
 use conformance::case::{Case, Role, TransportKind};
@@ -17,69 +18,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 pub(super) fn client(args: ClientArgs) -> ExitCode {
-    // Transports named on the command line are required; by default Streamable HTTP is tried
-    // once before the run relies on it (see `try_http`).
-    let named = !args.transport.is_empty();
-    let transports: Vec<TransportKind> = if args.transport.is_empty() {
-        vec![TransportKind::Stdio, TransportKind::Http]
-    } else {
-        let mut kinds: Vec<TransportKind> = args
-            .transport
-            .iter()
-            .filter_map(|t| TransportKind::parse(t))
-            .collect();
-        kinds.dedup();
-        kinds
-    };
+    let (named, transports) = transports_of(&args);
     let args = args.run;
-    if args.argv.is_empty() {
-        eprintln!("error: give the client adapter's command after `--`, e.g. `conformance client -- node adapter.mjs` (README: Testing a client)");
-        return ExitCode::from(2);
-    }
-    if args.bless || harness::bless_requested().unwrap_or(true) {
-        eprintln!("error: client cases cannot be blessed yet; edit their `>` lines by hand, guided by --dump DIR");
-        return ExitCode::from(2);
-    }
-    let prepared = match prepare(&args, Role::Client) {
-        Ok(p) => p,
+    let (prepared, cases, relay, choice) = match setup(&args, &transports) {
+        Ok(setup) => setup,
         Err(code) => return code,
-    };
-    // One run of each case per transport it applies to; HTTP runs are told apart by `@http`.
-    let cases: Vec<Case> = prepared
-        .cases
-        .iter()
-        .flat_map(|case| {
-            transports
-                .iter()
-                .filter(|t| case.transports.contains(t))
-                .map(|t| per_transport(case, *t))
-        })
-        .collect();
-    if cases.is_empty() {
-        eprintln!("error: no client case applies to the transport chosen; run `conformance list` to see them");
-        return ExitCode::from(2);
-    }
-    let relay = match std::env::current_exe() {
-        Ok(exe) => vec![exe.display().to_string(), "relay".into()],
-        Err(e) => {
-            eprintln!("error: cannot find this executable, which the client must start as its server: {e}");
-            return ExitCode::from(2);
-        }
     };
     let launch = Launch {
         argv: args.argv.clone(),
         env: vec![],
         cwd: None,
-    };
-    // Each case runs at the versions it covers that the choice names; the harness plays a
-    // server of that version (see README: Testing a client).
-    let choice = match args.protocol_version.as_deref().map(Choice::parse) {
-        None => Choice::Auto,
-        Some(Ok(choice)) => choice,
-        Some(Err(e)) => {
-            eprintln!("error: --protocol-version: {e}");
-            return ExitCode::from(2);
-        }
     };
     let options = Options {
         protocol_version: String::new(),
@@ -87,10 +35,6 @@ pub(super) fn client(args: ClientArgs) -> ExitCode {
         reply_timeout: args.reply_timeout,
         startup_timeout: args.startup_timeout,
         fixtures: None,
-    };
-    let plan = runner::Plan {
-        jobs: args.jobs.map_or_else(cpus, |n| n as usize),
-        repeat: args.repeat as usize,
     };
     let started = std::time::Instant::now();
     let mut units = client_versions::plan(&cases, &choice);
@@ -119,11 +63,106 @@ pub(super) fn client(args: ClientArgs) -> ExitCode {
     } else {
         try_http(&cases, &mut units, &play)
     };
+    let results = execute(&args, &cases, &units, tried, &play);
+    let next = "read the diff and the transcript (--dump DIR keeps it, with the adapter's outcome lines); fix the client or its adapter, or rerun one case with its id as the filter";
+    let spoken = Spoken::default();
+    let run = Finished {
+        cases: &cases,
+        units: &units,
+        results: &results,
+        target: &target,
+        name: &super::program_name(&launch.argv),
+        transport: &transport_of(&cases),
+        choice: &choice,
+        spoken: &spoken,
+        nothing_verified: nothing_verified(&choice, &results),
+        started,
+    };
+    finish(&run, &wishes(&args, &prepared, next))
+}
+
+/// Whether the transports were named, and which: named ones are required; by default both,
+/// Streamable HTTP tried once before the run relies on it (see `try_http`).
+fn transports_of(args: &ClientArgs) -> (bool, Vec<TransportKind>) {
+    if args.transport.is_empty() {
+        return (false, vec![TransportKind::Stdio, TransportKind::Http]);
+    }
+    let mut kinds: Vec<TransportKind> = args
+        .transport
+        .iter()
+        .filter_map(|t| TransportKind::parse(t))
+        .collect();
+    kinds.dedup();
+    (true, kinds)
+}
+
+/// Checks the options and loads the cases (one per transport each applies to), the relay's
+/// command and the version choice; on an error, says it and gives the exit code.
+fn setup(
+    args: &RunArgs,
+    transports: &[TransportKind],
+) -> Result<(Prepared, Vec<Case>, Vec<String>, Choice), ExitCode> {
+    if args.argv.is_empty() {
+        eprintln!("error: give the client adapter's command after `--`, e.g. `conformance client -- node adapter.mjs` (README: Testing a client)");
+        return Err(ExitCode::from(2));
+    }
+    if args.bless || harness::bless_requested().unwrap_or(true) {
+        eprintln!("error: client cases cannot be blessed yet; edit their `>` lines by hand, guided by --dump DIR");
+        return Err(ExitCode::from(2));
+    }
+    let prepared = prepare(args, Role::Client)?;
+    // One run of each case per transport it applies to; HTTP runs are told apart by `@http`.
+    let cases: Vec<Case> = prepared
+        .cases
+        .iter()
+        .flat_map(|case| {
+            transports
+                .iter()
+                .filter(|t| case.transports.contains(t))
+                .map(|t| per_transport(case, *t))
+        })
+        .collect();
+    if cases.is_empty() {
+        eprintln!("error: no client case applies to the transport chosen; run `conformance list` to see them");
+        return Err(ExitCode::from(2));
+    }
+    let relay = match std::env::current_exe() {
+        Ok(exe) => vec![exe.display().to_string(), "relay".into()],
+        Err(e) => {
+            eprintln!("error: cannot find this executable, which the client must start as its server: {e}");
+            return Err(ExitCode::from(2));
+        }
+    };
+    // Each case runs at the versions it covers that the choice names; the harness plays a
+    // server of that version (see README: Testing a client).
+    let choice = match args.protocol_version.as_deref().map(Choice::parse) {
+        None => Choice::Auto,
+        Some(Ok(choice)) => choice,
+        Some(Err(e)) => {
+            eprintln!("error: --protocol-version: {e}");
+            return Err(ExitCode::from(2));
+        }
+    };
+    Ok((prepared, cases, relay, choice))
+}
+
+/// Runs every unit as the plan says, with the live count; the HTTP case already run by
+/// `try_http` counts as its first run.
+fn execute(
+    args: &RunArgs,
+    cases: &[Case],
+    units: &[Unit],
+    tried: Option<(usize, CaseResult)>,
+    play: &(dyn Fn(&tokio::runtime::Runtime, &Unit) -> CaseResult + Sync),
+) -> Vec<Vec<CaseResult>> {
+    let plan = runner::Plan {
+        jobs: args.jobs.map_or_else(cpus, |n| n as usize),
+        repeat: args.repeat as usize,
+    };
     let tried = std::sync::Mutex::new(tried);
-    let live = Live::new(&cases, &units, args.repeat as usize, args.verbose);
+    let live = Live::new(cases, units, args.repeat as usize, args.verbose);
     let progress = |unit: usize, run: usize, result: &_| live.done(unit, run, result);
-    let results = runner::execute_each(&units, plan, &progress, &|runtime, unit| {
-        // The HTTP case already run by `try_http` counts as its first run.
+    let results = runner::execute_each(units, plan, &progress, &|runtime, unit| {
         let mut tried = tried.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, result)) = tried.take_if(|(at, _)| std::ptr::eq(&units[*at], unit)) {
             return result;
@@ -132,35 +171,27 @@ pub(super) fn client(args: ClientArgs) -> ExitCode {
         play(runtime, unit)
     });
     live.finish();
-    let next = "read the diff and the transcript (--dump DIR keeps it, with the adapter's outcome lines); fix the client or its adapter, or rerun one case with its id as the filter";
-    let spoken = Spoken::default();
-    // An explicit version that no case could verify: every case was skipped (the client did
-    // not speak it, or no case covers it).
-    let nothing_verified = matches!(choice, Choice::Exact(_))
+    results
+}
+
+/// An explicit version that no case could verify: every case was skipped (the client did
+/// not speak it, or no case covers it).
+fn nothing_verified(choice: &Choice, results: &[Vec<CaseResult>]) -> bool {
+    matches!(choice, Choice::Exact(_))
         && results.iter().all(|runs| {
             runs.iter()
                 .all(|r| r.as_ref().is_ok_and(|r| r.outcome == Outcome::Skip))
-        });
-    // The transports the cases ran over: one, or both (`stdio+http`).
+        })
+}
+
+/// The transports the cases ran over: one, or both (`stdio+http`).
+fn transport_of(cases: &[Case]) -> String {
     let over: Vec<&str> = [TransportKind::Stdio, TransportKind::Http]
         .into_iter()
         .filter(|t| cases.iter().any(|c| c.transports.first() == Some(t)))
         .map(TransportKind::as_str)
         .collect();
-    let transport = over.join("+");
-    let run = Finished {
-        cases: &cases,
-        units: &units,
-        results: &results,
-        target: &target,
-        name: &super::program_name(&launch.argv),
-        transport: &transport,
-        choice: &choice,
-        spoken: &spoken,
-        nothing_verified,
-        started,
-    };
-    finish(&run, &wishes(&args, &prepared, next))
+    over.join("+")
 }
 
 /// A case's run over one transport: over HTTP its id gets `@http`, so reports, baselines and

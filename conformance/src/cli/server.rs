@@ -11,9 +11,10 @@ use conformance::engine::Options;
 use conformance::era::HANDSHAKE_VERSIONS;
 use conformance::fixtures::Fixtures;
 use conformance::outcome::Outcome;
+use conformance::report::gate::CaseResult;
 use conformance::transport::http::{HttpTarget, PORT};
 use conformance::transport::process::Launch;
-use conformance::versions::{self, Choice};
+use conformance::versions::{self, Choice, Spoken};
 use conformance::{runner, spoken, target_file};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -23,48 +24,15 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let (connect, fixtures, file_version) = match target(&args) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let asked = args
-        .run
-        .protocol_version
-        .clone()
-        .or(file_version)
-        .unwrap_or_else(|| "auto".into());
-    let choice = match Choice::parse(&asked) {
-        Ok(choice) => choice,
-        Err(e) => {
-            eprintln!("error: --protocol-version: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let options = Options {
-        protocol_version: String::new(),
-        case_timeout: args.run.timeout.unwrap_or(Duration::from_secs(10)),
-        reply_timeout: args.run.reply_timeout,
-        startup_timeout: args.run.startup_timeout,
-        fixtures,
+    let (connect, choice, options) = match setup(&args) {
+        Ok(setup) => setup,
+        Err(code) => return code,
     };
     // Cases that share one running server could see each other's requests: one at a time,
     // unless the user says otherwise.
     let shared = matches!(&connect, Connect::Http(t) if !t.isolated());
     let started = std::time::Instant::now();
-    let spoken = match spoken::spoken_by(&connect, &choice, &options) {
-        Ok(spoken) => spoken,
-        Err(e) => versions::Spoken {
-            untestable: Some(versions::Untestable {
-                why: vec![e.to_string()],
-                stderr: vec![],
-                stderr_total: 0,
-            }),
-            ..versions::Spoken::default()
-        },
-    };
+    let spoken = spoken_or_untestable(&connect, &choice, &options);
     let name = stable_name(&args, &connect, &spoken);
     if spoken.untestable.is_some() {
         let run = Finished {
@@ -81,16 +49,7 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
         };
         return untestable(&run, &wishes(&args.run, &prepared, ""));
     }
-    // Without a target file, the server's own tools play the roles they fit, by name and
-    // schema; a case needing another role is skipped with what it needs.
-    let mut options = options;
-    if options.fixtures.is_none() {
-        let tools = match &spoken.tools {
-            Some(Ok(tools)) => tools.as_slice(),
-            _ => &[],
-        };
-        options.fixtures = Some(conformance::discovery::fixtures_of(tools));
-    }
+    let options = with_discovered(options, &spoken);
     let units = versions::plan(&prepared.cases, &choice, &spoken);
     let plan = runner::Plan {
         jobs: args
@@ -120,10 +79,86 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
     } else {
         "read the diff and the transcript (--dump DIR keeps it); fix the target, rerun this case alone by giving its id as the filter, or record known failures with --write-baseline FILE"
     };
-    let target = connect.display();
-    // An explicit version the target does not speak: a stateless one the probe did not find,
-    // or a handshake one the target agreed to in no case.
-    let unspoken = match &choice {
+    let run = Finished {
+        cases: &prepared.cases,
+        units: &units,
+        results: &results,
+        target: &connect.display(),
+        name: &name,
+        transport: connect.transport().as_str(),
+        choice: &choice,
+        spoken: &spoken,
+        nothing_verified: unspoken(&choice, &spoken, &results),
+        started,
+    };
+    finish(&run, &wishes(&args.run, &prepared, next))
+}
+
+/// How to reach the target, the version choice (the option's, else the target file's, else
+/// `auto`) and the options the cases run with; on an error, says it and gives the exit code.
+fn setup(args: &ServerArgs) -> Result<(Connect, Choice, Options), ExitCode> {
+    let (connect, fixtures, file_version) = match target(args) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Err(ExitCode::from(2));
+        }
+    };
+    let asked = args
+        .run
+        .protocol_version
+        .clone()
+        .or(file_version)
+        .unwrap_or_else(|| "auto".into());
+    let choice = match Choice::parse(&asked) {
+        Ok(choice) => choice,
+        Err(e) => {
+            eprintln!("error: --protocol-version: {e}");
+            return Err(ExitCode::from(2));
+        }
+    };
+    let options = Options {
+        protocol_version: String::new(),
+        case_timeout: args.run.timeout.unwrap_or(Duration::from_secs(10)),
+        reply_timeout: args.run.reply_timeout,
+        startup_timeout: args.run.startup_timeout,
+        fixtures,
+    };
+    Ok((connect, choice, options))
+}
+
+/// Without a target file, the server's own tools play the roles they fit, by name and
+/// schema; a case needing another role is skipped with what it needs.
+fn with_discovered(mut options: Options, spoken: &Spoken) -> Options {
+    if options.fixtures.is_none() {
+        let tools = match &spoken.tools {
+            Some(Ok(tools)) => tools.as_slice(),
+            _ => &[],
+        };
+        options.fixtures = Some(conformance::discovery::fixtures_of(tools));
+    }
+    options
+}
+
+/// What the target speaks; a target that could not even be asked is untestable, with why.
+fn spoken_or_untestable(connect: &Connect, choice: &Choice, options: &Options) -> Spoken {
+    match spoken::spoken_by(connect, choice, options) {
+        Ok(spoken) => spoken,
+        Err(e) => Spoken {
+            untestable: Some(versions::Untestable {
+                why: vec![e.to_string()],
+                stderr: vec![],
+                stderr_total: 0,
+            }),
+            ..Spoken::default()
+        },
+    }
+}
+
+/// An explicit version the target does not speak: a stateless one the probe did not find,
+/// or a handshake one the target agreed to in no case.
+fn unspoken(choice: &Choice, spoken: &Spoken, results: &[Vec<CaseResult>]) -> bool {
+    match choice {
         Choice::Exact(v) if HANDSHAKE_VERSIONS.contains(&v.as_str()) => {
             results.iter().all(|runs| {
                 runs.iter()
@@ -132,30 +167,43 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
         }
         Choice::Exact(v) => !spoken.versions.contains(v),
         _ => false,
-    };
-    let run = Finished {
-        cases: &prepared.cases,
-        units: &units,
-        results: &results,
-        target: &target,
-        name: &name,
-        transport: connect.transport().as_str(),
-        choice: &choice,
-        spoken: &spoken,
-        nothing_verified: unspoken,
-        started,
-    };
-    finish(&run, &wishes(&args.run, &prepared, next))
+    }
+}
+
+/// How to reach the target, its fixture mapping, and the version its target file asks for.
+type Reach = (Connect, Option<Fixtures>, Option<String>);
+
+/// Why the command line does not say how to reach a server.
+#[derive(Debug, thiserror::Error)]
+enum TargetError {
+    /// A target file and a URL or argv both.
+    #[error("give the server either with --target FILE or with --url and `--`, not both")]
+    Both,
+    /// The target file cannot be used.
+    #[error(transparent)]
+    File(#[from] target_file::LoadError),
+    /// A URL with `{port}` that no started server can fill.
+    #[error("`{url}` has `{PORT}`, which only a server the harness starts can listen on; give its command after `--`, or the port it listens on")]
+    PortWithoutCommand {
+        /// The URL, as given.
+        url: String,
+    },
+    /// This executable, which serves the bundled reference server, cannot be found.
+    #[cfg(feature = "bundled-reference")]
+    #[error("cannot find this executable to run the bundled reference server: {0}; give a server after `--`")]
+    NoExecutable(#[source] std::io::Error),
+    /// No server given, and none bundled.
+    #[cfg(not(feature = "bundled-reference"))]
+    #[error("no server given, and this build has no bundled reference server (feature `bundled-reference`); give the server's command after `--` or a target file with --target")]
+    NoBundledReference,
 }
 
 /// How to reach the target: a target file, a URL (with an argv to start it), an argv, or
 /// the bundled reference server.
-fn target(args: &ServerArgs) -> Result<(Connect, Option<Fixtures>, Option<String>), String> {
+fn target(args: &ServerArgs) -> Result<Reach, TargetError> {
     if let Some(path) = &args.target {
         if !args.run.argv.is_empty() || args.url.is_some() {
-            return Err(
-                "give the server either with --target FILE or with --url and `--`, not both".into(),
-            );
+            return Err(TargetError::Both);
         }
         let file = target_file::load(path)?;
         return Ok((file.connect(), file.fixtures, file.protocol_version));
@@ -164,9 +212,7 @@ fn target(args: &ServerArgs) -> Result<(Connect, Option<Fixtures>, Option<String
     match (&args.url, launch) {
         (Some(url), launch) => {
             if url.contains(PORT) && launch.is_none() {
-                return Err(format!(
-                    "`{url}` has `{PORT}`, which only a server the harness starts can listen on; give its command after `--`, or the port it listens on"
-                ));
+                return Err(TargetError::PortWithoutCommand { url: url.clone() });
             }
             Ok((
                 Connect::Http(HttpTarget {
@@ -184,17 +230,15 @@ fn target(args: &ServerArgs) -> Result<(Connect, Option<Fixtures>, Option<String
 
 /// The bundled reference server: this executable's hidden `reference-server` subcommand.
 #[cfg(feature = "bundled-reference")]
-fn bundled_reference() -> Result<(Connect, Option<Fixtures>, Option<String>), String> {
-    let exe = std::env::current_exe().map_err(|e| {
-        format!("cannot find this executable to run the bundled reference server: {e}; give a server after `--`")
-    })?;
+fn bundled_reference() -> Result<Reach, TargetError> {
+    let exe = std::env::current_exe().map_err(TargetError::NoExecutable)?;
     let argv = vec![exe.display().to_string(), "reference-server".into()];
     Ok((Connect::Stdio(Launch::argv(argv)), None, None))
 }
 
 #[cfg(not(feature = "bundled-reference"))]
-fn bundled_reference() -> Result<(Connect, Option<Fixtures>, Option<String>), String> {
-    Err("no server given, and this build has no bundled reference server (feature `bundled-reference`); give the server's command after `--` or a target file with --target".into())
+fn bundled_reference() -> Result<Reach, TargetError> {
+    Err(TargetError::NoBundledReference)
 }
 
 /// The target's name for reports that keep history by it: the target file's name, else the

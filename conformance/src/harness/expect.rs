@@ -29,7 +29,7 @@
 
 mod check;
 
-pub use check::{peak_rss_kib, Run};
+pub use check::{peak_rss_kib, Run, Unmet};
 
 use crate::engine::Options;
 use crate::outcome::{Outcome, Severity};

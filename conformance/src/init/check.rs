@@ -54,7 +54,7 @@ async fn answer_of<T: Transport>(
     candidate: &Candidate,
     case_arguments: Value,
     within: Duration,
-) -> Result<(Value, Duration), String> {
+) -> Result<(Value, Duration), CallError> {
     let arguments = arguments(candidate, case_arguments);
     let watched = session
         .call(
@@ -73,17 +73,39 @@ async fn answer_of<T: Transport>(
             answered_after: Some(after),
             ..
         } => match failure(&answer) {
-            Some(why) => Err(format!("called with {arguments}, {why}")),
+            Some(why) => Err(CallError::Failed { arguments, why }),
             None => Ok((answer, after)),
         },
-        Watched { gone: true, .. } => Err(format!(
-            "called with {arguments}, the target stopped before it answered"
-        )),
-        _ => Err(format!(
-            "called with {arguments}, no answer within {}",
-            span(within)
-        )),
+        Watched { gone: true, .. } => Err(CallError::Gone { arguments }),
+        _ => Err(CallError::NoAnswer { arguments, within }),
     }
+}
+
+/// Why a checking call gave no answer to judge (the role's check fails with it).
+#[derive(Debug, thiserror::Error)]
+enum CallError {
+    /// The call was answered with an error.
+    #[error("called with {arguments}, {why}")]
+    Failed {
+        /// The arguments it was called with.
+        arguments: Value,
+        /// What the answer says went wrong.
+        why: String,
+    },
+    /// The target stopped before it answered.
+    #[error("called with {arguments}, the target stopped before it answered")]
+    Gone {
+        /// The arguments it was called with.
+        arguments: Value,
+    },
+    /// No answer in time.
+    #[error("called with {arguments}, no answer within {}", span(*.within))]
+    NoAnswer {
+        /// The arguments it was called with.
+        arguments: Value,
+        /// How long the check waited.
+        within: Duration,
+    },
 }
 
 /// A text no tool could have made up.
@@ -102,7 +124,7 @@ async fn echo<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration) 
     let text = fresh_text();
     let (answer, after) = match answer_of(s, c, json!({"text": text}), reply).await {
         Ok(a) => a,
-        Err(why) => return Verdict::Failed(why),
+        Err(why) => return Verdict::Failed(why.to_string()),
     };
     let got = result_text(&answer).unwrap_or_default();
     let checked = if got == text {
@@ -125,7 +147,7 @@ async fn echo<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration) 
 async fn ping<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration) -> Verdict {
     let (answer, after) = match answer_of(s, c, json!({}), reply).await {
         Ok(a) => a,
-        Err(why) => return Verdict::Failed(why),
+        Err(why) => return Verdict::Failed(why.to_string()),
     };
     let got = result_text(&answer).unwrap_or_default();
     let fixed_text = c
@@ -277,7 +299,7 @@ fn ended_on_its_own(watched: &Watched, arguments: &Value) -> Option<String> {
 async fn witness<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration) -> Verdict {
     let (answer, after) = match answer_of(s, c, json!({}), reply).await {
         Ok(a) => a,
-        Err(why) => return Verdict::Failed(why),
+        Err(why) => return Verdict::Failed(why.to_string()),
     };
     match witness_list(&answer) {
         Some(ids) => Verdict::Passed {

@@ -12,6 +12,7 @@
 
 pub mod check;
 pub mod draft;
+mod error;
 pub mod propose;
 pub mod session;
 
@@ -20,6 +21,7 @@ use crate::era::ProtocolVersion;
 use crate::fixtures::{Fixtures, Mapping, Source, TASK_ROLES};
 use crate::transport::Transport;
 use crate::versions::Identity;
+pub use error::{InspectError, OpenError, OpeningError};
 use propose::Unit;
 use serde_json::Value;
 use session::{Session, Start};
@@ -178,7 +180,7 @@ pub async fn inspect<S: Start>(
     start: &S,
     ask: &Ask,
     seen: &mut dyn FnMut(Seen<'_>),
-) -> Result<Inspection, String> {
+) -> Result<Inspection, InspectError> {
     let mut session = session::open(start, ask.startup).await?;
     seen(Seen::Opened(session.identity.as_ref(), session.version));
     let version = session.version;
@@ -195,7 +197,7 @@ pub async fn inspect<S: Start>(
         Ok(tools) => tools,
         Err(why) => {
             session.io.shutdown(Duration::ZERO).await;
-            return Err(format!("cannot list the tools: {why}"));
+            return Err(InspectError::ListTools(why));
         }
     };
     if let Some(unknown) = ask
@@ -204,11 +206,10 @@ pub async fn inspect<S: Start>(
         .find(|t| !tools.iter().any(|x| &x.name == *t))
     {
         session.io.shutdown(Duration::ZERO).await;
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        return Err(format!(
-            "--try {unknown}: the server lists no tool of that name (nothing was called); its tools: {}",
-            names.join(", ")
-        ));
+        return Err(InspectError::UnknownTry {
+            tool: unknown.clone(),
+            tools: tools.iter().map(|t| t.name.clone()).collect(),
+        });
     }
     seen(Seen::Tools(&tools));
     let mut roles = vec![];

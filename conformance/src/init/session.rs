@@ -3,7 +3,9 @@
 //! and calls watched as they run: their answer, their progress, and a cancel when the check
 //! has seen enough.
 
+use super::error::{OpenError, OpeningError};
 use crate::era::{ProtocolVersion, HANDSHAKE_VERSIONS, STATELESS_VERSION};
+use crate::error::StartError;
 use crate::rules::envelope::short;
 use crate::transport::http::{Http, HttpTarget};
 use crate::transport::process::{display_argv, Launch};
@@ -20,7 +22,7 @@ pub trait Start {
     /// The transport it gives.
     type Io: Transport;
     /// Starts the target (or connects to it).
-    async fn start(&self) -> Result<Self::Io, String>;
+    async fn start(&self) -> Result<Self::Io, StartError>;
 }
 
 /// A stdio server, started by its argv.
@@ -33,12 +35,10 @@ pub struct StartStdio<'a> {
 
 impl Start for StartStdio<'_> {
     type Io = Stdio;
-    async fn start(&self) -> Result<Stdio, String> {
-        Stdio::spawn(self.launch, self.patience).map_err(|e| {
-            format!(
-                "cannot start target `{}`: {e}; check the command after `--` (it is run without a shell)",
-                display_argv(&self.launch.argv)
-            )
+    async fn start(&self) -> Result<Stdio, StartError> {
+        Stdio::spawn(self.launch, self.patience).map_err(|source| StartError::Spawn {
+            target: display_argv(&self.launch.argv),
+            source,
         })
     }
 }
@@ -55,8 +55,10 @@ pub struct StartHttp<'a> {
 
 impl Start for StartHttp<'_> {
     type Io = Http;
-    async fn start(&self) -> Result<Http, String> {
-        Http::start(self.target, self.patience, self.startup).await
+    async fn start(&self) -> Result<Http, StartError> {
+        Http::start(self.target, self.patience, self.startup)
+            .await
+            .map_err(StartError::Transport)
     }
 }
 
@@ -97,7 +99,7 @@ pub struct Enough {
 /// Opens a session: `initialize` at the newest handshake version (a server of an older one
 /// offers its own), else, on a fresh start, a stamped `server/discover` for a server that
 /// speaks only the stateless era.
-pub async fn open<S: Start>(start: &S, wait: Duration) -> Result<Session<S::Io>, String> {
+pub async fn open<S: Start>(start: &S, wait: Duration) -> Result<Session<S::Io>, OpenError> {
     let newest = HANDSHAKE_VERSIONS[HANDSHAKE_VERSIONS.len() - 1];
     let initialize = json!({"jsonrpc": "2.0", "id": "init-open", "method": "initialize",
         "params": {"protocolVersion": newest, "capabilities": {},
@@ -107,13 +109,10 @@ pub async fn open<S: Start>(start: &S, wait: Duration) -> Result<Session<S::Io>,
         Ok(answer) => answer,
         Err(why) => {
             let log = io.shutdown(Duration::ZERO).await;
-            let tail = log.tail(5).join("\n  ");
-            let tail = if tail.is_empty() {
-                String::new()
-            } else {
-                format!("; its stderr ends:\n  {tail}")
-            };
-            return Err(format!("initialize: {why}{tail}"));
+            return Err(OpenError::Initialize {
+                why,
+                stderr: log.tail(5),
+            });
         }
     };
     let agreed = handshake
@@ -126,7 +125,7 @@ pub async fn open<S: Start>(start: &S, wait: Duration) -> Result<Session<S::Io>,
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         io.send(initialized.to_string().as_bytes(), None)
             .await
-            .map_err(|e| format!("it stopped reading after initialize: {e:?}"))?;
+            .map_err(OpenError::StoppedReading)?;
         return Ok(Session {
             identity: Identity::of_answer(&handshake),
             io,
@@ -148,12 +147,13 @@ pub async fn open<S: Start>(start: &S, wait: Duration) -> Result<Session<S::Io>,
         io.shutdown(Duration::ZERO).await;
         let discover = match answer {
             Ok(a) => short(&a),
-            Err(why) => why,
+            Err(why) => why.to_string(),
         };
-        return Err(format!(
-            "initialize at {newest} was answered with {} and server/discover with {discover}: no protocol version the harness knows",
-            short(&handshake)
-        ));
+        return Err(OpenError::NoVersion {
+            newest,
+            handshake: short(&handshake),
+            discover,
+        });
     }
     io.agreed(STATELESS_VERSION);
     Ok(Session {
@@ -169,29 +169,27 @@ async fn opening<T: Transport>(
     io: &mut T,
     request: &Value,
     wait: Duration,
-) -> Result<Value, String> {
+) -> Result<Value, OpeningError> {
     io.send(request.to_string().as_bytes(), None)
         .await
-        .map_err(|e| format!("it did not read the request ({e:?})"))?;
+        .map_err(OpeningError::Unread)?;
     let deadline = Deadline::now() + wait;
     loop {
         match io.next(deadline).await {
             None if io.finished() => {
                 return Err(match io.exit_status() {
-                    Some(status) => format!("it exited ({status}) before answering"),
-                    None => "its output ended before it answered".into(),
+                    Some(status) => OpeningError::Exited(status),
+                    None => OpeningError::OutputEnded,
                 })
             }
             None if Deadline::now() < deadline => continue,
-            None => return Err(format!("no answer within {wait:?}")),
+            None => return Err(OpeningError::NoAnswer(wait)),
             Some((_, Event::Message { bytes, channel })) => {
                 let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
                     if channel == Channel::Stdio && !bytes.trim_ascii().is_empty() {
                         let shown: String =
                             String::from_utf8_lossy(&bytes).chars().take(200).collect();
-                        return Err(format!(
-                            "it wrote a line to stdout that is not JSON: `{shown}`"
-                        ));
+                        return Err(OpeningError::NotJson(shown));
                     }
                     continue;
                 };

@@ -5,12 +5,13 @@
 use crate::baseline::Baseline;
 use crate::case::Case;
 use crate::engine::server::{run_case, Connect};
-use crate::engine::Options;
+use crate::engine::{Options, Report};
+use crate::error::StartError;
 use crate::outcome::Outcome;
 use crate::pattern::Captures;
 use crate::report::dump;
-use crate::report::gate::{self, BaselineState, Gate};
-use crate::versions::{self, Choice, Spoken};
+use crate::report::gate::{self, BaselineState, CaseResult, Gate, Verdict};
+use crate::versions::{self, Choice, Spoken, Unit};
 use crate::{runner, spoken, suite};
 use libtest_mimic::{Completion, Failed};
 use std::path::PathBuf;
@@ -33,7 +34,7 @@ pub(super) struct Shared {
     options: Options,
     wishes: Wishes,
     /// What the server speaks, asked by the first test that needs it.
-    spoken: OnceLock<Result<Spoken, String>>,
+    spoken: OnceLock<Result<Spoken, StartError>>,
     notes: Mutex<Notes>,
 }
 
@@ -98,12 +99,42 @@ impl Shared {
     /// Plays case `index` (at `version`, for a run of every version) and judges it.
     pub fn play(&self, index: usize, version: Option<&str>) -> Result<Completion, Failed> {
         let case = &self.cases[index];
+        let spoken = self.spoken()?;
+        let unit = match self.unit(case, version, spoken) {
+            Ok(unit) => unit,
+            Err(ignored) => return Ok(ignored),
+        };
+        let result = self.run(case, &unit, spoken)?;
+        let report = result.as_ref().map_err(|e| Failed::from(e.clone()))?;
+        if let Some(dir) = &self.wishes.dump {
+            dump::dump(dir, case, report, version)
+                .map_err(|e| format!("cannot write the dump into {}: {e}", dir.display()))?;
+        }
+        let gate = Gate {
+            strict: self.wishes.strict,
+            bless: self.wishes.bless,
+            baseline: self.baseline.as_ref(),
+        };
+        let verdict = gate::verdict(case, &result, &gate, &self.next(case));
+        if verdict.outcome == Outcome::Skip {
+            return Ok(Completion::ignored_with(verdict.message));
+        }
+        {
+            let mut notes = self.notes();
+            notes.verified += 1;
+            if !notes.versions.contains(&unit.version) {
+                notes.versions.push(unit.version.clone());
+            }
+        }
+        self.conclude(case, &unit, report, &verdict)
+    }
+
+    /// What the server speaks, asked by the first test that needs it; a server that cannot
+    /// be asked, or answered none of the openings, fails every test.
+    fn spoken(&self) -> Result<&Spoken, Failed> {
         let spoken = self
             .spoken
-            .get_or_init(|| {
-                spoken::spoken_by(&self.connect, &self.choice, &self.options)
-                    .map_err(|e| e.to_string())
-            })
+            .get_or_init(|| spoken::spoken_by(&self.connect, &self.choice, &self.options))
             .as_ref()
             .map_err(|e| format!("cannot ask the server which versions it speaks: {e}"))?;
         if let Some(untestable) = &spoken.untestable {
@@ -114,6 +145,17 @@ impl Shared {
             )
             .into());
         }
+        Ok(spoken)
+    }
+
+    /// The case at `version` (or the version the plan picks) as a unit to run; `Err` is the
+    /// test ignored, with why, when the server does not speak it or the case does not apply.
+    fn unit(
+        &self,
+        case: &Case,
+        version: Option<&str>,
+        spoken: &Spoken,
+    ) -> Result<Unit, Completion> {
         let units = versions::plan(std::slice::from_ref(case), &self.choice, spoken);
         let unit = match version {
             Some(v) => units.into_iter().find(|u| u.version == v),
@@ -121,15 +163,20 @@ impl Shared {
         };
         self.notes().played += 1;
         let Some(unit) = unit else {
-            return Ok(Completion::ignored_with(format!(
+            return Err(Completion::ignored_with(format!(
                 "the server does not speak {} ({})",
                 version.unwrap_or_default(),
                 spoken.evidence.join("; ")
             )));
         };
-        if let Some(reason) = unit.skip {
-            return Ok(Completion::ignored_with(reason));
+        match unit.skip {
+            Some(reason) => Err(Completion::ignored_with(reason)),
+            None => Ok(unit),
         }
+    }
+
+    /// Runs the unit's case against the server, on a runtime of its own.
+    fn run(&self, case: &Case, unit: &Unit, spoken: &Spoken) -> Result<CaseResult, Failed> {
         // Without a target file, the server's own tools play the roles they fit.
         let fixtures = self.options.fixtures.clone().or_else(|| {
             let tools = match &spoken.tools {
@@ -147,31 +194,20 @@ impl Shared {
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
-        let result = runtime
+        Ok(runtime
             .block_on(run_case(case, &self.connect, &options))
-            .map_err(|e| e.to_string());
-        let report = result.as_ref().map_err(|e| Failed::from(e.clone()))?;
-        if let Some(dir) = &self.wishes.dump {
-            dump::dump(dir, case, report, version)
-                .map_err(|e| format!("cannot write the dump into {}: {e}", dir.display()))?;
-        }
-        let gate = Gate {
-            strict: self.wishes.strict,
-            bless: self.wishes.bless,
-            baseline: self.baseline.as_ref(),
-        };
-        let verdict = gate::verdict(case, &result, &gate, &self.next(case));
-        let shown = format!("{} [{}]", case.id, unit.version);
-        if verdict.outcome == Outcome::Skip {
-            return Ok(Completion::ignored_with(verdict.message));
-        }
-        {
-            let mut notes = self.notes();
-            notes.verified += 1;
-            if !notes.versions.contains(&unit.version) {
-                notes.versions.push(unit.version.clone());
-            }
-        }
+            .map_err(|e| e.to_string()))
+    }
+
+    /// What a verdict that was not a skip means for the test: blessed, an expected failure
+    /// or a stale baseline entry, a failure, or a pass (a warning noted for after the run).
+    fn conclude(
+        &self,
+        case: &Case,
+        unit: &Unit,
+        report: &Report,
+        verdict: &Verdict,
+    ) -> Result<Completion, Failed> {
         if verdict.bless {
             suite::bless(case, &report.bless)
                 .map_err(|e| format!("cannot rewrite {}: {e}", case.path))?;
@@ -188,7 +224,7 @@ impl Shared {
                 self.notes().expected += 1;
                 return Ok(Completion::Completed);
             }
-            Some(BaselineState::Stale) => return Err(verdict.message.into()),
+            Some(BaselineState::Stale) => return Err(verdict.message.clone().into()),
             None => {}
         }
         if verdict.fails_run(self.wishes.strict) {
@@ -199,6 +235,7 @@ impl Shared {
             .into());
         }
         if verdict.outcome == Outcome::Warn {
+            let shown = format!("{} [{}]", case.id, unit.version);
             self.notes()
                 .warnings
                 .push(format!("{shown}: {}", verdict.message));

@@ -14,8 +14,10 @@
 //!
 //! A member `"...": "{...}"` is accepted for readers used to closed objects; it changes nothing.
 
+mod difference;
 mod text;
 
+pub use difference::{first_difference, matches, Difference};
 pub use text::{canonical, fill_pattern, id_key, substitute};
 
 use serde_json::{Map, Value};
@@ -23,32 +25,6 @@ use std::collections::BTreeMap;
 
 /// Values captured by `"{$name}"` tokens, shared by every step of one run of a case.
 pub type Captures = BTreeMap<String, Value>;
-
-/// The first place where a message departs from its pattern, for the failure report.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Difference {
-    /// JSON pointer (RFC 6901) into the message.
-    pub pointer: String,
-    /// What the pattern asked for, rendered as pattern text.
-    pub expected: String,
-    /// What the message had there (`absent` if the key was missing).
-    pub actual: String,
-}
-
-impl std::fmt::Display for Difference {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let at = if self.pointer.is_empty() {
-            "/"
-        } else {
-            &self.pointer
-        };
-        write!(
-            f,
-            "first difference at {at}: expected {}, got {}",
-            self.expected, self.actual
-        )
-    }
-}
 
 enum Token<'a> {
     Any,
@@ -117,116 +93,6 @@ pub fn json_equal(a: &Value, b: &Value) -> bool {
                     .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
         }
         _ => a == b,
-    }
-}
-
-/// Does `actual` match `pattern`? Captures made by a failed match are rolled back.
-pub fn matches(pattern: &Value, actual: &Value, captures: &mut Captures) -> bool {
-    let mut trial = captures.clone();
-    let ok = first_difference_in(pattern, actual, &mut trial, &mut String::new()).is_none();
-    if ok {
-        *captures = trial;
-    }
-    ok
-}
-
-/// The first difference between a message and its pattern, or `None` when they match.
-pub fn first_difference(
-    pattern: &Value,
-    actual: &Value,
-    captures: &Captures,
-) -> Option<Difference> {
-    first_difference_in(pattern, actual, &mut captures.clone(), &mut String::new())
-}
-
-fn escape_pointer(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
-fn first_difference_in(
-    pattern: &Value,
-    actual: &Value,
-    captures: &mut Captures,
-    at: &mut String,
-) -> Option<Difference> {
-    let differ = |at: &str| {
-        Some(Difference {
-            pointer: at.to_string(),
-            expected: canonical(pattern),
-            actual: canonical(actual),
-        })
-    };
-    if let Some(tok) = token(pattern) {
-        return match tok {
-            Token::Any => None,
-            Token::Absent => differ(at),
-            Token::Type(ty) => (!has_type(actual, ty)).then(|| differ(at)).flatten(),
-            Token::Capture(name) => match captures.get(name) {
-                Some(bound) if !json_equal(bound, actual) => Some(Difference {
-                    pointer: at.clone(),
-                    expected: format!("{} (captured as ${name})", canonical(bound)),
-                    actual: canonical(actual),
-                }),
-                Some(_) => None,
-                None => {
-                    captures.insert(name.to_string(), actual.clone());
-                    None
-                }
-            },
-        };
-    }
-    match (pattern, actual) {
-        (Value::Object(p), Value::Object(a)) => {
-            for (key, want) in p {
-                if key == "..." {
-                    continue;
-                }
-                let len = at.len();
-                at.push('/');
-                at.push_str(&escape_pointer(key));
-                let found = match (a.get(key), token(want)) {
-                    (None, Some(Token::Absent)) => None,
-                    (Some(got), Some(Token::Absent)) => Some(Difference {
-                        pointer: at.clone(),
-                        expected: "absent".into(),
-                        actual: canonical(got),
-                    }),
-                    (None, _) => Some(Difference {
-                        pointer: at.clone(),
-                        expected: canonical(want),
-                        actual: "absent".into(),
-                    }),
-                    (Some(got), _) => first_difference_in(want, got, captures, at),
-                };
-                at.truncate(len);
-                if found.is_some() {
-                    return found;
-                }
-            }
-            None
-        }
-        (Value::Array(p), Value::Array(a)) => {
-            for (i, (want, got)) in p.iter().zip(a).enumerate() {
-                let len = at.len();
-                at.push_str(&format!("/{i}"));
-                let found = first_difference_in(want, got, captures, at);
-                at.truncate(len);
-                if found.is_some() {
-                    return found;
-                }
-            }
-            if p.len() != a.len() {
-                return Some(Difference {
-                    pointer: at.clone(),
-                    expected: format!("an array of {} items", p.len()),
-                    actual: format!("{} items", a.len()),
-                });
-            }
-            None
-        }
-        (Value::Number(p), Value::Number(a)) if numbers_equal(p, a) => None,
-        _ if pattern == actual => None,
-        _ => differ(at),
     }
 }
 

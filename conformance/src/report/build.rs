@@ -114,6 +114,18 @@ fn case_report(
     report: Option<&Report>,
     transport: String,
 ) -> CaseReport {
+    let out = verdict_entry(case, verdict, transport);
+    match report {
+        Some(report) => with_report(out, case, report),
+        None => CaseReport {
+            error: Some(verdict.message.clone()),
+            ..out
+        },
+    }
+}
+
+/// A case's entry as its verdict gives it, with nothing from a report yet.
+fn verdict_entry(case: &Case, verdict: &Verdict, transport: String) -> CaseReport {
     let era = verdict
         .version
         .as_deref()
@@ -122,7 +134,7 @@ fn case_report(
             Era::Handshake => "handshake".to_string(),
             Era::Stateless => "stateless".to_string(),
         });
-    let mut out = CaseReport {
+    CaseReport {
         id: verdict.id.clone(),
         intent: case.intent.clone(),
         outcome: verdict.outcome.as_str().into(),
@@ -148,11 +160,12 @@ fn case_report(
         transcript: vec![],
         timings: Default::default(),
         placement: None,
-    };
-    let Some(report) = report else {
-        out.error = Some(verdict.message.clone());
-        return out;
-    };
+    }
+}
+
+/// The entry completed from the case's report: skip reason, placement, findings, diff,
+/// stderr, transcript and timings.
+fn with_report(mut out: CaseReport, case: &Case, report: &Report) -> CaseReport {
     out.skip_reason = report.skip_reason.clone();
     if case.role == crate::case::Role::Server && report.transcript.len() + report.findings.len() > 0
     {

@@ -252,23 +252,37 @@ pub fn read(path: &Path) -> Result<RunReport, ReportError> {
 }
 
 /// [`read`] for text already read.
-pub fn parse(text: &str) -> Result<RunReport, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    match value.get("schemaVersion").and_then(serde_json::Value::as_u64) {
+pub fn parse(text: &str) -> Result<RunReport, InvalidReport> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(InvalidReport::NotJson)?;
+    match value
+        .get("schemaVersion")
+        .and_then(serde_json::Value::as_u64)
+    {
         Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-        Some(v) => {
-            return Err(format!(
-                "a report of schema version {v}; this harness reads version {SCHEMA_VERSION} (rerun the cases with this harness, or render it with the harness that wrote it)"
-            ))
-        }
-        None if value.get("cases").is_some() => {
-            return Err(
-                "a report from a harness older than schema version 1 (no `schemaVersion`); rerun the cases with this harness to get one".into(),
-            )
-        }
-        None => return Err("not a conformance JSON report (no `schemaVersion`)".into()),
+        Some(v) => return Err(InvalidReport::OtherSchema(v)),
+        None if value.get("cases").is_some() => return Err(InvalidReport::Unversioned),
+        None => return Err(InvalidReport::NotAReport),
     }
     // From the text again, so that an error says where (line and column).
-    serde_json::from_str(text).map_err(|e| format!("not a valid report: {e}"))
+    serde_json::from_str(text).map_err(InvalidReport::Malformed)
+}
+
+/// Why a document is no report this harness reads; each message says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum InvalidReport {
+    /// Not JSON at all.
+    #[error("not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// A report of another schema version.
+    #[error("a report of schema version {0}; this harness reads version {SCHEMA_VERSION} (rerun the cases with this harness, or render it with the harness that wrote it)")]
+    OtherSchema(u64),
+    /// A report written before schema versions were.
+    #[error("a report from a harness older than schema version 1 (no `schemaVersion`); rerun the cases with this harness to get one")]
+    Unversioned,
+    /// JSON, but no report.
+    #[error("not a conformance JSON report (no `schemaVersion`)")]
+    NotAReport,
+    /// A report of this schema version that does not follow it (the error says where).
+    #[error("not a valid report: {0}")]
+    Malformed(#[source] serde_json::Error),
 }

@@ -17,6 +17,7 @@ use crate::case::{Case, TransportKind};
 use crate::engine::http::Streams;
 use crate::engine::server::{not_applicable, run_case, Connect, ServerTarget};
 use crate::engine::{Engine, Options, Report};
+use crate::error::StartError;
 use crate::outcome::{Outcome, Severity};
 use crate::report::gate::CaseResult;
 use crate::transport::http::{Http, HttpTarget};
@@ -129,7 +130,7 @@ impl Pool {
     }
 
     /// The live shared server, started (again) when there is none.
-    fn server(&self) -> Result<Arc<Server>, String> {
+    fn server(&self) -> Result<Arc<Server>, StartError> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(server) = &state.current {
             if !server.dead.load(Ordering::SeqCst) {
@@ -154,7 +155,7 @@ impl Drop for Pool {
 }
 
 impl Server {
-    fn start(target: &HttpTarget, options: &Options, ordinal: u32) -> Result<Server, String> {
+    fn start(target: &HttpTarget, options: &Options, ordinal: u32) -> Result<Server, StartError> {
         let (ready, started) = std::sync::mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let dead = Arc::new(AtomicBool::new(false));
@@ -168,7 +169,7 @@ impl Server {
             {
                 Ok(runtime) => runtime,
                 Err(e) => {
-                    let _ = ready.send(Err(format!("cannot start a tokio runtime: {e}")));
+                    let _ = ready.send(Err(StartError::Runtime(e)));
                     return;
                 }
             };
@@ -176,7 +177,7 @@ impl Server {
                 let mut http = match Http::start(&target, reply, startup).await {
                     Ok(http) => http,
                     Err(e) => {
-                        let _ = ready.send(Err(e));
+                        let _ = ready.send(Err(StartError::Transport(e)));
                         return;
                     }
                 };
@@ -187,7 +188,7 @@ impl Server {
         });
         let (endpoint, group) = started
             .recv()
-            .map_err(|_| "the thread of a shared server ended".to_string())??;
+            .map_err(|_| StartError::SharedServerThread)??;
         Ok(Server {
             process: Process {
                 ordinal,
@@ -243,7 +244,7 @@ pub async fn run(
     if let Some(reason) = not_applicable(case, options, TransportKind::Http) {
         return Ok(Report::skipped(reason, shown));
     }
-    let server = pool.server()?;
+    let server = pool.server().map_err(|e| e.to_string())?;
     let shared = run_attached(case, &server, options, shown).await?;
     // A skip decided on what the target answered to the opening of a new session (the
     // version it agreed to, the capabilities it declared) is what a target of its own

@@ -14,12 +14,35 @@ pub struct Used {
     pub value: Option<String>,
 }
 
+/// A `${…}` that cannot be expanded; each message says what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExpandError {
+    /// A `${` with no `}` to close it.
+    #[error("`{written}` opens `${{` without a closing `}}` (write `$${{` for a literal `${{`)")]
+    Unclosed {
+        /// The text from the `${` on.
+        written: String,
+    },
+    /// A `${…}` whose name is no variable name.
+    #[error("`{written}` names no variable: write `${{NAME}}` or `${{NAME:-default}}`, NAME being letters, digits and `_`")]
+    NoName {
+        /// The whole `${…}`.
+        written: String,
+    },
+    /// A `${NAME}` without a default whose variable is unset or empty.
+    #[error("`${{{name}}}` is not set; set {name}, or give a default: `${{{name}:-…}}`")]
+    Unset {
+        /// The variable.
+        name: String,
+    },
+}
+
 /// Expands `text`, reading variables through `lookup`. Returns the text and the variables
 /// read, in order; an error names the `${…}` that was wrong and what to write instead.
 pub fn expand(
     text: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<(String, Vec<Used>), String> {
+) -> Result<(String, Vec<Used>), ExpandError> {
     let mut out = String::new();
     let mut used = vec![];
     let mut rest = text;
@@ -30,8 +53,8 @@ pub fn expand(
             out.push_str("${");
             rest = after;
         } else if tail.starts_with("${") {
-            let end = closing(tail).ok_or_else(|| {
-                format!("`{tail}` opens `${{` without a closing `}}` (write `$${{` for a literal `${{`)")
+            let end = closing(tail).ok_or_else(|| ExpandError::Unclosed {
+                written: tail.to_string(),
             })?;
             let inner = &tail[2..end];
             let (name, default) = match inner.split_once(":-") {
@@ -39,10 +62,9 @@ pub fn expand(
                 None => (inner, None),
             };
             if !is_name(name) {
-                return Err(format!(
-                    "`{}` names no variable: write `${{NAME}}` or `${{NAME:-default}}`, NAME being letters, digits and `_`",
-                    &tail[..=end]
-                ));
+                return Err(ExpandError::NoName {
+                    written: tail[..=end].to_string(),
+                });
             }
             let value = lookup(name).filter(|v| !v.is_empty());
             used.push(Used {
@@ -57,9 +79,9 @@ pub fn expand(
                     used.extend(inner_used);
                 }
                 (None, None) => {
-                    return Err(format!(
-                        "`${{{name}}}` is not set; set {name}, or give a default: `${{{name}:-…}}`"
-                    ))
+                    return Err(ExpandError::Unset {
+                        name: name.to_string(),
+                    })
                 }
             }
             rest = &tail[end + 1..];
@@ -124,7 +146,9 @@ mod tests {
     }
 
     fn text(input: &str) -> Result<String, String> {
-        expand(input, &env).map(|(text, _)| text)
+        expand(input, &env)
+            .map(|(text, _)| text)
+            .map_err(|e| e.to_string())
     }
 
     #[test]

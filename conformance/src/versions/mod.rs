@@ -27,17 +27,20 @@ pub enum Choice {
     Exact(String),
 }
 
+/// A `--protocol-version` that is neither `auto`, `all` nor a version the harness knows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is no protocol version the harness knows; give auto, all or one of {known}",
+    known = crate::era::KNOWN_VERSIONS.join(" "))]
+pub struct UnknownVersion(pub String);
+
 impl Choice {
     /// Reads `--protocol-version`.
-    pub fn parse(text: &str) -> Result<Choice, String> {
+    pub fn parse(text: &str) -> Result<Choice, UnknownVersion> {
         match text {
             "auto" => Ok(Choice::Auto),
             "all" => Ok(Choice::All),
             v if ProtocolVersion::parse(v).is_some() => Ok(Choice::Exact(v.to_string())),
-            other => Err(format!(
-                "`{other}` is no protocol version the harness knows; give auto, all or one of {}",
-                crate::era::KNOWN_VERSIONS.join(" ")
-            )),
+            other => Err(UnknownVersion(other.to_string())),
         }
     }
 
@@ -65,7 +68,7 @@ pub struct Spoken {
     /// Who the target says it is (`serverInfo` of its first answer), when it said.
     pub identity: Option<Identity>,
     /// The target's tools, from the first probe that could list them; or why none could.
-    pub tools: Option<Result<Vec<crate::discovery::Tool>, String>>,
+    pub tools: Option<Result<Vec<crate::discovery::Tool>, crate::discovery::ListError>>,
 }
 
 /// An implementation's name and version, as it gives them (`serverInfo`, `clientInfo`).
@@ -124,7 +127,7 @@ pub struct Probe {
     /// Who it said it is.
     pub identity: Option<Identity>,
     /// Its tools, when it answered the opening: listed, or why they could not be.
-    pub tools: Option<Result<Vec<crate::discovery::Tool>, String>>,
+    pub tools: Option<Result<Vec<crate::discovery::Tool>, crate::discovery::ListError>>,
     /// What the target logged meanwhile.
     pub log: TargetLog,
 }
@@ -322,6 +325,9 @@ mod tests {
             .as_ref()
             .is_some_and(|s| s.contains("does not speak"))));
         assert_eq!(Choice::parse("auto"), Ok(Choice::Auto));
-        assert!(Choice::parse("banana").unwrap_err().contains("banana"));
+        assert!(Choice::parse("banana")
+            .unwrap_err()
+            .to_string()
+            .contains("banana"));
     }
 }

@@ -1,10 +1,10 @@
 //! The strict parser: every line is understood or is an error at `path:line`.
 
-use super::client::{parse_actions, parse_outcomes};
 use super::*;
 
 mod checks;
 mod control;
+mod header;
 #[cfg(test)]
 mod tests;
 
@@ -16,7 +16,59 @@ use control::{Control, Parser};
 /// messages show.
 pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
     let p = Parser { path };
-    let mut case = Case {
+    let mut case = blank(id, path, source);
+    let mut level = None;
+    let mut in_intent = true;
+    let mut seen_step = false;
+    let mut blocks = Blocks::default();
+    for (index, raw) in source.lines().enumerate() {
+        let line = index + 1;
+        let text = raw.trim_end();
+        if let Some(comment) = text.strip_prefix('#') {
+            if in_intent && !seen_step {
+                if !case.intent.is_empty() {
+                    case.intent.push(' ');
+                }
+                case.intent.push_str(comment.trim());
+            }
+            continue;
+        }
+        in_intent = false;
+        if text.is_empty() {
+            continue;
+        }
+        if let Some(rest) = text.strip_prefix('@') {
+            if seen_step {
+                return Err(p.error(line, "headers (`@…`) go before the first step; move it up"));
+            }
+            header::header(&p, &mut case, &mut level, line, rest)?;
+            continue;
+        }
+        seen_step = true;
+        let control = step_line(&p, case.role, line, text)?;
+        blocks.add(&p, line, control)?;
+    }
+    let top = blocks.close(&p)?;
+    case.level = check_headers(&p, &case, level, &top)?;
+    check_transport_steps(&p, &case, &top)?;
+    check_fresh(&p, &case, &top)?;
+    if case.role == Role::Client
+        && case.plays != Some(crate::era::Era::Handshake)
+        && case
+            .versions
+            .iter()
+            .any(|v| v == crate::era::STATELESS_VERSION)
+    {
+        check_no_server_requests(&p, &top)?;
+    }
+    case.steps = top;
+    Ok(case)
+}
+
+/// The case before its lines are read: every header at its default (the role from the
+/// folder), no intent and no steps.
+fn blank(id: &str, path: &str, source: &str) -> Case {
+    Case {
         id: id.to_string(),
         path: path.to_string(),
         source: source.to_string(),
@@ -41,221 +93,57 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
         actions: vec![],
         outcomes: vec![],
         outcomes_line: 0,
-    };
-    let mut level = None;
-    let mut in_intent = true;
-    let mut seen_step = false;
-    // Open blocks: (line, kind with the steps gathered so far).
-    let mut stack: Vec<(usize, StepKind)> = vec![];
-    let mut top: Vec<Step> = vec![];
+    }
+}
 
-    for (index, raw) in source.lines().enumerate() {
-        let line = index + 1;
-        let text = raw.trim_end();
-        if let Some(comment) = text.strip_prefix('#') {
-            if in_intent && !seen_step {
-                if !case.intent.is_empty() {
-                    case.intent.push(' ');
-                }
-                case.intent.push_str(comment.trim());
-            }
-            continue;
-        }
-        in_intent = false;
-        if text.is_empty() {
-            continue;
-        }
-        if let Some(rest) = text.strip_prefix('@') {
-            if seen_step {
-                return Err(p.error(line, "headers (`@…`) go before the first step; move it up"));
-            }
-            let (key, value) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-            let value = value.trim();
-            let words = || {
-                value
-                    .split_whitespace()
-                    .map(str::to_string)
-                    .collect::<Vec<_>>()
-            };
-            match key {
-                "requirement" => case.requirements = words(),
-                "level" => {
-                    level = Some(match value {
-                        "must" => Level::Must,
-                        "should" => Level::Should,
-                        "info" => Level::Info,
-                        _ => return Err(p.error(line, "`@level` is one of must, should, info")),
-                    })
-                }
-                "versions" => {
-                    let mut versions: Vec<String> = vec![];
-                    for word in words() {
-                        let named: Vec<&str> = match word.as_str() {
-                            "handshake" => HANDSHAKE_VERSIONS.to_vec(),
-                            "stateless" => vec![crate::era::STATELESS_VERSION],
-                            v if KNOWN_VERSIONS.contains(&v) => vec![v],
-                            bad => {
-                                return Err(p.error(
-                                    line,
-                                    format!(
-                                        "unknown protocol version `{bad}`; known: {}, or an era: handshake, stateless",
-                                        KNOWN_VERSIONS.join(" ")
-                                    ),
-                                ))
-                            }
-                        };
-                        for v in named {
-                            if !versions.iter().any(|x| x == v) {
-                                versions.push(v.to_string());
-                            }
-                        }
-                    }
-                    case.versions = versions;
-                }
-                "stamp" => {
-                    case.stamp = match value {
-                        "auto" => true,
-                        "none" => false,
-                        _ => return Err(p.error(line, "`@stamp` is `auto` or `none`")),
-                    }
-                }
-                "fixtures" => case.fixtures = words(),
-                "needs" => {
-                    case.needs = vec![];
-                    for word in value.split_whitespace() {
-                        let need = Need::parse(word).ok_or_else(|| {
-                            p.error(
-                                line,
-                                format!(
-                                    "unknown need `{word}`; known: {}",
-                                    Need::WORDS.join(" ")
-                                ),
-                            )
-                        })?;
-                        if !case.needs.contains(&need) {
-                            case.needs.push(need);
-                        }
-                    }
-                    if case.needs.is_empty() {
-                        return Err(p.error(line, "`@needs` names tasks, no-tasks or subscriptions"));
-                    }
-                    if case.needs.contains(&Need::Tasks) && case.needs.contains(&Need::NoTasks) {
-                        return Err(p.error(line, "`@needs tasks no-tasks` can never hold; keep one"));
-                    }
-                }
-                "plays" => {
-                    case.plays = Some(match value {
-                        "handshake" => crate::era::Era::Handshake,
-                        _ => {
-                            return Err(p.error(
-                                line,
-                                "`@plays handshake` is the only choice: a server of the handshake era for a client of 2026-07-28",
-                            ))
-                        }
-                    })
-                }
-                "transports" => {
-                    case.transports = vec![];
-                    for word in value.split_whitespace() {
-                        let kind = TransportKind::parse(word).ok_or_else(|| {
-                            p.error(
-                                line,
-                                format!("unknown transport `{word}`; known: stdio http"),
-                            )
-                        })?;
-                        if !case.transports.contains(&kind) {
-                            case.transports.push(kind);
-                        }
-                    }
-                    if case.transports.is_empty() {
-                        return Err(p.error(line, "`@transports` names stdio, http or both"));
-                    }
-                }
-                "handshake" => {
-                    case.handshake = match value {
-                        "auto" => true,
-                        "none" => false,
-                        _ => return Err(p.error(line, "`@handshake` is `auto` or `none`")),
-                    }
-                }
-                "timeout" => {
-                    case.timeout =
-                        Some(parse_duration(value).ok_or_else(|| {
-                            p.error(line, "`@timeout` needs a duration such as `5s`")
-                        })?)
-                }
-                "fresh" => {
-                    if value.is_empty() {
-                        return Err(p.error(
-                            line,
-                            "`@fresh` needs a reason: why the case cannot share a target with other cases (e.g. `@fresh it closes stdin, which ends the process`)",
-                        ));
-                    }
-                    case.fresh = Some(value.to_string());
-                }
-                "actions" => case.actions = parse_actions(value).map_err(|e| p.error(line, e))?,
-                "outcomes" => {
-                    case.outcomes = parse_outcomes(value).map_err(|e| p.error(line, e))?;
-                    case.outcomes_line = line;
-                }
-                "role" => {
-                    case.role = match value {
-                        "server" => Role::Server,
-                        "client" => Role::Client,
-                        _ => return Err(p.error(line, "`@role` is `server` or `client`")),
-                    }
-                }
-                _ => {
-                    return Err(p.error(
-                        line,
-                        format!(
-                        "unknown header `@{key}`; known: requirement, level, versions, fixtures, \
-                             needs, transports, handshake, stamp, timeout, fresh, role, actions, outcomes, plays"
-                    ),
-                    ))
-                }
-            }
-            continue;
-        }
-        seen_step = true;
-        // Arrows are the protocol's direction; which side the harness writes depends on the role.
-        let (sent, expected) = match case.role {
-            Role::Server => ("> ", "< "),
-            Role::Client => ("< ", "> "),
-        };
-        let kind = if let Some(rest) = text.strip_prefix(sent) {
-            Control::Step(StepKind::Send(rest.to_string()))
-        } else if let Some(rest) = text.strip_prefix(expected) {
-            let probe = rest.replace("{$", "{");
-            if let Err(e) = serde_json::from_str::<Value>(&probe) {
-                return Err(p.error(
-                    line,
-                    format!(
-                        "expected message is not JSON: {e}; fix the `{}` line",
-                        expected.trim()
-                    ),
-                ));
-            }
-            Control::Step(StepKind::Expect(rest.to_string()))
-        } else if let Some(rest) = text.strip_prefix("! ") {
-            p.control(line, rest.trim())?
-        } else {
+/// A step line (`> `, `< ` or `! `): what it sends, expects or controls. Arrows are the
+/// protocol's direction; which side the harness writes depends on the role.
+fn step_line(p: &Parser, role: Role, line: usize, text: &str) -> Result<Control, CaseError> {
+    let (sent, expected) = match role {
+        Role::Server => ("> ", "< "),
+        Role::Client => ("< ", "> "),
+    };
+    if let Some(rest) = text.strip_prefix(sent) {
+        Ok(Control::Step(StepKind::Send(rest.to_string())))
+    } else if let Some(rest) = text.strip_prefix(expected) {
+        let probe = rest.replace("{$", "{");
+        if let Err(e) = serde_json::from_str::<Value>(&probe) {
             return Err(p.error(
                 line,
-                "a line starts with `#`, `@`, `> `, `< ` or `! `; fix or comment out this line",
+                format!(
+                    "expected message is not JSON: {e}; fix the `{}` line",
+                    expected.trim()
+                ),
             ));
-        };
-        match kind {
-            Control::Step(kind) => {
-                let step = Step { line, kind };
-                match stack.last_mut().and_then(|(_, kind)| kind.inner_mut()) {
-                    Some(steps) => steps.push(step),
-                    None => top.push(step),
-                }
-            }
-            Control::Open(kind) => stack.push((line, kind)),
+        }
+        Ok(Control::Step(StepKind::Expect(rest.to_string())))
+    } else if let Some(rest) = text.strip_prefix("! ") {
+        p.control(line, rest.trim())
+    } else {
+        Err(p.error(
+            line,
+            "a line starts with `#`, `@`, `> `, `< ` or `! `; fix or comment out this line",
+        ))
+    }
+}
+
+/// The steps read so far, nested: the blocks still open (`! repeat`, `! sweep`, `! poll`,
+/// each with its line and the steps gathered in it) and the case's top-level steps.
+#[derive(Default)]
+struct Blocks {
+    open: Vec<(usize, StepKind)>,
+    top: Vec<Step>,
+}
+
+impl Blocks {
+    /// Adds the step line at `line`: a step goes into the innermost open block (or the top),
+    /// an opening opens a block, and `! end` closes the innermost one, checked, as a step.
+    fn add(&mut self, p: &Parser, line: usize, control: Control) -> Result<(), CaseError> {
+        match control {
+            Control::Step(kind) => self.push(Step { line, kind }),
+            Control::Open(kind) => self.open.push((line, kind)),
             Control::End => {
-                let (open, kind) = stack.pop().ok_or_else(|| {
+                let (open, kind) = self.open.pop().ok_or_else(|| {
                     p.error(line, "`! end` without an open repeat, sweep or poll")
                 })?;
                 if let StepKind::Poll(poll) = &kind {
@@ -264,17 +152,37 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
                 if kind.inner().is_some_and(<[Step]>::is_empty) {
                     return Err(p.error(open, "this block has no steps"));
                 }
-                let step = Step { line: open, kind };
-                match stack.last_mut().and_then(|(_, kind)| kind.inner_mut()) {
-                    Some(steps) => steps.push(step),
-                    None => top.push(step),
-                }
+                self.push(Step { line: open, kind });
             }
         }
+        Ok(())
     }
-    if let Some((line, _)) = stack.last() {
-        return Err(p.error(*line, "this block is never closed; add `! end`"));
+
+    /// Puts a step into the innermost open block, or at the top.
+    fn push(&mut self, step: Step) {
+        match self.open.last_mut().and_then(|(_, kind)| kind.inner_mut()) {
+            Some(steps) => steps.push(step),
+            None => self.top.push(step),
+        }
     }
+
+    /// The top-level steps, once every block is closed.
+    fn close(self, p: &Parser) -> Result<Vec<Step>, CaseError> {
+        match self.open.last() {
+            Some((line, _)) => Err(p.error(*line, "this block is never closed; add `! end`")),
+            None => Ok(self.top),
+        }
+    }
+}
+
+/// What every case needs (an intent, a requirement, a level, steps) and the headers that
+/// belong to one role only; returns the level.
+fn check_headers(
+    p: &Parser,
+    case: &Case,
+    level: Option<Level>,
+    top: &[Step],
+) -> Result<Level, CaseError> {
     if case.intent.is_empty() {
         return Err(p.error(
             1,
@@ -284,10 +192,17 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
     if case.requirements.is_empty() {
         return Err(p.error(0, "missing `@requirement` (ids from cases/REQUIREMENTS.md)"));
     }
-    case.level = level.ok_or_else(|| p.error(0, "missing `@level must|should|info`"))?;
+    let level = level.ok_or_else(|| p.error(0, "missing `@level must|should|info`"))?;
     if top.is_empty() {
         return Err(p.error(0, "the case has no steps"));
     }
+    check_role_headers(p, case)?;
+    Ok(level)
+}
+
+/// The headers that belong to one role, and the client's actions and outcomes that must
+/// agree.
+fn check_role_headers(p: &Parser, case: &Case) -> Result<(), CaseError> {
     if case.role == Role::Server && case.plays.is_some() {
         return Err(p.error(
             0,
@@ -322,17 +237,5 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
             "`@needs` is judged on the server's answer to the harness's own opening: it is for server cases with `@handshake auto`",
         ));
     }
-    check_transport_steps(&p, &case, &top)?;
-    check_fresh(&p, &case, &top)?;
-    if case.role == Role::Client
-        && case.plays != Some(crate::era::Era::Handshake)
-        && case
-            .versions
-            .iter()
-            .any(|v| v == crate::era::STATELESS_VERSION)
-    {
-        check_no_server_requests(&p, &top)?;
-    }
-    case.steps = top;
-    Ok(case)
+    Ok(())
 }

@@ -21,6 +21,16 @@ pub struct Run<'a> {
     pub loaded: bool,
 }
 
+/// What a run did not show that its [`Expect`] wanted (a test failure, printed as it reads).
+#[derive(Debug, thiserror::Error)]
+#[error("{problem}\n{explanation}")]
+pub struct Unmet {
+    /// What did not hold.
+    pub problem: String,
+    /// The run explained: findings, the report's explanation, the transcript.
+    pub explanation: String,
+}
+
 /// Whether a run passed only because a busy machine hid the timing: the harness noted that it
 /// could not tell (a cancel's proof came after the work's natural end) and that the machine
 /// was busy.
@@ -39,7 +49,7 @@ fn untimed(report: &Report) -> bool {
 impl Expect {
     /// `Ok` when `run` shows what `self` expects; otherwise what did not hold, then the run
     /// explained (findings, the report's explanation, the transcript).
-    pub fn check(&self, run: &Run<'_>) -> Result<(), String> {
+    pub fn check(&self, run: &Run<'_>) -> Result<(), Unmet> {
         let want = if run.loaded {
             self.loaded()
         } else {
@@ -51,7 +61,10 @@ impl Expect {
             .or_else(|| want.reaped.then(|| left_behind(run.pids)).flatten());
         match problem {
             None => Ok(()),
-            Some(problem) => Err(format!("{problem}\n{}", explain(run))),
+            Some(problem) => Err(Unmet {
+                problem,
+                explanation: explain(run),
+            }),
         }
     }
 

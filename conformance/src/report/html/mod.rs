@@ -17,15 +17,15 @@ const STYLE: &str = include_str!("page.css");
 const SCRIPT: &str = include_str!("page.js");
 
 /// The page for these reports, each named by the file it came from.
-pub fn render(reports: Vec<(String, RunReport)>) -> Result<String, String> {
+pub fn render(reports: Vec<(String, RunReport)>) -> Result<String, RenderError> {
     let page = view::page(reports);
     let data = embedded(&page);
     let mut env = Environment::new();
     env.add_template("page.html", TEMPLATE)
-        .map_err(|e| format!("the HTML template is broken: {e}"))?;
+        .map_err(RenderError::Template)?;
     let template = env
         .get_template("page.html")
-        .map_err(|e| format!("the HTML template is broken: {e}"))?;
+        .map_err(RenderError::Template)?;
     let generated = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     template
         .render(context! {
@@ -37,7 +37,18 @@ pub fn render(reports: Vec<(String, RunReport)>) -> Result<String, String> {
             script => Value::from_safe_string(SCRIPT.to_string()),
             data => Value::from_safe_string(data),
         })
-        .map_err(|e| format!("cannot render the HTML report: {e:#}"))
+        .map_err(RenderError::Render)
+}
+
+/// Why the page could not be made: a bug in the harness, not in the reports.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// The template does not parse.
+    #[error("the HTML template is broken: {0}")]
+    Template(#[source] minijinja::Error),
+    /// The template does not render these reports.
+    #[error("cannot render the HTML report: {0:#}")]
+    Render(#[source] minijinja::Error),
 }
 
 /// What the page is about, in a few words: the target of a single run, or how many runs of

@@ -3,12 +3,14 @@
 //! client report over both transports one per transport), the cases as rows grouped by
 //! requirement family, each cell an outcome, the problems first, and each run's timings.
 
-use super::super::json::{
-    CaseReport, FindingReport, RunReport, StderrLine, Summary, TranscriptEntry,
-};
-use super::super::timing::{self, CancelTiming, RunTimings};
+mod columns;
+mod rows;
+
+use super::super::json::{FindingReport, RunReport, StderrLine, Summary, TranscriptEntry};
+use super::super::timing::{CancelTiming, RunTimings};
+use columns::columns_of;
+use rows::{families_of, problems_of, rows_of};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// One column of the matrix: a run of one target at one protocol version over one transport.
 #[derive(Debug, Serialize)]
@@ -178,239 +180,18 @@ pub fn rank(outcome: &str) -> u8 {
     }
 }
 
-/// The row a case belongs to: its id, less the `@http` that names a client case's transport.
-fn row_id(case: &CaseReport) -> &str {
-    match case.transport.as_str() {
-        "http" => case.id.strip_suffix("@http").unwrap_or(&case.id),
-        _ => &case.id,
-    }
-}
-
-/// Makes text fit for an HTML id.
-fn slug(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect()
-}
-
 /// The page for these reports, each with the name of the file it came from.
 pub fn page(reports: Vec<(String, RunReport)>) -> Page {
-    let mut columns: Vec<Column> = vec![];
-    // Per column, the cases in it.
-    let mut per_column: Vec<Vec<CaseReport>> = vec![];
-    for (source, report) in reports {
-        let split_versions = report.protocol_version == "all";
-        // Columns by transport (stdio first) and version (oldest first).
-        let mut groups: BTreeMap<(bool, String, String), Vec<CaseReport>> = BTreeMap::new();
-        for case in report.cases.iter().cloned() {
-            let version = match (&case.protocol_version, split_versions) {
-                (Some(v), true) => v.clone(),
-                _ => report.protocol_version.clone(),
-            };
-            groups
-                .entry((case.transport != "stdio", case.transport.clone(), version))
-                .or_default()
-                .push(case);
-        }
-        if groups.is_empty() {
-            // A run that played no case (its target could not be tested) is a column too.
-            let key = (
-                report.transport != "stdio",
-                report.transport.clone(),
-                report.protocol_version.clone(),
-            );
-            groups.insert(key, vec![]);
-        }
-        for ((_, transport, version), cases) in groups {
-            let key = format!("r{}", columns.len());
-            let mut counts = Summary::default();
-            for case in &cases {
-                counts.add(&case.outcome);
-            }
-            let short_version = version.clone();
-            let mut used: Vec<&str> = cases
-                .iter()
-                .filter(|c| c.outcome != "skip")
-                .filter_map(|c| c.protocol_version.as_deref())
-                .collect();
-            used.sort();
-            used.dedup();
-            let used = used.join(", ");
-            let version = if version == "auto" {
-                format!("auto: {used}")
-            } else {
-                version
-            };
-            let target = match (&report.target.name, &report.target.version) {
-                (Some(name), Some(version)) => format!("{name} {version}"),
-                (Some(name), None) => name.clone(),
-                _ => report.target.command.clone(),
-            };
-            columns.push(Column {
-                key,
-                target,
-                command: report.target.command.clone(),
-                role: report.role.clone(),
-                transport,
-                version,
-                short_version,
-                used,
-                started_at: report.started_at.clone(),
-                harness: report.harness.version.clone(),
-                source: source.clone(),
-                counts,
-                timings: timing::of_run(cases.iter().map(|c| &c.timings)),
-                error: report.error.as_ref().map(|e| e.message.clone()),
-            });
-            per_column.push(cases);
-        }
-    }
-    let mut rows: BTreeMap<String, Row> = BTreeMap::new();
-    let mut totals = Summary::default();
-    let mut diagrams = vec![];
-    for (index, cases) in per_column.into_iter().enumerate() {
-        let column = &columns[index];
-        for case in cases {
-            let id = row_id(&case).to_string();
-            let row = rows.entry(id.clone()).or_insert_with(|| Row {
-                anchor: format!("case-{}", slug(&id)),
-                id: id.clone(),
-                intent: case.intent.clone(),
-                level: case.level.clone(),
-                requirements: case.requirements.clone(),
-                cells: vec![],
-            });
-            row.cells.resize_with(columns.len(), || None);
-            totals.add(&case.outcome);
-            // A column holds a case once; a repeated id keeps the first.
-            if row.cells[index].is_some() {
-                continue;
-            }
-            row.cells[index] = Some(cell(column, &id, diagrams.len(), &case));
-            diagrams.push(Diagram {
-                target: column.target.clone(),
-                role: column.role.clone(),
-                entries: case.transcript,
-                cancels: case.timings.cancels,
-            });
-        }
-    }
-    let mut families: Vec<Family> = vec![];
-    for (_, mut row) in rows {
-        row.cells.resize_with(columns.len(), || None);
-        let (code, name) = family_of(&row.requirements);
-        match families.iter_mut().find(|f| f.code == code) {
-            Some(family) => family.rows.push(row),
-            None => families.push(Family {
-                code,
-                name,
-                rows: vec![row],
-            }),
-        }
-    }
-    let order = |code: &str| {
-        FAMILIES
-            .iter()
-            .position(|(c, _)| *c == code)
-            .unwrap_or(FAMILIES.len())
-    };
-    families.sort_by(|a, b| {
-        order(&a.code)
-            .cmp(&order(&b.code))
-            .then(a.code.cmp(&b.code))
-    });
-    let mut problems: Vec<Problem> = families
-        .iter()
-        .flat_map(|f| &f.rows)
-        .flat_map(|row| row.cells.iter().flatten().map(move |cell| (row, cell)))
-        .filter(|(_, cell)| rank(&cell.outcome) <= 1)
-        .map(|(row, cell)| Problem {
-            anchor: cell.anchor.clone(),
-            outcome: cell.outcome.clone(),
-            id: row.id.clone(),
-            column: cell.column.clone(),
-            message: cell.message.clone(),
-        })
-        .collect();
-    problems.sort_by_key(|p| rank(&p.outcome));
-    let opened: Vec<&str> = problems
-        .iter()
-        .take(OPEN_AT_LOAD)
-        .map(|p| p.anchor.as_str())
-        .collect();
-    for cell in families
-        .iter_mut()
-        .flat_map(|f| &mut f.rows)
-        .flat_map(|r| r.cells.iter_mut().flatten())
-    {
-        cell.open = opened.contains(&cell.anchor.as_str());
-    }
+    let (columns, per_column) = columns_of(reports);
+    let (rows, totals, diagrams) = rows_of(&columns, per_column);
+    let mut families = families_of(rows, columns.len());
+    let problems = problems_of(&mut families);
     Page {
         columns,
         families,
         problems,
         totals,
         diagrams,
-    }
-}
-
-/// A case's cell in a column.
-fn cell(column: &Column, id: &str, data: usize, case: &CaseReport) -> Cell {
-    let mut findings = case.findings.clone();
-    findings.sort_by_key(|f| std::cmp::Reverse(severity_rank(&f.severity)));
-    let diff = case
-        .diff
-        .as_deref()
-        .unwrap_or("")
-        .lines()
-        .map(|line| DiffLine {
-            kind: match line.as_bytes().first() {
-                _ if line.starts_with("+++") || line.starts_with("---") => "head",
-                Some(b'+') => "add",
-                Some(b'-') => "del",
-                Some(b'@') => "hunk",
-                _ => "same",
-            },
-            text: line.to_string(),
-        })
-        .collect();
-    let kept = case.stderr.lines.len();
-    Cell {
-        anchor: format!("c-{}-{}", column.key, slug(id)),
-        data,
-        column: format!(
-            "{} · {} · {}",
-            column.target, column.transport, column.short_version
-        ),
-        outcome: case.outcome.clone(),
-        message: case.message.clone(),
-        version: case.protocol_version.clone().unwrap_or_default(),
-        duration_ms: case.duration_ms,
-        flaky: case.flaky,
-        baseline: case.baseline.clone(),
-        skip_reason: case.skip_reason.clone(),
-        error: case.error.clone(),
-        findings,
-        diff,
-        stderr: case.stderr.lines[kept.saturating_sub(STDERR_SHOWN)..].to_vec(),
-        stderr_total: case.stderr.total,
-        cancels: case.timings.cancels.clone(),
-        startup_ms: case.timings.startup_ms,
-        entries: case.transcript.len(),
-        open: false,
-    }
-}
-
-/// How many stderr lines a cell shows (the JSON report has all that were kept).
-const STDERR_SHOWN: usize = 20;
-
-/// How much a finding weighs, for ordering.
-fn severity_rank(severity: &str) -> u8 {
-    match severity {
-        "fail" => 3,
-        "warn" => 2,
-        "info" => 1,
-        _ => 0,
     }
 }
 
