@@ -64,6 +64,9 @@ pub enum Command {
     Relay {
         /// The harness's loopback address.
         addr: String,
+        /// The case's token, which the relay says first: the harness takes no connection
+        /// without it.
+        token: Option<String>,
     },
 }
 

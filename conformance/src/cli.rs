@@ -60,9 +60,9 @@ pub fn main(args: Args) -> ExitCode {
             code
         }
         Command::Report { reports, output } => crate::report_files::merge(&reports, &output),
-        Command::Relay { addr } => {
-            ExitCode::from(u8::try_from(conformance::transport::relay::run(&addr)).unwrap_or(1))
-        }
+        Command::Relay { addr, token } => ExitCode::from(
+            u8::try_from(conformance::transport::relay::run(&addr, token.as_deref())).unwrap_or(1),
+        ),
     }
 }
 

@@ -92,3 +92,31 @@ fn stdin_closed_is_reported_after_what_was_written() {
     drop(to_relay);
     exits(&mut child).expect("the relay exits once the harness closes");
 }
+
+#[test]
+fn a_token_given_is_said_first_then_the_bytes() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let addr = listener.local_addr().expect("its address").to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args(["relay", &addr, "case-token-1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the relay starts");
+    let (stream, _) = listener.accept().expect("the relay connects");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("a read timeout");
+    let mut from_relay = BufReader::new(stream);
+    let mut stdin = child.stdin.take().expect("piped");
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"ping"}}"#).expect("written");
+    let mut line = String::new();
+    from_relay.read_line(&mut line).expect("the hello arrives");
+    assert_eq!(line.trim_end(), "\u{1}relay:hello case-token-1");
+    line.clear();
+    from_relay.read_line(&mut line).expect("the line arrives");
+    assert!(line.contains("ping"), "{line:?}");
+    drop(stdin);
+    drop(from_relay);
+    exits(&mut child).expect("the relay exits once the harness closes");
+}

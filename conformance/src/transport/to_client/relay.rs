@@ -2,9 +2,14 @@
 //!
 //! In client cases the harness plays the server, but a client wants a program to spawn. The
 //! adapter around the client library is started with `CONFORMANCE_SERVER` naming
-//! `conformance relay <addr>`, which connects to the harness over loopback TCP and copies bytes
-//! both ways, unchanged. Two things the client does to the process and not to the bytes are
-//! reported in-band, each as a line of its own that no JSON message can be:
+//! `conformance relay <addr> <token>`, which connects to the harness over loopback TCP and
+//! copies bytes both ways, unchanged. Its first line says the case's token ([`HELLO`]): any
+//! program on the machine may connect to a loopback port, and on a busy one another run's
+//! harness, handed the port this listener was given just before as a free one for its HTTP
+//! server, did, and its requests landed in a client case as a server process the client
+//! never started. A connection without the token is refused and noted. Two things the client
+//! does to the process and not to the bytes are reported in-band, each as a line of its own
+//! that no JSON message can be:
 //!
 //! - the end of its stdin ([`STDIN_CLOSED`]): the client closed the server's stdin;
 //! - `SIGTERM` ([`TERMINATED`]), after which the relay exits as a terminated process would.
@@ -23,11 +28,13 @@ use crate::transport::process::{Launch, Process, ProcessEvent, TargetLog, MAX_LI
 use crate::transport::{Channel, Event, PeerSignal, SendError, Transport};
 use serde_json::json;
 use std::time::{Duration, Instant};
+use tokio::io::AsyncReadExt;
 use tokio::io::AsyncWriteExt;
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::TcpListener;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
+use tokio::task::JoinSet;
 use tokio::time::Instant as Deadline;
 
 /// The environment variable that names the server a client adapter starts (a JSON argv).
@@ -39,6 +46,12 @@ pub const STDIN_CLOSED: &str = "\u{1}relay:stdin-closed";
 pub const TERMINATED: &str = "\u{1}relay:sigterm";
 /// The first argument that makes a test binary act as the relay (see [`run_if_relay`]).
 pub const RELAY_FLAG: &str = "--conformance-relay";
+/// The relay's first line, followed by the case's token.
+pub const HELLO: &str = "\u{1}relay:hello ";
+/// How long a new connection may take to say the token.
+const HELLO_WAIT: Duration = Duration::from_secs(30);
+/// The longest first line read from a new connection.
+const HELLO_MAX: usize = 256;
 
 pub use super::relay_program::{run, run_if_relay};
 
@@ -71,6 +84,10 @@ pub struct Relay {
     wire: mpsc::Receiver<(Instant, u32, Wire)>,
     patience: Duration,
     stdout_closed: bool,
+    /// What a relay of this case says first (`HELLO` and the token).
+    hello: String,
+    /// New connections, each until it said its first line: the stream, or what it said.
+    greeting: JoinSet<Result<TcpStream, String>>,
 }
 
 /// How many server processes one case may start; later connections are refused.
@@ -91,8 +108,10 @@ impl Relay {
         let addr = listener
             .local_addr()
             .map_err(|e| format!("cannot read the relay port: {e}"))?;
+        let token = token();
         let mut server = relay.to_vec();
         server.push(addr.to_string());
+        server.push(token.clone());
         let mut launch = launch.clone();
         launch
             .env
@@ -112,7 +131,23 @@ impl Relay {
             wire,
             patience,
             stdout_closed: false,
+            hello: format!("{HELLO}{token}"),
+            greeting: JoinSet::new(),
         })
+    }
+
+    /// Reads a new connection's first line: a relay of this case says the token, anything
+    /// else is some other program.
+    fn greet(&mut self, mut stream: TcpStream) {
+        let hello = self.hello.clone();
+        self.greeting.spawn(async move {
+            match tokio::time::timeout(HELLO_WAIT, first_line(&mut stream)).await {
+                Ok(line) if line == hello.as_bytes() => Ok(stream),
+                Ok(line) if line.is_empty() => Err("closed it without a word".into()),
+                Ok(line) => Err(format!("said `{}`", String::from_utf8_lossy(&line))),
+                Err(_) => Err(format!("said nothing within {HELLO_WAIT:?}")),
+            }
+        });
     }
 
     fn connected(&mut self, stream: TcpStream) -> u32 {
@@ -165,6 +200,35 @@ impl Relay {
     fn any_open(&self) -> bool {
         self.connections.iter().any(|c| c.open)
     }
+}
+
+/// A token no other case has: what the relays of this case say first.
+fn token() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    format!("{:016x}", hasher.finish())
+}
+
+/// The first line a connection says (without its newline; empty when it closed first), read
+/// a byte at a time so that nothing after it is taken from the stream; at most `HELLO_MAX`
+/// bytes.
+async fn first_line(stream: &mut TcpStream) -> Vec<u8> {
+    let mut line = vec![];
+    let mut byte = [0u8; 1];
+    while line.len() < HELLO_MAX {
+        match stream.read(&mut byte).await {
+            Ok(1) if byte[0] == b'\n' => break,
+            Ok(1) => line.push(byte[0]),
+            _ => break,
+        }
+    }
+    line
 }
 
 impl Transport for Relay {
@@ -250,9 +314,18 @@ impl Transport for Relay {
                     };
                     return Some((at, event));
                 }
-                Some((stream, _)) = accept => {
-                    let count = self.connected(stream);
-                    return Some((Instant::now(), Event::Connected(count)));
+                Some((stream, _)) = accept => self.greet(stream),
+                Some(greeted) = self.greeting.join_next(), if !self.greeting.is_empty() => {
+                    match greeted {
+                        Ok(Ok(stream)) => {
+                            let count = self.connected(stream);
+                            return Some((Instant::now(), Event::Connected(count)));
+                        }
+                        Ok(Err(said)) => self.process.note(format!(
+                            "[relay] refused a connection that is not the client's server: it {said} (another program on this machine connected to the harness's port)"
+                        )),
+                        Err(_) => {}
+                    }
                 }
                 () = tokio::time::sleep_until(deadline) => return None,
             }

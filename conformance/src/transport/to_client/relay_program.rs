@@ -1,23 +1,24 @@
-//! The relay program: what `conformance relay ADDR` (or a test binary started with
-//! [`RELAY_FLAG`]) runs as the server a client under test starts. It copies its stdin to the
-//! harness and the harness's bytes to its stdout, reports in-band when its stdin ends or it
-//! receives SIGTERM, and exits at once when the harness closes the connection or after
-//! SIGTERM, whatever its stdin does (see `relay` for the harness's end).
+//! The relay program: what `conformance relay ADDR [TOKEN]` (or a test binary started with
+//! [`RELAY_FLAG`]) runs as the server a client under test starts. It introduces itself with
+//! the case's token ([`HELLO`]), copies its stdin to the harness and the harness's bytes to
+//! its stdout, reports in-band when its stdin ends or it receives SIGTERM, and exits at once
+//! when the harness closes the connection or after SIGTERM, whatever its stdin does (see
+//! `relay` for the harness's end).
 
-use super::relay::{RELAY_FLAG, STDIN_CLOSED, TERMINATED};
+use super::relay::{HELLO, RELAY_FLAG, STDIN_CLOSED, TERMINATED};
 use std::io::Write as _;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 /// For test binaries and other hosts that cannot add a subcommand: when this process was
-/// started as `<program> --conformance-relay <addr>`, runs the relay and exits; otherwise
-/// returns at once. Call it first in `main`.
+/// started as `<program> --conformance-relay <addr> [<token>]`, runs the relay and exits;
+/// otherwise returns at once. Call it first in `main`.
 pub fn run_if_relay() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some(RELAY_FLAG) {
         let code = match args.get(2) {
-            Some(addr) => run(addr),
+            Some(addr) => run(addr, args.get(3).map(String::as_str)),
             None => {
                 eprintln!("conformance relay: {RELAY_FLAG} needs the harness address");
                 2
@@ -27,11 +28,12 @@ pub fn run_if_relay() {
     }
 }
 
-/// Relays stdin and stdout to the harness at `addr` until either side ends. Returns the exit
+/// Relays stdin and stdout to the harness at `addr` until either side ends, first saying
+/// `token` (the harness takes no connection without its case's token). Returns the exit
 /// code: 0 when the harness closed the connection (the server exits on its own, even while
 /// its stdin is open), 1 on errors. After `SIGTERM` it tells the harness, flushes, and dies of
 /// the signal as a terminated process would, whether its stdin is open or not.
-pub fn run(addr: &str) -> i32 {
+pub fn run(addr: &str, token: Option<&str>) -> i32 {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -42,7 +44,7 @@ pub fn run(addr: &str) -> i32 {
             return 1;
         }
     };
-    let ended = runtime.block_on(relay(addr));
+    let ended = runtime.block_on(relay(addr, token));
     // Reading stdin blocks a thread that no runtime can stop: do not wait for it.
     runtime.shutdown_background();
     match ended {
@@ -67,10 +69,15 @@ enum Ended {
     Terminated,
 }
 
-async fn relay(addr: &str) -> std::io::Result<Ended> {
+async fn relay(addr: &str, token: Option<&str>) -> std::io::Result<Ended> {
     let stream = TcpStream::connect(addr).await?;
     stream.set_nodelay(true)?;
     let (mut from_harness, mut to_harness) = stream.into_split();
+    if let Some(token) = token {
+        to_harness
+            .write_all(format!("{HELLO}{token}\n").as_bytes())
+            .await?;
+    }
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
 
     // stdin is read on its own task so that the loop below only waits on cancel-safe futures.
