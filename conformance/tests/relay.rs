@@ -12,10 +12,16 @@ use std::time::{Duration, Instant};
 
 /// A relay connected to a listener of the test's own, with its stdin kept open.
 fn relay() -> (Child, BufReader<std::net::TcpStream>, std::net::TcpStream) {
+    relay_with(&[])
+}
+
+/// [`relay`], given `more` arguments after the address.
+fn relay_with(more: &[&str]) -> (Child, BufReader<std::net::TcpStream>, std::net::TcpStream) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     let addr = listener.local_addr().expect("its address").to_string();
     let child = Command::new(env!("CARGO_BIN_EXE_conformance"))
         .args(["relay", &addr])
+        .args(more)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -95,19 +101,7 @@ fn stdin_closed_is_reported_after_what_was_written() {
 
 #[test]
 fn a_token_given_is_said_first_then_the_bytes() {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
-    let addr = listener.local_addr().expect("its address").to_string();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_conformance"))
-        .args(["relay", &addr, "case-token-1"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the relay starts");
-    let (stream, _) = listener.accept().expect("the relay connects");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("a read timeout");
-    let mut from_relay = BufReader::new(stream);
+    let (mut child, mut from_relay, to_relay) = relay_with(&["case-token-1"]);
     let mut stdin = child.stdin.take().expect("piped");
     writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"ping"}}"#).expect("written");
     let mut line = String::new();
@@ -118,5 +112,6 @@ fn a_token_given_is_said_first_then_the_bytes() {
     assert!(line.contains("ping"), "{line:?}");
     drop(stdin);
     drop(from_relay);
+    drop(to_relay);
     exits(&mut child).expect("the relay exits once the harness closes");
 }
