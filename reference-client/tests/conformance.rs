@@ -107,6 +107,7 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
         ("exits-with-cancel-in-flight", "cancel-initialize-never-sent",  E::caught("CAN-04", F)),
         ("exits-without-closing",       "client-shutdown-sequence",      E::clean()),
         ("probes-first",                "client-shutdown-sequence",      E::clean()),
+        ("stray-connections",           "client-cancel-after-progress",  E::clean()),
         ("answers-cancelled-request",   "client-server-cancels-request", E::caught("CAN-13", W)),
         ("bad-progress",                "client-server-cancels-request", E::caught("PRG-05", F)),
         ("resets-forever",              "client-max-timeout",            E::caught("case", W).saying("no message matching")),

@@ -137,10 +137,19 @@ async fn run(mode: String, port: u16) {
         },
         mode,
     });
+    // Mode `starts-behind-proxy`: a pass-through proxy whose server behind it is still
+    // starting; for its first 800 ms it accepts each connection and closes it unanswered.
+    let behind_until = app
+        .is("starts-behind-proxy")
+        .then(|| std::time::Instant::now() + Duration::from_millis(800));
     loop {
         let Ok((socket, _)) = listener.accept().await else {
             continue;
         };
+        if behind_until.is_some_and(|until| std::time::Instant::now() < until) {
+            drop(socket);
+            continue;
+        }
         let app = app.clone();
         if app.is("never-finishes-headers") {
             tokio::spawn(async move {

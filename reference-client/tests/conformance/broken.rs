@@ -239,6 +239,41 @@ pub fn client(mode: &str) {
             report(2, "result");
             std::process::exit(0);
         }
+        "stray-connections" => {
+            // Fair: before it starts its server, other programs on the machine connect to the
+            // harness's port (the relay's address in CONFORMANCE_SERVER): one closes at once,
+            // as a port probe does, and one speaks HTTP and stays open, as another run's
+            // harness handed that port for its server would. Then it plays the case right.
+            let argv: Vec<String> = serde_json::from_str(
+                &std::env::var("CONFORMANCE_SERVER").expect("the harness sets CONFORMANCE_SERVER"),
+            )
+            .expect("CONFORMANCE_SERVER is a JSON array of strings");
+            let addr = argv
+                .iter()
+                .skip_while(|a| a.as_str() != conformance::transport::relay::RELAY_FLAG)
+                .nth(1)
+                .expect("the relay's address follows its flag");
+            drop(std::net::TcpStream::connect(addr));
+            let mut stray = std::net::TcpStream::connect(addr).expect("the harness listens");
+            let _ = stray.write_all(
+                b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 2\r\n\r\n{}\n",
+            );
+            let mut s = Server::start(None);
+            s.handshake();
+            report(0, "result");
+            s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work","arguments":{},"_meta":{"progressToken":"p"}}}"#);
+            s.read_until(|m| m["method"] == "notifications/progress");
+            s.send(
+                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#,
+            );
+            report(1, "cancelled");
+            s.send(r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#);
+            s.answer(json!(3));
+            report(2, "result");
+            s.close();
+            report(3, "result");
+            drop(stray);
+        }
         "probes-first" => {
             // Fair: a throwaway server process answers `server/discover` first.
             let mut probe = Server::start(None);

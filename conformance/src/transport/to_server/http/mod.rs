@@ -16,9 +16,10 @@
 //!
 //! With an argv the server is started as a process (`process.rs`: own process group, bounded
 //! logs, always killed and reaped); `{port}` in the URL and the argv becomes a free loopback
-//! port (`target`), and the transport waits until that port accepts connections. The
-//! process's stdout is a log there, not the protocol.
+//! port (`target`), and the transport waits until that port accepts connections and answers
+//! HTTP (`ready`). The process's stdout is a log there, not the protocol.
 
+mod ready;
 mod requests;
 mod target;
 
@@ -35,6 +36,7 @@ use hyper::{Method, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use ready::Readiness;
 use requests::Session;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -131,8 +133,9 @@ impl Http {
         Ok(http)
     }
 
-    /// Waits until the server accepts connections (or exits, or `startup`, stretched for a busy
-    /// machine, passes), keeping its output drained meanwhile.
+    /// Waits until the server accepts connections and answers HTTP on them (`ready`: a proxy
+    /// in front of a server still starting accepts and closes), or exits, or `startup`,
+    /// stretched for a busy machine, passes; keeps its output drained meanwhile.
     async fn wait_listening(&mut self, url: &str, startup: Duration) {
         let Some(authority) = self.url.authority().map(|a| a.to_string()) else {
             return;
@@ -147,13 +150,23 @@ impl Http {
         let began = Deadline::now();
         let mut allowed = crate::load::stretched(startup, crate::load::stretch());
         let mut read = Deadline::now();
+        let path = self.url.path().to_string();
+        let mut closed = false;
         loop {
             let attempt = tokio::time::timeout(
                 Duration::from_millis(200),
                 tokio::net::TcpStream::connect(&authority),
             );
-            if let Ok(Ok(_)) = attempt.await {
-                return;
+            if let Ok(Ok(stream)) = attempt.await {
+                let patience =
+                    crate::load::stretched(Duration::from_secs(1), crate::load::stretch());
+                if ready::probe(stream, &authority, &path, patience).await == Readiness::Ready {
+                    return;
+                }
+                if !closed {
+                    closed = true;
+                    self.note(format!("[harness] the server at {url} accepted a connection and gave no HTTP answer (a proxy whose server is still starting?); waiting until it answers"));
+                }
             }
             if read.elapsed() >= Duration::from_secs(1) {
                 allowed = allowed.max(crate::load::stretched(startup, crate::load::stretch()));
@@ -170,6 +183,8 @@ impl Http {
         }
         let why = if self.process_done {
             "exited before it accepted connections".to_string()
+        } else if closed {
+            format!("accepted connections but gave no HTTP answer within {allowed:?} (raise --startup-timeout for a slow start)")
         } else {
             format!("did not accept connections within {allowed:?} (raise --startup-timeout for a slow start)")
         };
