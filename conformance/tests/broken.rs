@@ -12,8 +12,11 @@
 
 #[path = "support/self_served.rs"]
 mod self_served;
+#[path = "support/shared_rows.rs"]
+mod shared_rows;
 
 use conformance::case::Case;
+use conformance::engine::server::Connect;
 use conformance::harness::expect::Expect;
 use conformance::outcome::Outcome;
 use libtest_mimic::{Arguments, Failed};
@@ -794,12 +797,26 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
     rows
 }
 
+/// This binary serving `mode` over stdio, for the rows played on shared targets.
+fn stdio(mode: &str) -> Result<Connect, Failed> {
+    Ok(Connect::Stdio(self_served::this_binary(
+        "BROKEN_SERVER",
+        mode,
+        &[],
+        &[],
+    )?))
+}
+
 fn main() {
     if let Ok(mode) = std::env::var("BROKEN_SERVER") {
         server::serve(&mode);
     }
     let args = Arguments::from_args();
     conformance::transport::reap::become_subreaper();
-    let trials = self_served::trials(&self_served::server_cases(), table(), check);
+    let cases = self_served::server_cases();
+    let mut trials = shared_rows::trials(&cases, table(), stdio, |_, want| {
+        self_served::options("2025-11-25", Duration::from_millis(500), want)
+    });
+    trials.extend(self_served::trials(&cases, table(), check));
     libtest_mimic::run(&args, trials).exit();
 }

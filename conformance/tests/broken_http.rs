@@ -12,15 +12,16 @@
 mod http_server;
 #[path = "support/self_served.rs"]
 mod self_served;
+#[path = "support/shared_rows.rs"]
+mod shared_rows;
 
 use conformance::case::Case;
 use conformance::engine::server::Connect;
 use conformance::engine::Options;
 use conformance::harness::expect::Expect;
 use conformance::outcome::{Outcome, Severity};
-use conformance::share;
 use conformance::transport::http::HttpTarget;
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Arguments, Failed};
 use self_served::Target;
 use std::time::Duration;
 
@@ -91,61 +92,6 @@ fn row_options(case: &Case, want: &Expect) -> Options {
         }
     }
     options
-}
-
-/// Every row of one mode at once against one server of that mode, as a run shares it by
-/// default: each row must give the verdict it gives alone (a row that does not pass when
-/// sharing is rerun alone, as a run does), and a case that may share did share.
-fn check_shared(mode: &str, rows: &[(Case, Expect)]) -> Result<(), Failed> {
-    let connect = Connect::Http(target(mode)?);
-    let base = options(&Expect::outcome(Outcome::Pass));
-    let pool =
-        share::Pool::for_target(&connect, &base).ok_or("an HTTP target with a command shares")?;
-    // Eight at a time, as a run's workers (four per CPU, at least 8).
-    let mut results: Vec<Result<(), String>> = vec![];
-    for chunk in rows.chunks(8) {
-        results.extend(play_at_once(mode, chunk, &pool, &connect));
-    }
-    let failed: Vec<String> = results.into_iter().filter_map(Result::err).collect();
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(failed.join("\n").into())
-    }
-}
-
-/// Plays `rows` at once on the pool's shared server, each on a thread of its own.
-fn play_at_once(
-    mode: &str,
-    rows: &[(Case, Expect)],
-    pool: &share::Pool,
-    connect: &Connect,
-) -> Vec<Result<(), String>> {
-    std::thread::scope(|scope| {
-        let threads: Vec<_> = rows
-            .iter()
-            .map(|(case, want)| {
-                scope.spawn(move || -> Result<(), String> {
-                    let runtime = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                        .map_err(|e| e.to_string())?;
-                    let options = row_options(case, want);
-                    let report =
-                        runtime.block_on(share::run(case, connect, Some(pool), &options))?;
-                    if share::may_share(case) && report.placement == share::Placement::Alone {
-                        return Err(format!("{} may share, and ran alone", case.id));
-                    }
-                    self_served::judge(case, mode, want, &report, &[], false)
-                        .map_err(|e| format!("{e} ({:?})", report.placement))
-                })
-            })
-            .collect();
-        threads
-            .into_iter()
-            .map(|t| t.join().unwrap_or_else(|_| Err("a row panicked".into())))
-            .collect()
-    })
 }
 
 /// Plays `case` against a server of `mode` and judges the run by `want`. A server that served
@@ -340,25 +286,16 @@ fn main() {
     let cases = self_served::server_cases();
     let mut trials = vec![];
     // Per mode, its rows on one shared server (a running server's modes have nothing to share).
-    let mut by_mode: Vec<(&'static str, Vec<(Case, Expect)>)> = vec![];
-    for (mode, name, want) in table() {
-        if mode.starts_with("remembers") {
-            continue;
-        }
-        let id = format!("server/{name}");
-        let Some(case) = cases.iter().find(|c| c.id == id).cloned() else {
-            continue;
-        };
-        match by_mode.iter_mut().find(|(m, _)| *m == mode) {
-            Some((_, rows)) => rows.push((case, want)),
-            None => by_mode.push((mode, vec![(case, want)])),
-        }
-    }
-    for (mode, rows) in by_mode {
-        trials.push(Trial::test(format!("shared/{mode}"), move || {
-            check_shared(mode, &rows)
-        }));
-    }
+    let shareable = table()
+        .into_iter()
+        .filter(|(mode, _, _)| !mode.starts_with("remembers"))
+        .collect();
+    trials.extend(shared_rows::trials(
+        &cases,
+        shareable,
+        |mode| Ok(Connect::Http(target(mode)?)),
+        row_options,
+    ));
     trials.extend(self_served::trials(&cases, table(), check));
     libtest_mimic::run(&args, trials).exit();
 }

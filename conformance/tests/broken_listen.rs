@@ -14,8 +14,11 @@
 
 #[path = "support/self_served.rs"]
 mod self_served;
+#[path = "support/shared_rows.rs"]
+mod shared_rows;
 
 use conformance::case::Case;
+use conformance::engine::server::Connect;
 use conformance::harness::expect::Expect;
 use conformance::outcome::{Outcome, Severity};
 use libtest_mimic::{Arguments, Failed};
@@ -137,15 +140,22 @@ fn serve(mode: &str) -> ! {
     std::process::exit(0)
 }
 
+/// The variable that tells this binary which mode to serve, and the version of the case.
+const VAR: &str = "BROKEN_LISTEN_SERVER";
+const VERSION: &str = "2026-07-28";
+
 fn check(case: &Case, mode: &str, want: &Expect, loaded: bool) -> Result<(), Failed> {
-    self_served::check(
-        case,
-        "BROKEN_LISTEN_SERVER",
+    self_served::check(case, VAR, mode, VERSION, want, loaded)
+}
+
+/// This binary serving `mode` over stdio, for the rows played on shared targets.
+fn stdio(mode: &str) -> Result<Connect, Failed> {
+    Ok(Connect::Stdio(self_served::this_binary(
+        VAR,
         mode,
-        "2026-07-28",
-        want,
-        loaded,
-    )
+        &[],
+        &[],
+    )?))
 }
 
 fn main() {
@@ -153,7 +163,11 @@ fn main() {
         serve(&mode);
     }
     let args = Arguments::from_args();
-    let rows = table().into_iter().map(|(mode, want)| (mode, CASE, want));
-    let trials = self_served::trials(&self_served::server_cases(), rows.collect(), check);
+    let cases = self_served::server_cases();
+    let rows = || table().into_iter().map(|(mode, want)| (mode, CASE, want));
+    let mut trials = shared_rows::trials(&cases, rows().collect(), stdio, |_, want| {
+        self_served::options(VERSION, Duration::from_millis(800), want)
+    });
+    trials.extend(self_served::trials(&cases, rows().collect(), check));
     libtest_mimic::run(&args, trials).exit();
 }

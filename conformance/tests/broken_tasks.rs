@@ -12,11 +12,15 @@ mod server;
 
 #[path = "support/self_served.rs"]
 mod self_served;
+#[path = "support/shared_rows.rs"]
+mod shared_rows;
 
 use conformance::case::Case;
+use conformance::engine::server::Connect;
 use conformance::harness::expect::Expect;
 use conformance::outcome::Outcome;
 use libtest_mimic::{Arguments, Failed};
+use std::time::Duration;
 
 /// The version of the tasks extension's rows.
 const EXT: &str = "2026-07-28";
@@ -72,8 +76,22 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
     rows
 }
 
+/// The variable that tells this binary which mode to serve, and the tables' version.
+const VAR: &str = "BROKEN_TASK_SERVER";
+const VERSION: &str = "2025-11-25";
+
 fn check(case: &Case, mode: &str, want: &Expect, loaded: bool) -> Result<(), Failed> {
-    self_served::check(case, "BROKEN_TASK_SERVER", mode, "2025-11-25", want, loaded)
+    self_served::check(case, VAR, mode, VERSION, want, loaded)
+}
+
+/// This binary serving `mode` over stdio, for the rows played on shared targets.
+fn stdio(mode: &str) -> Result<Connect, Failed> {
+    Ok(Connect::Stdio(self_served::this_binary(
+        VAR,
+        mode,
+        &[],
+        &[],
+    )?))
 }
 
 fn main() {
@@ -81,6 +99,10 @@ fn main() {
         server::serve(&mode);
     }
     let args = Arguments::from_args();
-    let trials = self_served::trials(&self_served::server_cases(), table(), check);
+    let cases = self_served::server_cases();
+    let mut trials = shared_rows::trials(&cases, table(), stdio, |_, want| {
+        self_served::options(VERSION, Duration::from_millis(800), want)
+    });
+    trials.extend(self_served::trials(&cases, table(), check));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -372,7 +372,9 @@ fn repeated_runs_that_disagree_are_reported_as_flaky() {
     let dir = TempDir::new("flaky");
     let counter = dir.path().join("starts");
     // Every other start serves correctly; the others exit at once. The version probe takes
-    // the first start (a correct one), so the runs begin with one that exits.
+    // the first start (a correct one), so the runs begin with one that exits. Each run starts
+    // a target of its own (`--isolate`): shared, a case that fails is rerun alone, and the
+    // alternation would fall on the shared starts only.
     let script = format!(
         "n=$(cat {c} 2>/dev/null || echo 0); echo $((n+1)) > {c}; \
          if [ $((n % 2)) = 0 ]; then exec {exe} reference-server; else exit 3; fi",
@@ -391,6 +393,7 @@ fn repeated_runs_that_disagree_are_reported_as_flaky() {
             "1",
             "--protocol-version",
             "2025-11-25",
+            "--isolate",
         ])
         .arg("--json")
         .arg(&json)

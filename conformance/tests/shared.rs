@@ -1,7 +1,7 @@
 //! Sharing a target changes no verdict: the whole suite against the reference server, at
 //! every version it speaks, over stdio and over Streamable HTTP, gives the same outcome case
 //! by case whether the cases share a server (the default) or each start their own
-//! (`--isolate`); and over HTTP most cases do share one.
+//! (`--isolate`); and most cases do share one (over stdio, a process and its one session).
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -114,5 +114,39 @@ fn over_http_shared_and_isolated_runs_agree_case_by_case() {
 
 #[test]
 fn over_stdio_shared_and_isolated_runs_agree_case_by_case() {
-    same_outcomes(false);
+    let shared = same_outcomes(false);
+    let count = |mode: &str| shared.values().filter(|(_, m)| m == mode).count();
+    assert!(
+        count("shared") > count("alone"),
+        "most cases share a process and its session: {} shared, {} alone, {} rerun",
+        count("shared"),
+        count("alone"),
+        count("rerun")
+    );
+    // A case that closes stdin runs alone.
+    let fresh = (
+        "server/shutdown-on-stdin-close".to_string(),
+        "2025-11-25".to_string(),
+    );
+    assert_eq!(shared[&fresh].1, "alone");
+}
+
+/// Over stdio one process serves many cases, in the session its first case opened: far
+/// fewer processes than cases.
+#[test]
+fn over_stdio_a_process_serves_many_cases() {
+    let report = run(false, false, "stdio-processes");
+    let mut processes = std::collections::BTreeSet::new();
+    let mut shared = 0;
+    for case in report["cases"].as_array().expect("cases") {
+        if case["placement"]["mode"] == "shared" {
+            shared += 1;
+            processes.insert(case["placement"]["process"].as_u64());
+        }
+    }
+    assert!(
+        shared >= 2 * processes.len(),
+        "{shared} shared cases on {} processes",
+        processes.len()
+    );
 }

@@ -215,6 +215,13 @@ impl Expect {
         self
     }
 
+    /// The same expectation for a run on a shared target, whose processes outlive the run
+    /// (the pool ends them): what the run concludes, not that they are gone after it.
+    pub fn on_shared_target(mut self) -> Expect {
+        self.reaped = false;
+        self
+    }
+
     /// The run speaks `version` (instead of the test's default).
     pub fn at(mut self, version: &'static str) -> Expect {
         self.version = Some(version);
@@ -231,6 +238,11 @@ impl Expect {
     pub fn startup_timeout(mut self, timeout: Duration) -> Expect {
         self.startup_timeout = Some(timeout);
         self
+    }
+
+    /// Whether a run that passes may meet this row (no other outcome is asked for).
+    pub fn may_pass(&self) -> bool {
+        matches!(self.outcome, None | Some(Outcome::Pass))
     }
 
     /// The protocol version the row asks for, if any.

@@ -5,15 +5,17 @@
 //! session of its own (the 2026-07-28 era has none: every request stands alone), as clients
 //! of one running server do. Each shared run's request ids and progress tokens carry a mark
 //! of their own on the wire ([`wire`]), so what one case does is never taken for another's,
-//! not even by the `cancellations` witness, which lists every cancel the process saw. A case
-//! runs alone, on a target started for it, when its file says `@fresh REASON`, over stdio,
-//! and with `--isolate`. A case that does not pass when sharing is run again alone and
-//! the lone verdict is the one reported (except a skip decided by the target's answer to the
-//! opening of the case's own new session, the answer a target of its own gives), so sharing
-//! makes a run faster and never changes its outcome. Each report says where its case ran ([`Placement`]), so a crash of a shared
-//! server can be traced to the cases that ran on it.
+//! not even by the `cancellations` witness, which lists every cancel the process saw. Over
+//! stdio a server has one session: the cases take turns on it, the first opening it for the
+//! later ones ([`stdio`]). A case runs alone, on a target started for it, when its file says
+//! `@fresh REASON`, and with `--isolate`. A case that does not pass when sharing is run again
+//! alone and the lone verdict is the one reported (except a skip decided by the target's
+//! answer to the opening of the case's session, the answer a target of its own gives), so
+//! sharing makes a run faster and never changes its outcome. Each report says where its case
+//! ran ([`Placement`]), so a crash of a shared server can be traced to the cases that ran on
+//! it.
 
-use crate::case::{Case, TransportKind};
+use crate::case::Case;
 use crate::engine::http::Streams;
 use crate::engine::server::{not_applicable, run_case, Connect, ServerTarget};
 use crate::engine::{Engine, Options, Report};
@@ -28,6 +30,7 @@ use std::time::Duration;
 use tokio::time::Instant as Deadline;
 use wire::Renumbered;
 
+pub mod stdio;
 pub mod wire;
 
 /// Where a case ran.
@@ -90,7 +93,15 @@ pub fn may_share(case: &Case) -> bool {
 }
 
 /// The shared targets of one run, started as cases need them.
-pub struct Pool {
+pub enum Pool {
+    /// Streamable HTTP servers the harness starts: one at a time, a session per case.
+    Http(HttpPool),
+    /// Stdio servers: a few at a time, one session each, which cases take turns on.
+    Stdio(stdio::Pool),
+}
+
+/// The shared HTTP servers of one run.
+pub struct HttpPool {
     target: HttpTarget,
     options: Options,
     state: Mutex<State>,
@@ -115,20 +126,31 @@ struct Server {
 }
 
 impl Pool {
-    /// The pool for `connect`, when its cases can share a target: a server over Streamable
-    /// HTTP that the harness starts on a port it chooses. `None` otherwise (stdio, a running
-    /// server, a fixed port).
+    /// The pool for `connect`, when its cases can share a target: a stdio server, or a server
+    /// over Streamable HTTP that the harness starts on a port it chooses. `None` otherwise (a
+    /// running server, a fixed port).
     pub fn for_target(connect: &Connect, options: &Options) -> Option<Pool> {
         match connect {
-            Connect::Http(target) if target.isolated() => Some(Pool {
+            Connect::Http(target) if target.isolated() => Some(Pool::Http(HttpPool {
                 target: target.clone(),
                 options: options.clone(),
                 state: Mutex::new(State::default()),
-            }),
-            _ => None,
+            })),
+            Connect::Stdio(launch) => {
+                stdio::Pool::new(launch, options.reply_timeout, STDIO_PROCESSES)
+                    .ok()
+                    .map(Pool::Stdio)
+            }
+            Connect::Http(_) => None,
         }
     }
+}
 
+/// How many stdio processes cases share at a time. Starting one costs a slow target a second
+/// or more of CPU; more of them lets cases that wait (windows, sweeps) overlap.
+const STDIO_PROCESSES: usize = 3;
+
+impl HttpPool {
     /// The live shared server, started (again) when there is none.
     fn server(&self) -> Result<Arc<Server>, StartError> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -145,7 +167,7 @@ impl Pool {
     }
 }
 
-impl Drop for Pool {
+impl Drop for HttpPool {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
         for server in &state.all {
@@ -235,29 +257,74 @@ pub async fn run(
     pool: Option<&Pool>,
     options: &Options,
 ) -> CaseResult {
-    let Some(pool) = pool.filter(|_| may_share(case)) else {
-        return run_case(case, connect, options)
-            .await
-            .map_err(|e| e.to_string());
-    };
     let shown = connect.display();
-    if let Some(reason) = not_applicable(case, options, TransportKind::Http) {
+    let alone = || async {
+        run_case(case, connect, options)
+            .await
+            .map_err(|e| e.to_string())
+    };
+    let Some(pool) = pool.filter(|_| may_share(case)) else {
+        return alone().await;
+    };
+    if let Some(reason) = not_applicable(case, options, connect.transport()) {
         return Ok(Report::skipped(reason, shown));
     }
-    let server = pool.server().map_err(|e| e.to_string())?;
-    let shared = run_attached(case, &server, options, shown).await?;
-    // A skip decided on what the target answered to the opening of a new session (the
-    // version it agreed to, the capabilities it declared) is what a target of its own
-    // answers to the same opening: no rerun.
-    let skipped_at_opening = shared.outcome == Outcome::Skip && !shared.opened;
-    if (shared.outcome == Outcome::Pass && !left_open(&shared, options)) || skipped_at_opening {
+    let shared = match pool {
+        Pool::Http(pool) => {
+            let server = pool.server().map_err(|e| e.to_string())?;
+            run_attached(case, &server, options, shown).await?
+        }
+        Pool::Stdio(pool) => match run_lent(case, pool, options, shown).await {
+            Some(report) => report,
+            None => return alone().await,
+        },
+    };
+    if !needs_rerun(&shared, options) {
         return Ok(shared);
     }
-    let mut alone = run_case(case, connect, options)
-        .await
-        .map_err(|e| e.to_string())?;
-    alone.placement = Placement::Rerun(server.process, shared.outcome);
+    let mut alone = alone().await?;
+    if let Some(process) = shared.placement.process() {
+        alone.placement = Placement::Rerun(process, shared.outcome);
+    }
     Ok(alone)
+}
+
+/// Whether a case that ran on a shared target is run again alone: it did not pass (a skip
+/// decided by the target's answer to the opening of the case's session is what a target of
+/// its own answers to the same opening: no rerun), or its pass left a question open.
+fn needs_rerun(shared: &Report, options: &Options) -> bool {
+    let skipped_at_opening = shared.outcome == Outcome::Skip && !shared.opened;
+    let passed = shared.outcome == Outcome::Pass && !left_open(shared, options);
+    !passed && !skipped_at_opening
+}
+
+/// One case in a shared stdio session. `None` when no shared process could be started (the
+/// case then runs alone, and says why a target of its own did not start).
+async fn run_lent(
+    case: &Case,
+    pool: &stdio::Pool,
+    options: &Options,
+    shown: String,
+) -> Option<Report> {
+    let version = options.protocol_version.clone();
+    let shared = pool.borrow(&version).ok()?;
+    let back = stdio::Returned::default();
+    let (lent, side, placement) = shared.lend(&version, back.clone());
+    let io = Renumbered::taking_turns(lent, witness_tool(options));
+    let mut report = Engine::new(case, options, io, side).run(shown).await;
+    report.placement = placement;
+    let returned = back.lock().unwrap_or_else(|e| e.into_inner()).take();
+    pool.give_back(returned, !needs_rerun(&report, options), &version);
+    Some(report)
+}
+
+/// The tool that plays the `cancellations` witness on this target.
+fn witness_tool(options: &Options) -> String {
+    options
+        .fixtures
+        .as_ref()
+        .and_then(|f| f.mapping("cancellations"))
+        .map_or_else(|| "cancellations".to_string(), |m| m.tool.clone())
 }
 
 /// Whether a pass left open whether the work stopped (a CAN-05 note: the witness does not
@@ -289,12 +356,7 @@ async fn run_attached(
     };
     let mut io = Http::start(&attach, options.reply_timeout, options.startup_timeout).await?;
     io.share_group(server.group);
-    let witness = options
-        .fixtures
-        .as_ref()
-        .and_then(|f| f.mapping("cancellations"))
-        .map_or_else(|| "cancellations".to_string(), |m| m.tool.clone());
-    let io = Renumbered::new(io, witness);
+    let io = Renumbered::new(io, witness_tool(options));
     let mut engine = Engine::new(case, options, io, ServerTarget::default());
     engine.streams = Streams::http();
     let mut report = engine.run(shown).await;

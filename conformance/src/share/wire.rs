@@ -3,10 +3,13 @@
 //! take another's cancelled request 1 for its own. At the seam between the engine and the
 //! transport, [`Renumbered`] gives each shared run's ids a mark of their own on the wire
 //! (an integer `n` becomes `run × SPAN + n`, a string `s` becomes `s~run`), for request ids,
-//! the `requestId` of a cancel and progress tokens, and takes the mark off what comes back:
+//! the `requestId` of a cancel and progress tokens, and takes the mark off what comes back
+//! (answers, progress, the target's cancels, a subscription's id in its notifications):
 //! the engine, its ledger and the transcript see the case's ids as written. The witness's
 //! answer keeps only this run's ids (and what no run marked, such as task ids); the ids of
-//! other runs are left out. Cases whose ids are the point (id `0`, an id's type, one id in
+//! other runs are left out. On a stdio session that cases take turns on, what an earlier run
+//! left behind (a late answer, progress on its token) may still come:
+//! [`Renumbered::taking_turns`] leaves such messages out. Cases whose ids are the point (id `0`, an id's type, one id in
 //! two sessions) say `@fresh` and never come here.
 
 use crate::transport::process::{Process, TargetLog};
@@ -29,6 +32,9 @@ pub struct Renumbered<T> {
     witness_tool: String,
     /// The wire ids of the calls to the witness, whose answers are filtered.
     witness_calls: HashSet<String>,
+    /// Whether answers to other runs' ids and progress on their tokens are left out (a
+    /// stream the runs take turns on).
+    others_out: bool,
 }
 
 impl<T> Renumbered<T> {
@@ -40,7 +46,30 @@ impl<T> Renumbered<T> {
             run: RUNS.fetch_add(1, Ordering::Relaxed) as i64,
             witness_tool,
             witness_calls: HashSet::new(),
+            others_out: false,
         }
+    }
+
+    /// `inner`, a stream other runs used before this one: what they left behind is not
+    /// this run's to see.
+    pub fn taking_turns(inner: T, witness_tool: String) -> Self {
+        Renumbered {
+            others_out: true,
+            ..Self::new(inner, witness_tool)
+        }
+    }
+
+    /// Whether a message the target sent belongs to another run: an answer to its id, or
+    /// progress on its token.
+    fn others(&self, message: &Value) -> bool {
+        let method = message.get("method").and_then(Value::as_str);
+        if method.is_none() {
+            return message.get("id").is_some_and(|id| self.unmark(id).is_err());
+        }
+        ids_named(method)
+            .iter()
+            .filter_map(|pointer| message.pointer(pointer))
+            .any(|id| self.unmark(id).is_err())
     }
 
     fn mark(&self, id: &Value) -> Option<Value> {
@@ -127,11 +156,13 @@ impl<T> Renumbered<T> {
                 message["id"] = own;
                 changed = true;
             }
-        } else if method.as_deref() == Some("notifications/progress") {
-            if let Some(token) = message.pointer_mut("/params/progressToken") {
-                if let Ok(Some(own)) = self.unmark(token) {
-                    *token = own;
-                    changed = true;
+        } else {
+            for pointer in ids_named(method.as_deref()) {
+                if let Some(slot) = message.pointer_mut(pointer) {
+                    if let Ok(Some(own)) = self.unmark(slot) {
+                        *slot = own;
+                        changed = true;
+                    }
                 }
             }
         }
@@ -161,6 +192,19 @@ impl<T> Renumbered<T> {
     }
 }
 
+/// Where a notification from the target names one of the harness's requests or tokens: the
+/// progress token, the request a cancel is about, the subscription (a `subscriptions/listen`
+/// request's id) a notification belongs to.
+fn ids_named(method: Option<&str>) -> &'static [&'static str] {
+    const SUBSCRIPTION: &str = "/params/_meta/io.modelcontextprotocol~1subscriptionId";
+    match method {
+        Some("notifications/progress") => &["/params/progressToken", SUBSCRIPTION],
+        Some("notifications/cancelled") => &["/params/requestId", SUBSCRIPTION],
+        Some(_) => &[SUBSCRIPTION],
+        None => &[],
+    }
+}
+
 impl<T: Transport> Transport for Renumbered<T> {
     async fn send(
         &mut self,
@@ -177,20 +221,29 @@ impl<T: Transport> Transport for Renumbered<T> {
     }
 
     async fn next(&mut self, deadline: Deadline) -> Option<(Instant, Event)> {
-        let (at, event) = self.inner.next(deadline).await?;
-        let event = match event {
-            Event::Message { channel, bytes } => {
-                let mut bytes = bytes;
-                if let Ok(mut message) = serde_json::from_slice::<Value>(&bytes) {
-                    if self.incoming(&mut message) {
-                        bytes = message.to_string().into_bytes();
+        loop {
+            let (at, event) = self.inner.next(deadline).await?;
+            let event = match event {
+                Event::Message { channel, bytes } => {
+                    let mut bytes = bytes;
+                    if let Ok(mut message) = serde_json::from_slice::<Value>(&bytes) {
+                        if self.others_out && self.others(&message) {
+                            self.inner.note(format!(
+                                "[harness] left out, another case's: {}",
+                                String::from_utf8_lossy(&bytes)
+                            ));
+                            continue;
+                        }
+                        if self.incoming(&mut message) {
+                            bytes = message.to_string().into_bytes();
+                        }
                     }
+                    Event::Message { channel, bytes }
                 }
-                Event::Message { channel, bytes }
-            }
-            other => other,
-        };
-        Some((at, event))
+                other => other,
+            };
+            return Some((at, event));
+        }
     }
 
     fn finished(&self) -> bool {
@@ -297,6 +350,41 @@ mod tests {
         assert!(!a.outgoing(&mut answer));
         let mut request = json!({"jsonrpc":"2.0","id":5,"method":"roots/list"});
         assert!(!a.incoming(&mut request));
+    }
+
+    #[test]
+    fn taking_turns_leaves_out_what_other_runs_left_behind() {
+        let (mut a, _) = pair();
+        let b = Renumbered::taking_turns((), "cancellations".into());
+        let mut call = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","_meta":{"progressToken":7}}});
+        a.outgoing(&mut call);
+        let token = call["params"]["_meta"]["progressToken"].clone();
+        let late = json!({"jsonrpc":"2.0","id":call["id"],"result":{}});
+        let progress = json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":token,"progress":2}});
+        assert!(b.others(&late) && b.others(&progress));
+        assert!(!a.others(&late), "a's own answer is a's");
+        let log = json!({"jsonrpc":"2.0","method":"notifications/message","params":{}});
+        let request = json!({"jsonrpc":"2.0","id":3,"method":"roots/list"});
+        let unmarked = json!({"jsonrpc":"2.0","id":"x","result":{}});
+        assert!(!b.others(&log) && !b.others(&request) && !b.others(&unmarked));
+    }
+
+    #[test]
+    fn a_subscriptions_id_and_the_targets_cancel_come_back_as_written() {
+        let (mut a, b) = pair();
+        let mut listen =
+            json!({"jsonrpc":"2.0","id":"listen-1","method":"subscriptions/listen","params":{}});
+        a.outgoing(&mut listen);
+        let meta = json!({"io.modelcontextprotocol/subscriptionId": listen["id"]});
+        let mut ack = json!({"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":meta}});
+        let mut cancel = json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":listen["id"]}});
+        assert!(b.others(&ack) && b.others(&cancel));
+        assert!(a.incoming(&mut ack) && a.incoming(&mut cancel));
+        assert_eq!(
+            ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            json!("listen-1")
+        );
+        assert_eq!(cancel["params"]["requestId"], json!("listen-1"));
     }
 
     #[test]

@@ -30,6 +30,7 @@ use crate::transport::stdio::Stdio;
 use crate::transport::{Event, SendError, Transport};
 use exit::exit;
 use opening::{open, session};
+pub use opening::{Opening, SharedOpening};
 use serde_json::Value;
 use std::time::Duration;
 use tokio::time::Instant as Deadline;
@@ -41,6 +42,19 @@ pub struct ServerTarget {
     /// What the `cancellations` witness listed when the case opened, on a running server
     /// that served earlier cases (their requests are no finding of this case's).
     witness_before: Option<Vec<Value>>,
+    /// The opening of a stdio session the case shares with others, when it does.
+    shared: Option<SharedOpening>,
+}
+
+impl ServerTarget {
+    /// A case in a stdio session shared with other cases: it adopts the session's opening
+    /// when an earlier case opened it, and keeps its own opening there when it opens it.
+    pub fn sharing(opening: SharedOpening) -> ServerTarget {
+        ServerTarget {
+            witness_before: None,
+            shared: Some(opening),
+        }
+    }
 }
 
 /// How to reach a server target: a command to run over stdio, or an HTTP endpoint.

@@ -1,20 +1,45 @@
 //! How a server case opens: `server/discover` in the stateless era, the `initialize`
-//! handshake before it, and `! session NAME` for a second session over HTTP.
+//! handshake before it, and `! session NAME` for a second session over HTTP. On a stdio
+//! session that cases share ([`crate::share`]), the first case's opening serves the later
+//! ones: it is kept as an [`Opening`], which they adopt instead of opening again.
 
 use super::super::{Engine, Stop};
 use super::ServerTarget;
 use crate::era::{Era, ProtocolVersion, HANDSHAKE_VERSIONS};
+use crate::outcome::Finding;
 use crate::outcome::Severity;
 use crate::pattern::canonical;
 use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+
+/// What a completed opening of a shared session settled: the answer (`initialize`'s, or
+/// `server/discover`'s), the version, and the findings the standing rules made of it, which
+/// every case that adopts it carries as a case that opened on its own would.
+#[derive(Debug, Clone)]
+pub struct Opening {
+    answer: Value,
+    version: String,
+    findings: Vec<Finding>,
+}
+
+/// The opening of a session cases share: empty until its first case opens it.
+pub type SharedOpening = Arc<Mutex<Option<Opening>>>;
 
 /// Opens the session as the era and the case call for: `server/discover`, the handshake, or
 /// nothing (a case that performs the handshake itself).
 pub(super) async fn open<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), Stop> {
     let era = e.protocol().map(|v| v.era());
+    let kept = e
+        .side
+        .shared
+        .as_ref()
+        .and_then(|s| s.lock().unwrap_or_else(|p| p.into_inner()).clone());
+    if let Some(opening) = kept {
+        return adopt(e, &opening, era == Some(Era::Stateless));
+    }
     if era == Some(Era::Stateless) {
         discover(e).await
     } else if e.played.case().handshake {
@@ -69,6 +94,7 @@ pub(super) async fn handshake<T: Transport>(
     e: &mut Engine<'_, T, ServerTarget>,
 ) -> Result<(), Stop> {
     e.step.at(0);
+    let before = e.findings.list().len();
     let requested = e.played.options().protocol_version.clone();
     let init = json!({
         "jsonrpc": "2.0",
@@ -118,19 +144,83 @@ pub(super) async fn handshake<T: Transport>(
             "the target agreed to {version}, whose HTTP transport is the older HTTP+SSE, which the harness does not test (choose 2025-03-26 or later with --protocol-version)"
         )));
     }
-    if !e.played.case().versions.contains(&version) {
-        return Err(Stop::Skip(format!(
-            "the case applies to {}; the target agreed to {version} (choose one with \
-             --protocol-version)",
-            e.played.case().versions.join(", ")
-        )));
+    let skip = agreed_skip(e, &version).or_else(|| unmet(e, &answer, false));
+    // A shared session is completed all the same: the later cases go on in it.
+    if let (Some(reason), None) = (&skip, &e.side.shared) {
+        return Err(Stop::Skip(reason.clone()));
     }
-    needs_met(e, &answer, false)?;
     e.write(
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
         true,
     )
-    .await
+    .await?;
+    keep(e, answer, version, before);
+    skip.map_or(Ok(()), |reason| Err(Stop::Skip(reason)))
+}
+
+/// Why a handshake-era case does not apply at the version the target agreed to.
+fn agreed_skip<T: Transport>(e: &Engine<'_, T, ServerTarget>, version: &str) -> Option<String> {
+    (!e.played.case().versions.iter().any(|v| v == version)).then(|| {
+        format!(
+            "the case applies to {}; the target agreed to {version} (choose one with \
+             --protocol-version)",
+            e.played.case().versions.join(", ")
+        )
+    })
+}
+
+/// Keeps a completed opening for the later cases of a shared session, with the findings
+/// made of it since `before`.
+fn keep<T: Transport>(
+    e: &Engine<'_, T, ServerTarget>,
+    answer: Value,
+    version: String,
+    before: usize,
+) {
+    if let Some(shared) = &e.side.shared {
+        let findings = e.findings.list()[before..].to_vec();
+        *shared.lock().unwrap_or_else(|p| p.into_inner()) = Some(Opening {
+            answer,
+            version,
+            findings,
+        });
+    }
+}
+
+/// Goes on in a shared session an earlier case opened: what its opening settled, and the
+/// skips a case of its own would decide on the same answer.
+fn adopt<T: Transport>(
+    e: &mut Engine<'_, T, ServerTarget>,
+    opening: &Opening,
+    stateless: bool,
+) -> Result<(), Stop> {
+    e.step.at(0);
+    let version = opening.version.clone();
+    if stateless && !e.played.case().versions.contains(&version) {
+        return Err(Stop::Skip(format!(
+            "the case applies to {}, not to {version}",
+            e.played.case().versions.join(", ")
+        )));
+    }
+    for f in &opening.findings {
+        for _ in 0..f.times.max(1) {
+            e.findings
+                .add(f.severity, f.kind, f.line, f.message.clone());
+        }
+    }
+    e.opening.agree(version.clone());
+    e.step
+        .captures_mut()
+        .insert("version".into(), json!(version));
+    if stateless {
+        e.io.agreed(&version);
+    } else if let Some(reason) = agreed_skip(e, &version) {
+        return Err(Stop::Skip(reason));
+    }
+    e.io.note(format!(
+        "[harness] the session was opened by an earlier case at {version}; this case goes on in it"
+    ));
+    needs_met(e, &opening.answer, stateless)
 }
 
 /// The stateless era's opening: every request stands alone, so there is no handshake, but a
@@ -147,6 +237,7 @@ pub(super) async fn discover<T: Transport>(
             e.played.case().versions.join(", ")
         )));
     }
+    let before = e.findings.list().len();
     e.opening.agree(version.clone());
     e.step
         .captures_mut()
@@ -170,7 +261,9 @@ pub(super) async fn discover<T: Transport>(
         );
         return Err(Stop::Hung);
     }
-    needs_met(e, &answer, true)
+    let met = needs_met(e, &answer, true);
+    keep(e, answer, version, before);
+    met
 }
 
 /// `@needs`: a case about what the server did not declare does not apply to it (skipped with
@@ -180,14 +273,18 @@ fn needs_met<T: Transport>(
     opening: &Value,
     stateless: bool,
 ) -> Result<(), Stop> {
-    match e
-        .played
+    unmet(e, opening, stateless).map_or(Ok(()), |reason| Err(Stop::Skip(reason)))
+}
+
+/// The first `@needs` the opening does not meet, as a skip reason.
+fn unmet<T: Transport>(
+    e: &Engine<'_, T, ServerTarget>,
+    opening: &Value,
+    stateless: bool,
+) -> Option<String> {
+    e.played
         .case()
         .needs
         .iter()
         .find_map(|n| n.unmet(opening, stateless))
-    {
-        Some(reason) => Err(Stop::Skip(reason)),
-        None => Ok(()),
-    }
 }
