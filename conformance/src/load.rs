@@ -130,12 +130,29 @@ fn own_task_waits() -> Option<HashMap<u32, ThreadReading>> {
 /// would look as if it had not waited at all until it ran. A thread seen runnable at two
 /// readings that has not run between them (its CPU time unchanged) waited all that time; that
 /// is counted at once, and taken off what its counter adds when it runs.
+///
+/// For this process's own threads the figure is the longest any one thread waited since the
+/// first reading, not the sum: a case makes progress on one thread at a time, so that is
+/// the most its work was held up, and a sum would grow with the number of threads (a test
+/// process plays many cases at once, each on a thread of its own) far faster than time.
 #[derive(Debug)]
 pub struct GroupWaits {
     /// The process group, or 0 for this process's own threads.
     pgid: i32,
-    /// Each thread's last reading, and the total so far.
-    state: Mutex<(HashMap<u32, Seen>, u64)>,
+    state: Mutex<Tally>,
+}
+
+/// What a [`GroupWaits`] has read so far.
+#[derive(Debug, Default)]
+struct Tally {
+    /// Each thread's last reading.
+    last: HashMap<u32, Seen>,
+    /// What each thread waited since the first reading (own threads only).
+    each: HashMap<u32, u64>,
+    /// The total so far.
+    total: u64,
+    /// Whether anything was read yet.
+    started: bool,
 }
 
 /// What `/proc` says of one thread at one moment.
@@ -245,7 +262,7 @@ impl GroupWaits {
     pub fn new(pgid: i32) -> GroupWaits {
         GroupWaits {
             pgid,
-            state: Mutex::new((HashMap::new(), 0)),
+            state: Mutex::new(Tally::default()),
         }
     }
 
@@ -261,16 +278,28 @@ impl GroupWaits {
         } else {
             task_waits(self.pgid)?
         };
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let (last, total) = &mut *state;
+        let own = self.pgid == 0;
+        let mut tally = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let first = !std::mem::replace(&mut tally.started, true);
         let mut seen = HashMap::with_capacity(now.len());
         for (tid, reading) in now {
-            let (counted, kept) = waited_between(last.get(&tid).copied(), reading);
-            *total += counted;
+            let (counted, kept) = waited_between(tally.last.get(&tid).copied(), reading);
             seen.insert(tid, kept);
+            if own {
+                // Own threads count from the first reading: what each waited before is not
+                // this tracker's.
+                *tally.each.entry(tid).or_default() += if first { 0 } else { counted };
+            } else {
+                tally.total += counted;
+            }
         }
-        *last = seen;
-        Some(Duration::from_nanos(*total))
+        tally.last = seen;
+        let figure = if own {
+            tally.each.values().copied().max().unwrap_or(0)
+        } else {
+            tally.total
+        };
+        Some(Duration::from_nanos(figure))
     }
 }
 

@@ -2,9 +2,11 @@
 //! machine is, a case ends by ten times its limit. Within that bound the limit grows for a
 //! busy machine, by the longest of: the time the target's own processes waited for a CPU (they
 //! were runnable and another task held the CPU) and what the machine's CPU pressure stretches
-//! the limit to — both at most three times the limit — and the time the harness's threads
-//! (which read, judge and answer what the target writes) waited for one, so that no single
-//! wait of the case, which the same pressure stretches, outlasts the case it belongs to.
+//! the limit to — both at most three times the limit — and the longest time one of the
+//! harness's threads (which read, judge and answer what the target writes) waited for one, so
+//! that no single wait of the case, which the same pressure stretches, outlasts the case it
+//! belongs to. The longest, not the sum: many cases played at once each have a thread, and
+//! their waits added up would grow many times faster than the clock.
 //!
 //! The pressure alone would not do: a target that spins (`yes garbage`, a flood of messages)
 //! raises it itself and would earn its own extension, up to ten times the limit; hence the

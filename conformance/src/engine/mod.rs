@@ -103,6 +103,8 @@ pub struct Report {
     pub version: Option<String>,
     /// Wall time of the run.
     pub duration: Duration,
+    /// The most the run's waits were stretched for a busy machine (1.0 when calm).
+    pub stretched: f64,
     /// How the target was started, for reports.
     pub target: String,
     /// Whether the case ran on a target of its own or on one it shared.
@@ -125,6 +127,7 @@ impl Report {
             bless: vec![],
             version: None,
             duration: Duration::ZERO,
+            stretched: 1.0,
             target,
             placement: Default::default(),
             opened: false,
@@ -234,6 +237,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             bless,
             version,
             duration: started.elapsed(),
+            stretched: self.clock.most(),
             target,
             placement: Default::default(),
             opened,

@@ -82,6 +82,11 @@ impl Clock {
         load::stretched(wait, self.stretch)
     }
 
+    /// The most waits were stretched so far (1.0 on a calm machine).
+    pub fn most(&self) -> f64 {
+        self.most
+    }
+
     /// The report's note on a busy machine, when waits were stretched noticeably.
     pub fn busy_note(&self) -> Option<String> {
         (self.most >= NOTEWORTHY).then(|| {

@@ -134,7 +134,11 @@ impl Expect {
     fn cost_problem(&self, run: &Run<'_>) -> Option<String> {
         let took = run.report.duration;
         let limit = match self.within {
-            Some(Bound::Stretched(limit)) => Some(load::stretched(limit, load::stretch())),
+            // As much as the machine stretches waits now, or as the run stretched them.
+            Some(Bound::Stretched(limit)) => Some(load::stretched(
+                limit,
+                load::stretch().max(run.report.stretched),
+            )),
             Some(Bound::Calm(limit)) => Some(limit),
             None => None,
         };
