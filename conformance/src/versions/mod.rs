@@ -69,6 +69,19 @@ pub struct Spoken {
     pub identity: Option<Identity>,
     /// The target's tools, from the first probe that could list them; or why none could.
     pub tools: Option<Result<Vec<crate::discovery::Tool>, crate::discovery::ListError>>,
+    /// The answers to the probes' openings that were results, by the version the probe asked
+    /// for: what a case's own opening at that version is answered (the same question).
+    pub openings: Vec<(String, Value)>,
+}
+
+impl Spoken {
+    /// What the target answered the opening at `version`, when a probe asked it that.
+    pub fn opening_at(&self, version: &str) -> Option<&Value> {
+        self.openings
+            .iter()
+            .find(|(asked, _)| asked == version)
+            .map(|(_, answer)| answer)
+    }
 }
 
 /// An implementation's name and version, as it gives them (`serverInfo`, `clientInfo`).
@@ -128,6 +141,8 @@ pub struct Probe {
     pub identity: Option<Identity>,
     /// Its tools, when it answered the opening: listed, or why they could not be.
     pub tools: Option<Result<Vec<crate::discovery::Tool>, crate::discovery::ListError>>,
+    /// The version it asked for and the answer, when the answer was a result.
+    pub opening: Option<(String, Value)>,
     /// What the target logged meanwhile.
     pub log: TargetLog,
 }
@@ -155,6 +170,7 @@ pub fn plan(cases: &[Case], choice: &Choice, spoken: &Spoken) -> Vec<Unit> {
             untestable: None,
             identity: None,
             tools: None,
+            openings: vec![],
         };
         return plan(cases, choice, &fallback);
     }
@@ -202,7 +218,26 @@ pub fn plan(cases: &[Case], choice: &Choice, spoken: &Spoken) -> Vec<Unit> {
             })),
         }
     }
+    for unit in units.iter_mut().filter(|u| u.skip.is_none()) {
+        unit.skip = unmet_at_probe(&cases[unit.case], &unit.version, spoken);
+    }
     units
+}
+
+/// Why a case does not apply to the target at `version`, decided from the probe's opening at
+/// that version (`@needs`): the case's own opening asks the same question, so the answer, and
+/// the skip the case would come to after starting a target, are known before it starts.
+fn unmet_at_probe(case: &Case, version: &str, spoken: &Spoken) -> Option<String> {
+    let answer = spoken.opening_at(version)?;
+    let stateless = ProtocolVersion::parse(version).is_some_and(|v| !v.has_handshake());
+    // A handshake answer that agreed to another version leads the case elsewhere first.
+    let agreed = answer
+        .pointer("/result/protocolVersion")
+        .and_then(Value::as_str);
+    if !stateless && agreed != Some(version) {
+        return None;
+    }
+    case.needs.iter().find_map(|n| n.unmet(answer, stateless))
 }
 
 /// The versions worth probing for a choice. A version asked for by name is probed too: what
@@ -267,6 +302,7 @@ pub fn gather(found: Vec<Probe>) -> Spoken {
             (Some(Ok(_)), _) | (_, None) => {}
             (_, listed) => spoken.tools = listed,
         }
+        spoken.openings.extend(probe.opening);
         for v in probe.versions {
             if !spoken.versions.contains(&v) {
                 spoken.versions.push(v);
@@ -296,6 +332,39 @@ mod tests {
     }
 
     #[test]
+    fn a_need_the_probe_saw_unmet_is_a_skip_before_start() {
+        let mut tasks = case(&["2025-11-25"]);
+        tasks.needs = vec![crate::case::Need::Tasks];
+        let cases = [tasks, case(&["2025-11-25"])];
+        let answer = |capabilities: Value| {
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {
+                "protocolVersion": "2025-11-25", "capabilities": capabilities}})
+        };
+        let spoken = |answer: Value| Spoken {
+            versions: vec!["2025-11-25".into()],
+            openings: vec![("2025-11-25".into(), answer)],
+            ..Spoken::default()
+        };
+        let without = plan(
+            &cases,
+            &Choice::Auto,
+            &spoken(answer(serde_json::json!({}))),
+        );
+        let reason = without[0].skip.as_deref().unwrap_or_default();
+        assert!(reason.contains("does not declare"), "{reason}");
+        assert_eq!(without[1].skip, None);
+        let with = serde_json::json!({"tasks": {"requests": {"tools": {"call": {}}}}});
+        assert_eq!(
+            plan(&cases, &Choice::Auto, &spoken(answer(with)))[0].skip,
+            None
+        );
+        // An answer that agreed to another version says nothing of this one.
+        let mut other = answer(serde_json::json!({}));
+        other["result"]["protocolVersion"] = "2025-06-18".into();
+        assert_eq!(plan(&cases, &Choice::Auto, &spoken(other))[0].skip, None);
+    }
+
+    #[test]
     fn plans_per_case() {
         let cases = [
             case(&HANDSHAKE_VERSIONS),
@@ -308,6 +377,7 @@ mod tests {
             untestable: None,
             identity: None,
             tools: None,
+            openings: vec![],
         };
         let auto = plan(&cases, &Choice::Auto, &spoken);
         assert_eq!(auto[0].version, "2025-11-25");

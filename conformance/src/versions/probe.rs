@@ -51,6 +51,11 @@ pub async fn probe<T: Transport>(mut io: T, version: &str, wait: Duration, list:
     let log = io.shutdown(Duration::ZERO).await;
     let answered = found.is_ok();
     let identity = found.as_ref().ok().and_then(Identity::of_answer);
+    let opening = found
+        .as_ref()
+        .ok()
+        .filter(|a| a.get("result").is_some())
+        .map(|a| (version.to_string(), a.clone()));
     let (versions, evidence) = conclude(found, version, stateless, started.elapsed());
     Probe {
         versions,
@@ -58,6 +63,7 @@ pub async fn probe<T: Transport>(mut io: T, version: &str, wait: Duration, list:
         answered,
         identity,
         tools,
+        opening,
         log,
     }
 }
