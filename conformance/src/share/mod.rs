@@ -327,20 +327,23 @@ fn witness_tool(options: &Options) -> String {
         .map_or_else(|| "cancellations".to_string(), |m| m.tool.clone())
 }
 
-/// Whether a pass left open whether the work stopped (a CAN-05 note: the witness does not
-/// list a request, but nothing showed the request had arrived in time to tell): on a server
-/// busy with other cases that is likelier than on a server of its own, which may answer the
-/// question. A target without a witness leaves it open alone too.
+/// Whether a pass left open whether the work stopped: a CAN-05 note (the witness does not
+/// list a request, but nothing showed the request had arrived in time to tell), or a note
+/// that the target's waits for a CPU excused a cancel its handler may not have seen in time.
+/// On a server busy with other cases both are likelier than on a server of its own (there
+/// the other cases' work counts as the target's waits), which may answer the question. A
+/// target without a witness leaves the first open alone too.
 fn left_open(report: &Report, options: &Options) -> bool {
     let witness = options
         .fixtures
         .as_ref()
         .is_none_or(|f| f.has("cancellations"));
-    witness
-        && report
-            .findings
-            .iter()
-            .any(|f| f.severity == Severity::Note && f.requirement() == "CAN-05")
+    report.findings.iter().any(|f| {
+        f.severity == Severity::Note
+            && ((witness && f.requirement() == "CAN-05")
+                || f.message
+                    .contains(crate::rules::server::cancel::WAITED_PAST_END))
+    })
 }
 
 /// One case on the shared server, in a session of its own.
@@ -381,6 +384,42 @@ mod tests {
             "@fresh it ends the session\n{ping}"
         ))));
         assert!(may_share(&case(&format!("{ping}! witness 1\n"))));
+    }
+
+    #[test]
+    fn a_pass_the_timing_left_open_is_rerun_alone() {
+        use crate::outcome::{Finding, FindingKind};
+        use crate::requirement::Req;
+        let note = |req: Req, message: String| Finding {
+            severity: Severity::Note,
+            line: 1,
+            kind: FindingKind::Rule(req),
+            message,
+            times: 1,
+        };
+        let pass = |findings: Vec<Finding>| Report {
+            findings,
+            ..Report::skipped(String::new(), String::new())
+        };
+        let pass = |findings| Report {
+            outcome: Outcome::Pass,
+            skip_reason: None,
+            ..pass(findings)
+        };
+        let options = Options::default();
+        assert!(!needs_rerun(&pass(vec![]), &options));
+        let by_design = "the cancel of request 3 was sent at +900 ms, when the tool could already have finished (+800 ms)";
+        assert!(!needs_rerun(
+            &pass(vec![note(Req::Can08, by_design.into())]),
+            &options
+        ));
+        let waited = format!("the target had read its cancel 40 ms before the tool could have finished, but its processes waited 260 ms {}", crate::rules::server::cancel::WAITED_PAST_END);
+        assert!(needs_rerun(&pass(vec![note(Req::Can08, waited)]), &options));
+        let unseen = "the server's witness does not list request 2, but nothing had shown the request arrived";
+        assert!(needs_rerun(
+            &pass(vec![note(Req::Can05, unseen.into())]),
+            &options
+        ));
     }
 
     #[test]

@@ -193,9 +193,10 @@ fn ended_on_its_own<T: Transport>(e: &Engine<'_, T, ServerTarget>, id: &Value) -
     let lost = e.lost_since(mark.waited)?;
     (read + lost >= end).then(|| {
         format!(
-            "the target had read its cancel {} ms before the tool could have finished, but its processes waited {} ms for a CPU since, so its handler may not have run before the tool's end",
+            "the target had read its cancel {} ms before the tool could have finished, but its processes waited {} ms {}",
             ms(end - read),
-            ms(lost)
+            ms(lost),
+            crate::rules::server::cancel::WAITED_PAST_END
         )
     })
 }

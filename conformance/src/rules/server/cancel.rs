@@ -55,6 +55,12 @@ pub fn answered_after_cancel(
     })
 }
 
+/// What a note says when the target's waits for a CPU, not the timing of its own work, left
+/// open whether its handler saw a cancel in time: the shared runs rerun such a pass alone
+/// (on a shared server the waits of other cases' work count as the target's).
+pub const WAITED_PAST_END: &str =
+    "for a CPU since, so its handler may not have run before the tool's end";
+
 /// What caused a response to a cancelled request, as far as the facts tell.
 #[derive(Debug, PartialEq)]
 enum Cause {
@@ -86,7 +92,7 @@ fn by_timing(
         // ready when it ran again.
         (Some(end), Some(read)) if read < end && lost.is_some_and(|lost| read + lost >= end) => {
             Cause::Unclear(format!(
-                "the target had read the cancel of request {key} {} ms before the tool could have finished, but its processes waited {} ms for a CPU since, so its handler may not have run before the tool's end (CAN-09); the timing cannot tell",
+                "the target had read the cancel of request {key} {} ms before the tool could have finished, but its processes waited {} ms {WAITED_PAST_END} (CAN-09); the timing cannot tell",
                 ms(end - read),
                 ms(lost.unwrap_or_default())
             ))
