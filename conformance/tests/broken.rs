@@ -799,12 +799,7 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
 
 /// This binary serving `mode` over stdio, for the rows played on shared targets.
 fn stdio(mode: &str) -> Result<Connect, Failed> {
-    Ok(Connect::Stdio(self_served::this_binary(
-        "BROKEN_SERVER",
-        mode,
-        &[],
-        &[],
-    )?))
+    self_served::stdio("BROKEN_SERVER", mode)
 }
 
 fn main() {

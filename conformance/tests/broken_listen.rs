@@ -150,16 +150,11 @@ fn check(case: &Case, mode: &str, want: &Expect, loaded: bool) -> Result<(), Fai
 
 /// This binary serving `mode` over stdio, for the rows played on shared targets.
 fn stdio(mode: &str) -> Result<Connect, Failed> {
-    Ok(Connect::Stdio(self_served::this_binary(
-        VAR,
-        mode,
-        &[],
-        &[],
-    )?))
+    self_served::stdio(VAR, mode)
 }
 
 fn main() {
-    if let Ok(mode) = std::env::var("BROKEN_LISTEN_SERVER") {
+    if let Ok(mode) = std::env::var(VAR) {
         serve(&mode);
     }
     let args = Arguments::from_args();

@@ -95,39 +95,33 @@ fn same_outcomes(over_http: bool) -> BTreeMap<(String, String), (String, String)
 
 #[test]
 fn over_http_shared_and_isolated_runs_agree_case_by_case() {
-    let shared = same_outcomes(true);
-    let count = |mode: &str| shared.values().filter(|(_, m)| m == mode).count();
-    assert!(
-        count("shared") > count("alone"),
-        "most cases share the server: {} shared, {} alone, {} rerun",
-        count("shared"),
-        count("alone"),
-        count("rerun")
-    );
     // A case that says `@fresh` runs alone.
-    let fresh = (
-        "server/http-session-deleted".to_string(),
-        "2025-11-25".to_string(),
-    );
-    assert_eq!(shared[&fresh].1, "alone");
+    agree_and_share(true, "share the server", "server/http-session-deleted");
 }
 
 #[test]
 fn over_stdio_shared_and_isolated_runs_agree_case_by_case() {
-    let shared = same_outcomes(false);
+    // A case that closes stdin runs alone.
+    agree_and_share(
+        false,
+        "share a process and its session",
+        "server/shutdown-on-stdin-close",
+    );
+}
+
+/// The shared and isolated runs over HTTP (or stdio) agree case by case, most cases `share`
+/// (as the message says), and the `@fresh` case `fresh` ran alone at 2025-11-25.
+fn agree_and_share(http: bool, share: &str, fresh: &str) {
+    let shared = same_outcomes(http);
     let count = |mode: &str| shared.values().filter(|(_, m)| m == mode).count();
     assert!(
         count("shared") > count("alone"),
-        "most cases share a process and its session: {} shared, {} alone, {} rerun",
+        "most cases {share}: {} shared, {} alone, {} rerun",
         count("shared"),
         count("alone"),
         count("rerun")
     );
-    // A case that closes stdin runs alone.
-    let fresh = (
-        "server/shutdown-on-stdin-close".to_string(),
-        "2025-11-25".to_string(),
-    );
+    let fresh = (fresh.to_string(), "2025-11-25".to_string());
     assert_eq!(shared[&fresh].1, "alone");
 }
 

@@ -44,6 +44,17 @@ pub fn this_binary(
     })
 }
 
+/// This test binary serving `mode` over stdio, told through `var`: how the rows played on
+/// shared targets reach it.
+pub fn stdio(var: &str, mode: &str) -> Result<conformance::engine::server::Connect, Failed> {
+    Ok(conformance::engine::server::Connect::Stdio(this_binary(
+        var,
+        mode,
+        &[],
+        &[],
+    )?))
+}
+
 /// The options the stdio tables share, at `version`; a row may ask for another version or
 /// timeout ([`Expect::options`]).
 pub fn options(version: &str, reply_timeout: Duration, want: &Expect) -> Options {
