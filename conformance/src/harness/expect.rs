@@ -65,6 +65,8 @@ pub struct Expect {
     reply_timeout: Option<Duration>,
     /// The startup allowance to run with.
     startup_timeout: Option<Duration>,
+    /// The case limit to run with.
+    case_timeout: Option<Duration>,
     /// A pass is accepted instead when the machine was busy and the harness said the timing
     /// cannot tell (see [`Expect::or_untimed`]).
     untimed: bool,
@@ -196,8 +198,9 @@ impl Expect {
         self
     }
 
-    /// The test process's peak resident memory (all its runs together) stays under `mib` MiB:
-    /// what a target floods is not kept.
+    /// The test process's peak resident memory stays under `mib` MiB: what a target floods
+    /// is not kept. The bound is on the whole process, all its runs together; a table plays
+    /// such a row in a test process of its own.
     pub fn small(mut self, mib: u64) -> Expect {
         self.small = Some(mib);
         self
@@ -241,6 +244,19 @@ impl Expect {
         self
     }
 
+    /// The run may take `timeout` in all (instead of the test's default): for a row whose
+    /// verdict is the limit itself, the shortest that still shows it.
+    pub fn case_timeout(mut self, timeout: Duration) -> Expect {
+        self.case_timeout = Some(timeout);
+        self
+    }
+
+    /// Whether the row bounds the test process's peak memory ([`Expect::small`]): a bound on
+    /// the whole process, so a table plays such a row in a test process of its own.
+    pub fn watches_memory(&self) -> bool {
+        self.small.is_some()
+    }
+
     /// Whether a run that passes may meet this row (no other outcome is asked for).
     pub fn may_pass(&self) -> bool {
         matches!(self.outcome, None | Some(Outcome::Pass))
@@ -257,6 +273,7 @@ impl Expect {
             protocol_version: self.version.map_or(base.protocol_version, str::to_string),
             reply_timeout: self.reply_timeout.unwrap_or(base.reply_timeout),
             startup_timeout: self.startup_timeout.unwrap_or(base.startup_timeout),
+            case_timeout: self.case_timeout.unwrap_or(base.case_timeout),
             ..base
         }
     }
@@ -320,6 +337,9 @@ impl fmt::Display for Expect {
         }
         if let Some(timeout) = self.startup_timeout {
             parts.push(format!("startup={timeout:?}"));
+        }
+        if let Some(timeout) = self.case_timeout {
+            parts.push(format!("limit={timeout:?}"));
         }
         if self.untimed {
             parts.push("or-untimed".into());

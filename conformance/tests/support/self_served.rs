@@ -152,16 +152,56 @@ pub fn trials(
             .map(|v| format!(" [{v}]"))
             .unwrap_or_default();
         let (loaded_case, loaded_want) = (case.clone(), want.clone());
-        trials.push(Trial::test(format!("{mode}/{name}{at}"), move || {
-            check(&case, mode, &want, false)
+        let calm = format!("{mode}/{name}{at}");
+        trials.push(Trial::test(calm.clone(), move || {
+            own_process_if(want.watches_memory(), &calm, || {
+                check(&case, mode, &want, false)
+            })
         }));
-        trials.push(Trial::test(
-            format!("loaded/{mode}/{name}{at}"),
-            move || {
+        let loaded = format!("loaded/{mode}/{name}{at}");
+        trials.push(Trial::test(loaded.clone(), move || {
+            own_process_if(loaded_want.watches_memory(), &loaded, || {
                 let _load = harness::saturate_cpus();
                 check(&loaded_case, mode, &loaded_want, true)
-            },
-        ));
+            })
+        }));
     }
     trials
+}
+
+/// Set in a test process started to play one trial alone ([`own_process_if`]).
+const ALONE: &str = "SELF_SERVED_ALONE";
+
+/// Plays the trial `name` with `body`: here, or, if `alone` and this process plays other
+/// trials too, in a test process of its own that plays only it. A row that bounds the peak
+/// memory of the test process ([`Expect::small`]) is played so: the bound is then on its own
+/// run, whatever else the table plays at once (and each thread's allocator keeps its own
+/// high-water mark, so a process playing many rows at once grows with their number).
+pub fn own_process_if(
+    alone: bool,
+    name: &str,
+    body: impl FnOnce() -> Result<(), Failed>,
+) -> Result<(), Failed> {
+    if !alone || std::env::var_os(ALONE).is_some() {
+        return body();
+    }
+    let output = std::process::Command::new(std::env::current_exe()?)
+        .args(["--exact", name, "--test-threads", "1", "--color", "never"])
+        .env(ALONE, "1")
+        .output()?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if output.status.success() && stdout.contains("test result: ok. 1 passed") {
+        return Ok(());
+    }
+    // The trial's own failure text, without the test process's frame around it.
+    let heading = format!("---- {name} ----\n");
+    let said = stdout.split_once(&heading).map_or(&*stdout, |(_, rest)| {
+        rest.split("\n\nfailures:").next().unwrap_or(rest)
+    });
+    Err(format!(
+        "played in a test process of its own ({}):\n{said}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    )
+    .into())
 }
