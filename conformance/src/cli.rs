@@ -177,13 +177,6 @@ fn wishes<'a>(args: &'a RunArgs, prepared: &'a Prepared, next: &'a str) -> Wishe
     }
 }
 
-/// Cases at once against servers the harness starts: most of a case is waiting (for a start,
-/// a window, a proof), so four per CPU keep the CPUs busy without more than a handful of
-/// targets starting at once.
-fn default_jobs() -> usize {
-    (cpus() * 4).max(8)
-}
-
 fn cpus() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())

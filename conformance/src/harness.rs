@@ -10,7 +10,8 @@ use crate::engine::Report;
 use crate::error::{BlessRefused, BrokenCases};
 use crate::outcome::Outcome;
 use crate::report::{self, gate};
-use crate::suite;
+use crate::{runner, suite};
+use libtest_mimic::Arguments;
 use std::path::Path;
 
 /// The environment variable that asks for blessing (`CONFORMANCE_BLESS=1`).
@@ -73,6 +74,24 @@ pub enum NotClean {
         /// What the operating system said.
         source: std::io::Error,
     },
+}
+
+/// libtest's arguments from the command line, with as many tests at once as a run plays
+/// cases at once ([`runner::default_jobs`]) unless `--test-threads` or `RUST_TEST_THREADS`
+/// says otherwise: a test that plays a case mostly waits, as a run's cases do.
+pub fn test_arguments() -> Arguments {
+    with_test_threads(Arguments::from_args(), runner::default_jobs())
+}
+
+/// `args`, with `default` tests at once unless they or `RUST_TEST_THREADS` set how many.
+pub fn with_test_threads(mut args: Arguments, default: usize) -> Arguments {
+    if args.test_threads.is_none() {
+        args.test_threads = std::env::var("RUST_TEST_THREADS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .or(Some(default));
+    }
+    args
 }
 
 /// Keeps every CPU busy while it lives (and other saturations live): the verdicts a test

@@ -197,7 +197,7 @@ impl Server {
     }
 
     /// Runs the cases as tests, with these libtest arguments.
-    pub fn run_with(self, mut args: Arguments) -> ExitCode {
+    pub fn run_with(self, args: Arguments) -> ExitCode {
         let shared = match self.prepare() {
             Ok(shared) => Arc::new(shared),
             Err(e) => {
@@ -205,12 +205,7 @@ impl Server {
                 return ExitCode::from(2);
             }
         };
-        if args.test_threads.is_none() {
-            args.test_threads = std::env::var("RUST_TEST_THREADS")
-                .ok()
-                .and_then(|n| n.parse().ok())
-                .or(Some(shared.jobs()));
-        }
+        let args = crate::harness::with_test_threads(args, shared.jobs());
         let trials = trials(&shared, !args.list);
         if args.list {
             return libtest_mimic::run(&args, trials).exit_code();

@@ -92,6 +92,15 @@ pub fn scripted_wait(steps: &[Step], captures: &Captures) -> Duration {
     total
 }
 
+/// Cases at once against servers the harness starts: most of a case is waiting (for a start,
+/// a window, a proof), so four per CPU keep the CPUs busy without more than a handful of
+/// targets starting at once. Test binaries that play runs as tests default to it too
+/// ([`crate::harness::test_arguments`]).
+pub fn default_jobs() -> usize {
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    (cpus * 4).max(8)
+}
+
 /// How many cases run at once, and how many times each.
 #[derive(Debug, Clone, Copy)]
 pub struct Plan {

@@ -17,9 +17,10 @@ mod shared_rows;
 
 use conformance::case::Case;
 use conformance::engine::server::Connect;
+use conformance::harness;
 use conformance::harness::expect::Expect;
 use conformance::outcome::Outcome;
-use libtest_mimic::{Arguments, Failed};
+use libtest_mimic::Failed;
 use self_served::Target;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -807,7 +808,7 @@ fn main() {
     if let Ok(mode) = std::env::var("BROKEN_SERVER") {
         server::serve(&mode);
     }
-    let args = Arguments::from_args();
+    let args = harness::test_arguments();
     conformance::transport::reap::become_subreaper();
     let cases = self_served::server_cases();
     let mut trials = shared_rows::trials(&cases, table(), stdio, |_, want| {

@@ -18,10 +18,11 @@ mod shared_rows;
 use conformance::case::Case;
 use conformance::engine::server::Connect;
 use conformance::engine::Options;
+use conformance::harness;
 use conformance::harness::expect::Expect;
 use conformance::outcome::{Outcome, Severity};
 use conformance::transport::http::HttpTarget;
-use libtest_mimic::{Arguments, Failed};
+use libtest_mimic::Failed;
 use self_served::Target;
 use std::time::Duration;
 
@@ -283,7 +284,7 @@ fn main() {
             .expect("the port is the first argument");
         http_server::serve(&mode, port);
     }
-    let args = Arguments::from_args();
+    let args = harness::test_arguments();
     let cases = self_served::server_cases();
     let mut trials = vec![];
     // Per mode, its rows on one shared server (a running server's modes have nothing to share).

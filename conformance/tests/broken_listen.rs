@@ -19,9 +19,10 @@ mod shared_rows;
 
 use conformance::case::Case;
 use conformance::engine::server::Connect;
+use conformance::harness;
 use conformance::harness::expect::Expect;
 use conformance::outcome::{Outcome, Severity};
-use libtest_mimic::{Arguments, Failed};
+use libtest_mimic::Failed;
 use serde_json::{json, Value};
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
@@ -157,7 +158,7 @@ fn main() {
     if let Ok(mode) = std::env::var(VAR) {
         serve(&mode);
     }
-    let args = Arguments::from_args();
+    let args = harness::test_arguments();
     let cases = self_served::server_cases();
     let rows = || table().into_iter().map(|(mode, want)| (mode, CASE, want));
     let mut trials = shared_rows::trials(&cases, rows().collect(), stdio, |_, want| {

@@ -17,9 +17,10 @@ mod shared_rows;
 
 use conformance::case::Case;
 use conformance::engine::server::Connect;
+use conformance::harness;
 use conformance::harness::expect::Expect;
 use conformance::outcome::Outcome;
-use libtest_mimic::{Arguments, Failed};
+use libtest_mimic::Failed;
 use std::time::Duration;
 
 /// The version of the tasks extension's rows.
@@ -93,7 +94,7 @@ fn main() {
     if let Ok(mode) = std::env::var(VAR) {
         server::serve(&mode);
     }
-    let args = Arguments::from_args();
+    let args = harness::test_arguments();
     let cases = self_served::server_cases();
     let mut trials = shared_rows::trials(&cases, table(), stdio, |_, want| {
         self_served::options(VERSION, Duration::from_millis(800), want)

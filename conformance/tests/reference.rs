@@ -19,7 +19,7 @@ use conformance::era::ProtocolVersion;
 use conformance::harness;
 use conformance::transport::http::HttpTarget;
 use conformance::transport::process::Launch;
-use libtest_mimic::{Arguments, Trial};
+use libtest_mimic::Trial;
 use std::path::Path;
 
 /// Cases the reference does not serve over HTTP (at every version, or at one), with the
@@ -139,7 +139,7 @@ fn is_stateless(version: &str) -> bool {
 }
 
 fn main() {
-    let args = Arguments::from_args();
+    let args = harness::test_arguments();
     let bless = harness::bless_requested().unwrap_or_else(|e| {
         eprintln!("error: {e}");
         std::process::exit(2);

@@ -25,7 +25,7 @@ use conformance::harness::expect::{Expect, Run};
 use conformance::outcome::Severity;
 use conformance::transport::process::Launch;
 use conformance::transport::relay::{run_if_relay, RELAY_FLAG};
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Failed, Trial};
 use std::path::Path;
 use std::time::Duration;
 
@@ -198,7 +198,7 @@ fn main() {
         }
         return;
     }
-    let args = Arguments::from_args();
+    let args = harness::test_arguments();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cases");
     let cases = harness::cases(&dir, Role::Client).unwrap_or_else(|e| {
         eprintln!("{e}");

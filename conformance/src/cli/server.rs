@@ -1,7 +1,7 @@
 //! `conformance server`: finding the target (a target file, a URL, an argv or the bundled
 //! reference server), asking which versions it speaks, and running the cases against it.
 
-use super::{default_jobs, prepare, wishes};
+use super::{prepare, wishes};
 use crate::args::ServerArgs;
 use crate::finish::{finish, untestable, Finished};
 use crate::live::Live;
@@ -52,10 +52,10 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
     let options = with_discovered(options, &spoken);
     let units = versions::plan(&prepared.cases, &choice, &spoken);
     let plan = runner::Plan {
-        jobs: args
-            .run
-            .jobs
-            .map_or_else(|| if shared { 1 } else { default_jobs() }, |n| n as usize),
+        jobs: args.run.jobs.map_or_else(
+            || if shared { 1 } else { runner::default_jobs() },
+            |n| n as usize,
+        ),
         repeat: args.run.repeat as usize,
     };
     let live = Live::new(

@@ -80,10 +80,7 @@ impl Shared {
     pub fn jobs(&self) -> usize {
         match &self.connect {
             Connect::Http(target) if !target.isolated() => 1,
-            _ => {
-                let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
-                (cpus * 4).max(8)
-            }
+            _ => crate::runner::default_jobs(),
         }
     }
 
