@@ -337,13 +337,14 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Response<Body> {
     let (tx, rx) = mpsc::channel(64);
     let params = message.get("params").cloned().unwrap_or(Value::Null);
     let json_mode = app.is("correct-json");
+    let cancel = track(&session, &id);
     tokio::spawn(request(
         app.clone(),
         session,
         id,
         method_name.to_string(),
         params,
-        tx,
+        Call { tx, cancel },
     ));
     if json_mode {
         // The first message the handler writes is the answer.
@@ -400,14 +401,29 @@ fn cancel(app: &App, session: &Session, message: &Value) {
     }
 }
 
+/// Registers request `id` as cancellable in `session` before its response's head goes out:
+/// a cancel that comes after the head (on another POST, which may be served first) finds it.
+fn track(session: &Session, id: &Value) -> CancellationToken {
+    let cancel = CancellationToken::new();
+    lock(&session.calls).insert(id.to_string(), cancel.clone());
+    cancel
+}
+
+/// Where a request's handler writes (its stream) and what tells it it was cancelled.
+struct Call {
+    tx: Tx,
+    cancel: CancellationToken,
+}
+
 async fn request(
     app: Arc<App>,
     session: Arc<Session>,
     id: Value,
     method: String,
     params: Value,
-    tx: Tx,
+    call: Call,
 ) {
+    let Call { tx, cancel } = call;
     if app.is("sse-forever") || app.is("sse-trickle") {
         // Keep-alive comments, never a message: as fast as possible, or every 5 ms.
         let comment = Bytes::from(format!(": {}\n", "k".repeat(1000)));
@@ -460,7 +476,8 @@ async fn request(
                     answer(text(&Value::Array(listed).to_string()))
                 }
                 "work" | "sleep" | "ticker" => {
-                    return long(app, session, id, name.to_string(), args, token, tx).await;
+                    let call = Call { tx, cancel };
+                    return long(app, session, id, name.to_string(), args, token, call).await;
                 }
                 _ => {
                     json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": "unknown tool"}})
@@ -471,6 +488,8 @@ async fn request(
             json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}})
         }
     };
+    drop(cancel);
+    lock(&session.calls).remove(&id.to_string());
     send_response(&app, &session, &tx, &reply).await;
 }
 
@@ -500,10 +519,9 @@ async fn long(
     name: String,
     args: Value,
     token: Option<Value>,
-    tx: Tx,
+    call: Call,
 ) {
-    let cancel = CancellationToken::new();
-    lock(&session.calls).insert(id.to_string(), cancel.clone());
+    let Call { tx, cancel } = call;
     let token = token.filter(|_| !app.is("correct-json"));
     let progress = |value: u64| {
         json!({"jsonrpc": "2.0", "method": "notifications/progress",

@@ -180,13 +180,14 @@ pub async fn post(app: Arc<App>, headers: &HeaderMap, message: Value) -> Respons
         "tools/call" => {
             let session: Arc<Session> = app.stateless.clone();
             let (tx, rx) = tokio::sync::mpsc::channel(64);
+            let cancel = super::track(&session, &id);
             tokio::spawn(request(
                 app.clone(),
                 session,
                 id,
                 method.to_string(),
                 params,
-                tx,
+                super::Call { tx, cancel },
             ));
             stamp_session(&app, sse(rx))
         }
