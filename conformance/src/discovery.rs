@@ -7,7 +7,7 @@
 //! write, commit or delete. Mapping other tools onto roles is `conformance init`'s business,
 //! and a target file's.
 
-use crate::fixtures::{Fixtures, Mapping, Source, ROLES, TASK_ROLES};
+use crate::fixtures::{Declared, Fixtures, Listed, Mapping, Source, ROLES, TASK_ROLES};
 use crate::transport::{Event, SendError, Transport};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -133,6 +133,122 @@ pub fn fixtures_of(tools: &[Tool]) -> Fixtures {
         );
     }
     fixtures
+}
+
+/// What `tools/list` declared of each tool, by name.
+pub fn declared_of(tools: &[Tool]) -> std::collections::BTreeMap<String, Declared> {
+    tools
+        .iter()
+        .map(|t| {
+            let declared = Declared {
+                task_support: t.task_support.clone(),
+            };
+            (t.name.clone(), declared)
+        })
+        .collect()
+}
+
+/// The fixtures a run plays with: the target file's mapping, or without one the roles the
+/// server's own tools play (from the first listing that succeeded), and either way what
+/// `tools/list` declared at each version it was asked at (`listings`: version, then the tools
+/// or why none could be listed), so that a case calls a tool only the way it allows.
+pub fn fixtures_for(
+    mapped: Option<Fixtures>,
+    listings: &[(String, Result<Vec<Tool>, ListError>)],
+) -> Fixtures {
+    let mut fixtures = mapped.unwrap_or_else(|| {
+        // A role is played where any version's listing has a tool that fits it (a tool may
+        // declare `taskSupport` only at 2025-11-25); the plan checks each version's listing.
+        let mut found = fixtures_of(&[]);
+        for tools in listings.iter().filter_map(|(_, l)| l.as_ref().ok()) {
+            for (role, mapping) in fixtures_of(tools).roles {
+                let slot = found.roles.entry(role).or_insert(None);
+                if slot.is_none() {
+                    *slot = mapping;
+                }
+            }
+        }
+        found
+    });
+    fixtures.listed = listings
+        .iter()
+        .filter_map(|(version, listed)| Some((version.clone(), declared_of(listed.as_ref().ok()?))))
+        .collect::<Listed>();
+    fixtures
+}
+
+/// What is wrong with a target file's mapping by the server's own listings: a role mapped to
+/// a tool no listing has, or to a tool whose input schema its arguments do not fit (one it
+/// requires that they do not give; one they give that it does not take, where it takes no
+/// others). Each is said as `fixtures.<role>…: what`, for an error before anything runs.
+/// Nothing is said when no listing succeeded.
+pub fn misfits(
+    fixtures: &Fixtures,
+    listings: &[(String, Result<Vec<Tool>, ListError>)],
+) -> Vec<String> {
+    let listed: Vec<&Vec<Tool>> = listings
+        .iter()
+        .filter_map(|(_, l)| l.as_ref().ok())
+        .collect();
+    if listed.is_empty() || fixtures.source != Source::TargetFile {
+        return vec![];
+    }
+    let mut found = vec![];
+    for (role, mapping) in &fixtures.roles {
+        let Some(mapping) = mapping else { continue };
+        let Some(tool) = listed
+            .iter()
+            .find_map(|l| l.iter().find(|t| t.name == mapping.tool))
+        else {
+            let names: Vec<&str> = listed[0].iter().map(|t| t.name.as_str()).collect();
+            found.push(format!(
+                "fixtures.{role}.tool: the server lists no tool `{}` (it lists {})",
+                mapping.tool,
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ));
+            continue;
+        };
+        let base = role.strip_prefix("task_").unwrap_or(role);
+        let given: Vec<String> = match &mapping.arguments {
+            Some(template) => template
+                .as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default(),
+            None => role_arguments(base)
+                .iter()
+                .map(|(n, _)| n.to_string())
+                .collect(),
+        };
+        let shown = match &mapping.arguments {
+            Some(_) => "its arguments",
+            None => "the cases' arguments (no `arguments` template)",
+        };
+        if let Some(missing) = tool
+            .required()
+            .into_iter()
+            .find(|r| !given.iter().any(|g| g == r))
+        {
+            found.push(format!(
+                "fixtures.{role}.arguments: `{}` requires `{missing}`, which {shown} do not give",
+                tool.name
+            ));
+        }
+        let closed = tool.input_schema.get("additionalProperties") == Some(&Value::Bool(false));
+        if let Some(extra) = given
+            .iter()
+            .find(|g| closed && tool.argument_type(g).is_none())
+        {
+            found.push(format!(
+                "fixtures.{role}.arguments: `{}` takes no `{extra}` (its input schema allows no other properties)",
+                tool.name
+            ));
+        }
+    }
+    found
 }
 
 /// After an opening the server answered: `notifications/initialized` (handshake era), then

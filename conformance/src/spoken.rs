@@ -25,8 +25,6 @@ pub fn spoken_by(
     local.block_on(&runtime, async {
         let mut probes = tokio::task::JoinSet::new();
         let versions = versions::to_probe(choice);
-        // A target file says which tools play the roles: no need to list them.
-        let list = options.fixtures.is_none();
         for (order, version) in versions.into_iter().enumerate() {
             let wait = options.startup_timeout;
             match connect {
@@ -37,15 +35,15 @@ pub fn spoken_by(
                             source,
                         }
                     })?;
-                    probes.spawn_local(async move {
-                        (order, versions::probe(io, version, wait, list).await)
-                    });
+                    probes.spawn_local(
+                        async move { (order, versions::probe(io, version, wait).await) },
+                    );
                 }
                 Connect::Http(target) => {
                     let io = Http::start(target, options.reply_timeout, wait).await?;
-                    probes.spawn_local(async move {
-                        (order, versions::probe(io, version, wait, list).await)
-                    });
+                    probes.spawn_local(
+                        async move { (order, versions::probe(io, version, wait).await) },
+                    );
                 }
             }
         }

@@ -535,10 +535,21 @@ fn needs(case: &Case) -> String {
     }
     case.fixtures
         .iter()
-        .map(|f| match f.split_once(':') {
-            Some((role, "progress")) => format!("`{role}` with progress"),
-            _ if f == "cancellations" => "`cancellations` (optional)".into(),
-            _ => format!("`{f}`"),
+        .map(|f| {
+            let need = conformance::fixtures::FixtureNeed::parse(f).expect("the cases parse");
+            let mut said = format!("`{}`", need.role);
+            if need.progress {
+                said.push_str(" with progress");
+            }
+            match need.task {
+                Some(conformance::fixtures::TaskUse::Task) => said.push_str(" as a task"),
+                Some(conformance::fixtures::TaskUse::NoTask) => {
+                    said.push_str(" that does not run as a task")
+                }
+                None if need.role == "cancellations" => said.push_str(" (optional)"),
+                None => {}
+            }
+            said
         })
         .collect::<Vec<_>>()
         .join(", ")
@@ -561,6 +572,7 @@ fn notes(case: &Case) -> String {
             conformance::case::Need::Subscriptions => {
                 "needs a server that declares something to subscribe to"
             }
+            conformance::case::Need::TaskCancel => "needs a server that declares `tasks.cancel`",
         });
     }
     notes.join("; ")

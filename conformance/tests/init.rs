@@ -4,7 +4,7 @@
 //! behave, saying why.
 
 use assert_cmd::Command;
-use conformance::fixtures::{Mapping, ROLES, TASK_ROLES};
+use conformance::fixtures::{Mapping, AS_TASK_ROLES, ROLES, TASK_ROLES};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -103,12 +103,17 @@ fn the_reference_server_gets_exactly_the_fixture_mapping_and_passes_with_it() {
     );
     let loaded = conformance::target_file::load(&file).expect("the file loads");
     let fixtures = loaded.fixtures.expect("a mapping");
-    let roles: Vec<&str> = ROLES.iter().chain(&TASK_ROLES).copied().collect();
+    let roles: Vec<&str> = ROLES
+        .iter()
+        .chain(&TASK_ROLES)
+        .chain(&AS_TASK_ROLES)
+        .copied()
+        .collect();
     for role in roles.iter().copied() {
         assert_eq!(
             fixtures.mapping(role),
             Some(&Mapping {
-                tool: role.to_string(),
+                tool: role.trim_start_matches("task_").to_string(),
                 arguments: None,
                 progress: true,
             }),
@@ -144,6 +149,46 @@ fn the_reference_server_gets_exactly_the_fixture_mapping_and_passes_with_it() {
     let summary = text(&run.stdout);
     assert_eq!(run.status.code(), Some(0), "{summary}");
     assert!(summary.contains(" passed, 0 failed"), "{summary}");
+}
+
+#[test]
+fn only_a_tool_that_runs_as_a_task_plays_a_task_role() {
+    let dir = TempDir::new("tasks");
+    let (file, log) = (dir.join("t.json"), dir.join("calls.log"));
+    let output = init_fake(&file, &log, &[], &["tasks"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    let fixtures = fixtures_of(&file);
+    assert_eq!(fixtures["task_work"]["tool"], "job", "{stdout}");
+    let note = fixtures["task_work"]["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("it answered with task `task-1` (`working`)")
+            && note.contains("`tasks/get` 1.0 s later said `working`"),
+        "{note}"
+    );
+    assert!(
+        note.contains("`work` (listed by the server): unchecked: passed over: could play `work`, but declares `taskSupport: forbidden`"),
+        "{note}"
+    );
+    // Nothing plays `sleep` as a task: the note says why the tools that run as one were passed
+    // over, and `research`, which may change things, was never called.
+    let sleep = fixtures["task_sleep"]["note"].as_str().unwrap_or_default();
+    assert!(sleep.starts_with("Not mapped"), "{sleep}");
+    assert!(sleep.contains("`research` (listed by the server): unchecked: passed over: declares `taskSupport: required`"), "{sleep}");
+    let calls = called(&log);
+    assert!(!calls.iter().any(|c| c == "research"), "{calls:?}");
+    // The run calls `job` where a case calls `work` as a task, and never `work` as one.
+    let still = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("still skipped"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!still.contains("plays `work` but declares"), "{still}");
 }
 
 #[test]

@@ -17,7 +17,7 @@ mod rewrite;
 mod step;
 
 pub use client::{ACTION_VERBS, OUTCOME_WORDS};
-pub use needs::Need;
+pub use needs::{Need, TASKS_EXTENSION};
 pub use parse::{parse, parse_duration};
 pub use poll::Poll;
 pub use rewrite::rewrite_lines;

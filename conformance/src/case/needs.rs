@@ -8,6 +8,10 @@
 //! never failed. `@needs no-tasks` is the converse, for the rule about servers without them
 //! (TSK-02).
 //!
+//! `@needs task-cancel`: at 2025-11-25 a server that offers tasks says whether it serves
+//! `tasks/cancel` (`capabilities.tasks.cancel`); a case that cancels a task needs it. The 2026
+//! extension always has `tasks/cancel`.
+//!
 //! `@needs subscriptions`: in 2026-07-28 the notifications a server may send outside a request
 //! (`tools`, `prompts` or `resources` `listChanged`, `resources.subscribe`) flow only on a
 //! `subscriptions/listen` stream, so a server that declares one of them serves that request;
@@ -28,11 +32,13 @@ pub enum Need {
     NoTasks,
     /// Something to subscribe to with `subscriptions/listen` (2026-07-28).
     Subscriptions,
+    /// `tasks/cancel`: `capabilities.tasks.cancel` at 2025-11-25 (the extension always has it).
+    TaskCancel,
 }
 
 impl Need {
     /// The words `@needs` takes.
-    pub const WORDS: [&'static str; 3] = ["tasks", "no-tasks", "subscriptions"];
+    pub const WORDS: [&'static str; 4] = ["tasks", "no-tasks", "subscriptions", "task-cancel"];
 
     /// The need a word names.
     pub fn parse(word: &str) -> Option<Need> {
@@ -40,6 +46,7 @@ impl Need {
             "tasks" => Some(Need::Tasks),
             "no-tasks" => Some(Need::NoTasks),
             "subscriptions" => Some(Need::Subscriptions),
+            "task-cancel" => Some(Need::TaskCancel),
             _ => None,
         }
     }
@@ -50,6 +57,14 @@ impl Need {
         if self == Need::Subscriptions {
             return (!stateless || !declares_subscriptions(opening)).then(|| {
                 "the case is about subscriptions, and the server's `server/discover` declares nothing to subscribe to (no `listChanged` for tools, prompts or resources, no `resources.subscribe`)".to_string()
+            });
+        }
+        if self == Need::TaskCancel {
+            let cancels = opening
+                .pointer("/result/capabilities/tasks/cancel")
+                .is_some_and(|v| !v.is_null());
+            return (!stateless && !cancels).then(|| {
+                "the case cancels a task, and the server's `initialize` does not declare `tasks.cancel` (it need not serve `tasks/cancel`)".to_string()
             });
         }
         let declared = declares_tasks(opening, stateless);
@@ -125,6 +140,23 @@ mod tests {
         // Tasks for other requests only (`tasks.list`) do not make tool calls tasks.
         let listing = json!({"result": {"capabilities": {"tasks": {"list": {}}}}});
         assert_eq!(Need::NoTasks.unmet(&listing, false), None);
+    }
+
+    #[test]
+    fn cancelling_a_task_needs_tasks_cancel_declared_at_2025_11_25() {
+        let calls =
+            json!({"result": {"capabilities": {"tasks": {"requests": {"tools": {"call": {}}}}}}});
+        let cancels = json!({"result": {"capabilities": {"tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}}}});
+        assert!(Need::TaskCancel
+            .unmet(&calls, false)
+            .unwrap()
+            .contains("`tasks.cancel`"));
+        assert_eq!(Need::TaskCancel.unmet(&cancels, false), None);
+        assert_eq!(
+            Need::TaskCancel.unmet(&calls, true),
+            None,
+            "the extension has it"
+        );
     }
 
     #[test]

@@ -120,7 +120,13 @@ fn run(args: &InitArgs) -> Result<(), InitError> {
         Given::Stdio(_) => TransportKind::Stdio,
         Given::Http(_) => TransportKind::Http,
     };
-    let unlocked = draft::unlocked(&cases, transport, &inspection.fixtures(), &inspection.tools);
+    let unlocked = draft::unlocked(
+        &cases,
+        transport,
+        &inspection.fixtures(),
+        &inspection.tools,
+        inspection.version.as_str(),
+    );
     for line in draft::unlocked_lines(&unlocked) {
         say(format_args!("{line}"));
     }

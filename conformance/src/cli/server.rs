@@ -49,6 +49,19 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
         };
         return untestable(&run, &wishes(&args.run, &prepared, ""));
     }
+    if let Some(path) = &args.target {
+        let misfits = conformance::discovery::misfits(
+            options.fixtures.as_ref().unwrap_or(&Fixtures::default()),
+            &spoken.listings,
+        );
+        if !misfits.is_empty() {
+            for misfit in misfits {
+                eprintln!("error: {}: {misfit}", path.display());
+            }
+            eprintln!("nothing was run: fix the mapping in the target file (its tools as the server lists them: `conformance init` drafts a new one)");
+            return ExitCode::from(2);
+        }
+    }
     let options = with_discovered(options, &spoken);
     let units = versions::plan(&prepared.cases, &choice, &spoken);
     let plan = runner::Plan {
@@ -128,15 +141,13 @@ fn setup(args: &ServerArgs) -> Result<(Connect, Choice, Options), ExitCode> {
 }
 
 /// Without a target file, the server's own tools play the roles they fit, by name and
-/// schema; a case needing another role is skipped with what it needs.
+/// schema; a case needing another role is skipped with what it needs. Either way the cases
+/// know what the server declared of its tools at each version.
 fn with_discovered(mut options: Options, spoken: &Spoken) -> Options {
-    if options.fixtures.is_none() {
-        let tools = match &spoken.tools {
-            Some(Ok(tools)) => tools.as_slice(),
-            _ => &[],
-        };
-        options.fixtures = Some(conformance::discovery::fixtures_of(tools));
-    }
+    options.fixtures = Some(conformance::discovery::fixtures_for(
+        options.fixtures.take(),
+        &spoken.listings,
+    ));
     options
 }
 

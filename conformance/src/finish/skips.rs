@@ -50,6 +50,11 @@ fn skip_group(reason: &str) -> String {
         return "cover only protocol versions the target does not speak (see the JSON report)"
             .into();
     }
-    // Anything else is said as it is, up to its first clause.
-    reason.split("; ").next().unwrap_or(reason).to_string()
+    // Anything else is said as it is, up to its first clause and what to map for it.
+    let mut clauses = reason.split("; ");
+    let first = clauses.next().unwrap_or(reason);
+    match clauses.next().filter(|next| next.starts_with("map ")) {
+        Some(what_to_map) => format!("{first}; {what_to_map}"),
+        None => first.to_string(),
+    }
 }

@@ -16,11 +16,11 @@ use serde_json::{json, Value};
 use std::time::Duration;
 
 /// The sleeps asked for, in milliseconds.
-const SLEEPS: [u64; 2] = [300, 1000];
+pub(super) const SLEEPS: [u64; 2] = [300, 1000];
 /// The interval asked of a ticker, in milliseconds.
-const TICK_MS: u64 = 100;
+pub(super) const TICK_MS: u64 = 100;
 /// How long `work` is watched at least, once it sent progress.
-const WORK_WATCH: Duration = Duration::from_secs(1);
+pub(super) const WORK_WATCH: Duration = Duration::from_secs(1);
 
 /// Calls `candidate` as its role's cases would and says whether it plays the role. `reply` is
 /// how long an answer or progress may take beyond what was asked for.
@@ -36,12 +36,15 @@ pub async fn check<T: Transport>(
         "work" => work(session, candidate, reply).await,
         "ticker" => ticker(session, candidate, reply).await,
         "cancellations" => witness(session, candidate, reply).await,
+        role if role.starts_with("task_") => {
+            super::tasks::check(session, candidate, &role["task_".len()..], reply).await
+        }
         other => Verdict::Unchecked(format!("init knows no check for `{other}`")),
     }
 }
 
 /// The arguments a case's call of the role becomes.
-fn arguments(candidate: &Candidate, case_arguments: Value) -> Value {
+pub(super) fn arguments(candidate: &Candidate, case_arguments: Value) -> Value {
     match &candidate.arguments {
         Some(template) => fill_arguments(template, &case_arguments),
         None => case_arguments,
@@ -197,7 +200,7 @@ async fn sleep<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration)
 }
 
 /// A progress token of its own for each call.
-fn token(role: &str) -> String {
+pub(super) fn token(role: &str) -> String {
     format!(
         "init-{role}-{}",
         fresh_text().rsplit(' ').next().unwrap_or("")
@@ -250,14 +253,7 @@ async fn ticker<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration
     if let Some(why) = ended_on_its_own(&watched, &arguments) {
         return Verdict::Failed(why);
     }
-    let gaps: Vec<Duration> = watched
-        .progress
-        .windows(2)
-        .map(|w| w[1].saturating_sub(w[0]))
-        .collect();
-    let mut sorted = gaps.clone();
-    sorted.sort();
-    let Some(median) = sorted.get(sorted.len() / 2).copied() else {
+    let Some(median) = median_gap(&watched.progress) else {
         return Verdict::Failed(format!(
             "called with {arguments} and a progress token: {} progress notification(s) in {}; a ticker sends one every `interval_ms`",
             watched.progress.len(),
@@ -280,6 +276,16 @@ async fn ticker<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration
         ),
         progress: true,
     }
+}
+
+/// The median time between progress notifications, when at least two came.
+pub(super) fn median_gap(progress: &[Duration]) -> Option<Duration> {
+    let mut gaps: Vec<Duration> = progress
+        .windows(2)
+        .map(|w| w[1].saturating_sub(w[0]))
+        .collect();
+    gaps.sort();
+    gaps.get(gaps.len() / 2).copied()
 }
 
 /// Why a call that should run until cancelled did not.

@@ -5,7 +5,7 @@
 use super::{Inspection, RoleDraft, Verdict};
 use crate::case::{Case, Role, TransportKind};
 use crate::discovery::{self, Tool};
-use crate::fixtures::{role_needs, Fixtures, ROLES, TASK_ROLES};
+use crate::fixtures::{role_needs, Fixtures, AS_TASK_ROLES, ROLES, TASK_ROLES};
 use crate::transport::http::HttpTarget;
 use crate::transport::process::Launch;
 use serde_json::{json, Value};
@@ -30,6 +30,10 @@ fn not_checked(role: &str) -> &'static str {
         "work_required" => {
             "that a plain call of it is refused and that it runs as a task (the cases judge that)"
         }
+        "task_work" | "task_ticker" => {
+            "that its task never ends on its own (init watched it for a second or so) and that it stops when cancelled (the cases judge that)"
+        }
+        "task_sleep" => "that its task stops when cancelled (the cases judge that)",
         _ => "how it answers while other calls run (the cases judge that)",
     }
 }
@@ -114,7 +118,13 @@ pub fn target_file(reach: Reach<'_>, inspection: &Inspection) -> String {
     }
     let mut roles = vec![];
     let mut drafts: Vec<&RoleDraft> = inspection.roles.iter().collect();
-    drafts.sort_by_key(|d| ROLES.iter().chain(&TASK_ROLES).position(|r| *r == d.role));
+    drafts.sort_by_key(|d| {
+        ROLES
+            .iter()
+            .chain(&TASK_ROLES)
+            .chain(&AS_TASK_ROLES)
+            .position(|r| *r == d.role)
+    });
     for draft in drafts {
         let Some(note) = note(draft) else { continue };
         let mut fields = vec![];
@@ -174,14 +184,17 @@ pub struct Unlocked {
 }
 
 /// Which of `cases` (server cases over `transport` that call fixtures) run with `mapped`,
-/// and with the fixtures a run without a target file finds among `tools`.
+/// and with the fixtures a run without a target file finds among `tools`, by what the
+/// server declared of its tools at `version` (the version init's session spoke).
 pub fn unlocked(
     cases: &[Case],
     transport: TransportKind,
     mapped: &Fixtures,
     tools: &[Tool],
+    version: &str,
 ) -> Unlocked {
-    let discovered = discovery::fixtures_of(tools);
+    let mut discovered = discovery::fixtures_of(tools);
+    discovered.listed = mapped.listed.clone();
     let mut unlocked = Unlocked {
         transport: transport.as_str(),
         ..Unlocked::default()
@@ -190,10 +203,20 @@ pub fn unlocked(
         c.role == Role::Server && !c.fixtures.is_empty() && c.transports.contains(&transport)
     }) {
         unlocked.calling += 1;
-        if case.fixtures.iter().all(|f| discovered.lacks(f).is_none()) {
+        // At init's version where the case covers it; else at the case's newest, of which
+        // init saw no listing.
+        let version = match case.versions.iter().any(|v| v == version) {
+            true => version,
+            false => case.versions.last().map_or(version, String::as_str),
+        };
+        if case
+            .fixtures
+            .iter()
+            .all(|f| discovered.lacks(f, version).is_none())
+        {
             unlocked.without_file += 1;
         }
-        match case.fixtures.iter().find_map(|f| mapped.lacks(f)) {
+        match case.fixtures.iter().find_map(|f| mapped.lacks(f, version)) {
             Some(why) => unlocked.locked.push((case.id.clone(), why)),
             None => {
                 if case.fixtures.iter().any(|f| f == "cancellations")

@@ -15,6 +15,7 @@ pub mod draft;
 mod error;
 pub mod propose;
 pub mod session;
+pub mod tasks;
 
 use crate::discovery::{self, Tool};
 use crate::era::ProtocolVersion;
@@ -146,7 +147,8 @@ pub struct Inspection {
     pub version: ProtocolVersion,
     /// Its tools.
     pub tools: Vec<Tool>,
-    /// One per role, in [`CHECK_ORDER`], then the task roles the server lists a tool for.
+    /// One per role, in [`CHECK_ORDER`], then the task roles the server lists a tool for, then
+    /// (for a server that offers tasks) the roles that say which tool runs as a task.
     pub roles: Vec<RoleDraft>,
 }
 
@@ -160,6 +162,11 @@ impl Inspection {
                 .map(|r| (r.role.to_string(), r.mapping()))
                 .collect(),
             source: Source::TargetFile,
+            listed: [(
+                self.version.as_str().to_string(),
+                discovery::declared_of(&self.tools),
+            )]
+            .into(),
         }
     }
 }
@@ -234,6 +241,18 @@ pub async fn inspect<S: Start>(
     for role in TASK_ROLES {
         let draft = task_role(role, &tools);
         if !draft.tried.is_empty() {
+            seen(Seen::Role(&draft));
+            roles.push(draft);
+        }
+    }
+    if tasks::offered(&session) {
+        for (role, base) in tasks::roles(version) {
+            let (candidates, passed_over) = tasks::candidates(role, base, &tools, version);
+            let mut draft = settle(&mut session, role, candidates, ask).await;
+            draft.tried.extend(passed_over.forbidding);
+            if draft.chosen.is_none() {
+                draft.tried.extend(passed_over.unlike);
+            }
             seen(Seen::Role(&draft));
             roles.push(draft);
         }

@@ -70,6 +70,9 @@ pub struct Session<T: Transport> {
     pub version: ProtocolVersion,
     /// Who the server says it is.
     pub identity: Option<Identity>,
+    /// The answer to the opening (`initialize`, or `server/discover`): what the server
+    /// declared.
+    pub opening: Value,
     next_id: u64,
 }
 
@@ -130,6 +133,7 @@ pub async fn open<S: Start>(start: &S, wait: Duration) -> Result<Session<S::Io>,
             identity: Identity::of_answer(&handshake),
             io,
             version,
+            opening: handshake,
             next_id: 0,
         });
     }
@@ -156,10 +160,12 @@ pub async fn open<S: Start>(start: &S, wait: Duration) -> Result<Session<S::Io>,
         });
     }
     io.agreed(STATELESS_VERSION);
+    let answer = answer.unwrap_or_default();
     Ok(Session {
-        identity: answer.as_ref().ok().and_then(Identity::of_answer),
+        identity: Identity::of_answer(&answer),
         io,
         version: stateless,
+        opening: answer,
         next_id: 0,
     })
 }
@@ -213,21 +219,52 @@ impl<T: Transport> Session<T> {
         token: Option<&str>,
         enough: Enough,
     ) -> Watched {
+        let mut params = json!({"name": tool, "arguments": arguments});
+        if let Some(token) = token {
+            params["_meta"] = json!({"progressToken": token});
+        }
+        self.request("tools/call", params, token, enough).await
+    }
+
+    /// Sends request `method` with `params` (stamped as the era wants) and watches it, and the
+    /// progress of `token`, as [`Session::call`] does.
+    pub async fn request(
+        &mut self,
+        method: &str,
+        params: Value,
+        token: Option<&str>,
+        enough: Enough,
+    ) -> Watched {
         self.next_id += 1;
         let id = format!("init-{}", self.next_id);
-        let mut request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}});
-        if let Some(token) = token {
-            request["params"]["_meta"] = json!({"progressToken": token});
-        }
+        let mut request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         self.version.stamp(&mut request);
         let sent = Instant::now();
-        let mut watched = Watched::default();
         let Ok(channel) = self.io.send(request.to_string().as_bytes(), None).await else {
-            watched.gone = true;
-            return watched;
+            return Watched {
+                gone: true,
+                ..Watched::default()
+            };
         };
-        let deadline = Deadline::now() + enough.within;
+        let watched = self.watch(Some(&id), token, sent, enough).await;
+        if watched.answer.is_none() && !watched.gone {
+            self.cancel(&id, channel).await;
+        }
+        watched
+    }
+
+    /// Watches for the answer to request `id` (when given) and the progress of `token`, from
+    /// `sent` on, until the answer comes or `enough` says to stop; answers what the server
+    /// asks meanwhile.
+    pub async fn watch(
+        &mut self,
+        id: Option<&str>,
+        token: Option<&str>,
+        sent: Instant,
+        enough: Enough,
+    ) -> Watched {
+        let mut watched = Watched::default();
+        let deadline = Deadline::from_std(sent + enough.within);
         loop {
             let seen_enough = enough.progress.is_some_and(|(count, after)| {
                 watched.progress.len() >= count && sent.elapsed() >= after
@@ -252,7 +289,8 @@ impl<T: Transport> Session<T> {
                     let Ok(message) = serde_json::from_slice::<Value>(&bytes) else {
                         continue;
                     };
-                    if message.get("method").is_none() && message.get("id") == Some(&json!(id)) {
+                    let answers = id.is_some_and(|id| message.get("id") == Some(&json!(id)));
+                    if message.get("method").is_none() && answers {
                         watched.answer = Some(message);
                         watched.answered_after = Some(at.saturating_duration_since(sent));
                         break;
@@ -272,9 +310,6 @@ impl<T: Transport> Session<T> {
             }
         }
         watched.watched = sent.elapsed();
-        if watched.answer.is_none() && !watched.gone {
-            self.cancel(&id, channel).await;
-        }
         watched
     }
 

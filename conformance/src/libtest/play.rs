@@ -174,14 +174,12 @@ impl Shared {
 
     /// Runs the unit's case against the server, on a runtime of its own.
     fn run(&self, case: &Case, unit: &Unit, spoken: &Spoken) -> Result<CaseResult, Failed> {
-        // Without a target file, the server's own tools play the roles they fit.
-        let fixtures = self.options.fixtures.clone().or_else(|| {
-            let tools = match &spoken.tools {
-                Some(Ok(tools)) => tools.as_slice(),
-                _ => &[],
-            };
-            Some(crate::discovery::fixtures_of(tools))
-        });
+        // Without a target file, the server's own tools play the roles they fit; either way
+        // the cases know what the server declared of its tools.
+        let fixtures = Some(crate::discovery::fixtures_for(
+            self.options.fixtures.clone(),
+            &spoken.listings,
+        ));
         let options = Options {
             protocol_version: unit.version.clone(),
             fixtures,

@@ -3,7 +3,7 @@
 //! or do instead.
 
 use super::expand::{ExpandError, Used};
-use crate::fixtures::{ROLES, TASK_ROLES};
+use crate::fixtures::{AS_TASK_ROLES, ROLES, TASK_ROLES};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -77,8 +77,8 @@ pub enum FileError {
     #[error(transparent)]
     Missing(Box<MissingPath>),
     /// A role in `fixtures` the profile does not have.
-    #[error("`fixtures.{role}` is no role of the profile; roles: {roles}, and for a server with tasks {tasks}",
-        roles = ROLES.join(", "), tasks = TASK_ROLES.join(", "))]
+    #[error("`fixtures.{role}` is no role of the profile; roles: {roles}, and for a server with tasks {tasks} and {as_tasks} (the tool a case calls as a task)",
+        roles = ROLES.join(", "), tasks = TASK_ROLES.join(", "), as_tasks = AS_TASK_ROLES.join(", "))]
     UnknownRole {
         /// The role, as written.
         role: String,

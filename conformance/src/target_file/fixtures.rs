@@ -55,5 +55,6 @@ pub(super) fn parse_fixtures(map: &Map<String, Value>) -> Result<Fixtures, FileE
     Ok(Fixtures {
         roles,
         source: crate::fixtures::Source::TargetFile,
+        listed: Default::default(),
     })
 }

@@ -225,17 +225,17 @@ fn lacks_names_absent_roles_and_tools_without_progress() {
     }))
     .unwrap();
     let fixtures = file.fixtures.unwrap();
-    assert_eq!(fixtures.lacks("echo"), None);
-    assert_eq!(fixtures.lacks("work"), None);
+    assert_eq!(fixtures.lacks("echo", "2025-11-25"), None);
+    assert_eq!(fixtures.lacks("work", "2025-11-25"), None);
     assert!(fixtures
-        .lacks("work:progress")
+        .lacks("work:progress", "2025-11-25")
         .unwrap()
         .contains("sends no progress"));
     assert!(fixtures
-        .lacks("ticker")
+        .lacks("ticker", "2025-11-25")
         .unwrap()
         .contains("needs a tool that plays `ticker`"));
-    assert_eq!(fixtures.lacks("cancellations"), None);
+    assert_eq!(fixtures.lacks("cancellations", "2025-11-25"), None);
     let noted = parse_here(&json!({"command": ["srv"], "fixtures": {
         "echo": {"tool": "say", "note": "checked"},
         "sleep": {"note": "no tool sleeps"}

@@ -69,6 +69,12 @@ pub struct Spoken {
     pub identity: Option<Identity>,
     /// The target's tools, from the first probe that could list them; or why none could.
     pub tools: Option<Result<Vec<crate::discovery::Tool>, crate::discovery::ListError>>,
+    /// Each probe's listing of the tools, by the version it asked for (what a case at that
+    /// version is told of them): the tools, or why they could not be listed.
+    pub listings: Vec<(
+        String,
+        Result<Vec<crate::discovery::Tool>, crate::discovery::ListError>,
+    )>,
     /// The answers to the probes' openings that were results, by the version the probe asked
     /// for: what a case's own opening at that version is answered (the same question).
     pub openings: Vec<(String, Value)>,
@@ -170,6 +176,7 @@ pub fn plan(cases: &[Case], choice: &Choice, spoken: &Spoken) -> Vec<Unit> {
             untestable: None,
             identity: None,
             tools: None,
+            listings: vec![],
             openings: vec![],
         };
         return plan(cases, choice, &fallback);
@@ -298,6 +305,9 @@ pub fn gather(found: Vec<Probe>) -> Spoken {
         if spoken.identity.is_none() {
             spoken.identity = probe.identity;
         }
+        if let (Some(listed), Some((version, _))) = (&probe.tools, &probe.opening) {
+            spoken.listings.push((version.clone(), listed.clone()));
+        }
         match (&spoken.tools, probe.tools) {
             (Some(Ok(_)), _) | (_, None) => {}
             (_, listed) => spoken.tools = listed,
@@ -377,6 +387,7 @@ mod tests {
             untestable: None,
             identity: None,
             tools: None,
+            listings: vec![],
             openings: vec![],
         };
         let auto = plan(&cases, &Choice::Auto, &spoken);

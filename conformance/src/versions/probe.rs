@@ -29,13 +29,14 @@ const PROOF: &str = "versions-proof";
 /// shows the target speaks, and what it saw. A line on stdout that is not JSON ends the probe
 /// at once: stdout carries only MCP messages (STD-03), so no case could get further.
 ///
-/// With `list`, a target that answered lists its tools too (see [`crate::discovery`]).
-pub async fn probe<T: Transport>(mut io: T, version: &str, wait: Duration, list: bool) -> Probe {
+/// A target that answered lists its tools too, with a target file as without one: cases use
+/// only the roles its tools play ([`crate::discovery`]), and call a mapped tool only the way
+/// its listing at the case's version allows ([`crate::fixtures`]).
+pub async fn probe<T: Transport>(mut io: T, version: &str, wait: Duration) -> Probe {
     let started = Instant::now();
     let stateless = ProtocolVersion::parse(version).is_some_and(|v| !v.has_handshake());
     let found = ask(&mut io, version, stateless, wait).await;
-    // A server that answered lists its tools, so that cases use only the fixtures it has.
-    let answered_with_result = list && found.as_ref().is_ok_and(|a| a.get("result").is_some());
+    let answered_with_result = found.as_ref().is_ok_and(|a| a.get("result").is_some());
     let tools = if answered_with_result {
         let version = ProtocolVersion::parse(version);
         let stamp = |request: &mut Value| {

@@ -140,3 +140,42 @@ pub(super) fn check_fresh(p: &Parser, case: &Case, steps: &[Step]) -> Result<(),
     }
     Ok(())
 }
+
+/// A server case that calls a role as a task (`params.task`, or the tasks extension declared
+/// in the call's `_meta`) says so in `@fixtures` (`work:task`, or `echo:no-task` when the call
+/// is one the tool must refuse), so that the plan checks what the tool declares and a target
+/// file's `task_work` plays it.
+pub(super) fn check_task_calls(p: &Parser, case: &Case, steps: &[Step]) -> Result<(), CaseError> {
+    for step in steps {
+        if let Some(inner) = step.kind.inner() {
+            check_task_calls(p, case, inner)?;
+        }
+        let StepKind::Send(text) = &step.kind else {
+            continue;
+        };
+        let Ok(message) = serde_json::from_str::<Value>(&text.replace("{$", "{")) else {
+            continue;
+        };
+        let Some(params) = message.get("params") else {
+            continue;
+        };
+        let role = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let called_as_task = message.get("method").and_then(Value::as_str) == Some("tools/call")
+            && crate::fixtures::is_role(role)
+            && crate::fixtures::is_task_call(params);
+        let declared = case.fixtures.iter().any(|word| {
+            crate::fixtures::FixtureNeed::parse(word)
+                .is_ok_and(|need| need.role == role && need.task.is_some())
+        });
+        if called_as_task && !declared {
+            return Err(p.error(
+                step.line,
+                format!("this line calls `{role}` as a task: say so in `@fixtures` with `{role}:task` (or `{role}:no-task` when the tool must refuse it), so that the run checks what the target's tool declares"),
+            ));
+        }
+    }
+    Ok(())
+}

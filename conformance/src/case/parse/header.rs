@@ -35,7 +35,13 @@ pub(super) fn header(
         }
         "versions" => case.versions = versions(p, line, value)?,
         "stamp" => case.stamp = auto_or_none(p, line, value, "`@stamp` is `auto` or `none`")?,
-        "fixtures" => case.fixtures = words(),
+        "fixtures" => {
+            for word in words() {
+                crate::fixtures::FixtureNeed::parse(&word)
+                    .map_err(|e| p.error(line, format!("`@fixtures`: {e}")))?;
+            }
+            case.fixtures = words()
+        }
         "needs" => case.needs = needs(p, line, value)?,
         "plays" => case.plays = Some(plays(p, line, value)?),
         "transports" => case.transports = transports(p, line, value)?,

@@ -8,7 +8,7 @@ mod header;
 #[cfg(test)]
 mod tests;
 
-use checks::{check_fresh, check_no_server_requests, check_transport_steps};
+use checks::{check_fresh, check_no_server_requests, check_task_calls, check_transport_steps};
 pub use control::parse_duration;
 use control::{Control, Parser};
 
@@ -52,6 +52,9 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
     case.level = check_headers(&p, &case, level, &top)?;
     check_transport_steps(&p, &case, &top)?;
     check_fresh(&p, &case, &top)?;
+    if case.role == Role::Server {
+        check_task_calls(&p, &case, &top)?;
+    }
     if case.role == Role::Client
         && case.plays != Some(crate::era::Era::Handshake)
         && case

@@ -50,6 +50,35 @@ fn a_stateless_server_sends_no_requests() {
 }
 
 #[test]
+fn a_role_called_as_a_task_says_so_in_its_fixtures() {
+    let head = "# intent\n@requirement TSK-01\n@level must\n";
+    let task = r#"> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","arguments":{},"task":{"ttl":1}}}"#;
+    let e = error_of(&format!("{head}@fixtures work\n{task}\n"));
+    assert_eq!(e.line, 5);
+    assert!(e.message.contains("`work:task`"), "{e}");
+    assert!(parse(
+        "server/x",
+        "x.mcpt",
+        &format!("{head}@fixtures work:task\n{task}\n")
+    )
+    .is_ok());
+    let declared = r#"> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}"#;
+    let e = error_of(&format!(
+        "{head}@fixtures echo\n! repeat 2\n{declared}\n! end\n"
+    ));
+    assert_eq!(e.line, 6, "inside a block too");
+    assert!(parse(
+        "server/x",
+        "x.mcpt",
+        &format!("{head}@fixtures echo:no-task\n{declared}\n")
+    )
+    .is_ok());
+    let e = error_of(&format!("{head}@fixtures work:tasks\n{task}\n"));
+    assert_eq!(e.line, 4);
+    assert!(e.message.contains("`tasks` is no qualifier"), "{e}");
+}
+
+#[test]
 fn mistakes_are_errors_with_lines() {
     let head = "# intent\n@requirement CAN-05\n@level must\n";
     let e = error_of(&format!("{head}! frobnicate\n"));

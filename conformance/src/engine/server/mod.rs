@@ -162,7 +162,7 @@ pub(crate) fn not_applicable(
     let lacking: Vec<String> = case
         .fixtures
         .iter()
-        .filter_map(|f| fixtures.lacks(f))
+        .filter_map(|f| fixtures.lacks(f, &options.protocol_version))
         .collect();
     (!lacking.is_empty()).then(|| lacking.join("; "))
 }
