@@ -192,6 +192,28 @@ fn only_a_tool_that_runs_as_a_task_plays_a_task_role() {
 }
 
 #[test]
+fn a_server_with_the_2026_tasks_extension_gets_task_work_checked_at_2026() {
+    let dir = TempDir::new("tasks-ext");
+    let (file, log) = (dir.join("t.json"), dir.join("calls.log"));
+    let output = init_fake(&file, &log, &[], &["tasks-ext"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    let fixtures = fixtures_of(&file);
+    assert_eq!(fixtures["task_work"]["tool"], "job", "{stdout}");
+    let note = fixtures["task_work"]["note"].as_str().unwrap_or_default();
+    assert!(note.contains("called as a task at 2026-07-28"), "{note}");
+    assert!(
+        fixtures.get("task_sleep").is_none(),
+        "no case calls sleep as a task at 2026"
+    );
+}
+
+#[test]
 fn an_existing_file_is_overwritten_only_with_force() {
     let dir = TempDir::new("force");
     let file = dir.join("target.json");

@@ -258,12 +258,53 @@ pub async fn inspect<S: Start>(
         }
     }
     session.io.shutdown(Duration::from_millis(500)).await;
+    let mapped = |r: &RoleDraft| r.role == "task_work" && r.chosen.is_some();
+    if version.has_handshake()
+        && !roles.iter().any(mapped)
+        && tasks::hinted(&session.opening, &tools)
+    {
+        if let Some(draft) = stateless_task_work(start, ask).await {
+            seen(Seen::Role(&draft));
+            match roles.iter_mut().find(|r| r.role == "task_work") {
+                Some(earlier) => {
+                    let mut tried = draft.tried;
+                    let chosen = draft.chosen;
+                    tried.append(&mut earlier.tried);
+                    earlier.tried = tried;
+                    earlier.chosen = chosen;
+                }
+                None => roles.push(draft),
+            }
+        }
+    }
     Ok(Inspection {
         identity: session.identity,
         version,
         tools,
         roles,
     })
+}
+
+/// `task_work` as the 2026-07-28 tasks extension runs it, for a server whose handshake-era
+/// session hinted at tasks but mapped no `task_work`: a fresh start opened with
+/// `server/discover`, its tools listed, and `work`'s candidates called with the extension
+/// declared. `None` when the server does not speak 2026-07-28 or offers no tasks there.
+async fn stateless_task_work<S: Start>(start: &S, ask: &Ask) -> Option<RoleDraft> {
+    let mut session = session::discover(start, ask.startup).await.ok()?;
+    let version = session.version;
+    let stamp = |r: &mut Value| {
+        version.stamp(r);
+    };
+    let listed = discovery::list_tools(&mut session.io, false, stamp, ask.reply).await;
+    let draft = match listed {
+        Ok(tools) if tasks::offered(&session) => {
+            let (candidates, _) = tasks::candidates("task_work", "work", &tools, version);
+            Some(settle(&mut session, "task_work", candidates, ask).await)
+        }
+        _ => None,
+    };
+    session.io.shutdown(Duration::from_millis(500)).await;
+    draft
 }
 
 /// A task role (`work_required`): played by the tool of its name that lists the task support

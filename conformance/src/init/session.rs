@@ -139,8 +139,20 @@ pub async fn open<S: Start>(start: &S, wait: Duration) -> Result<Session<S::Io>,
     }
     // No handshake version: perhaps a server of the stateless era only.
     io.shutdown(Duration::ZERO).await;
+    discover(start, wait)
+        .await
+        .map_err(|discover| OpenError::NoVersion {
+            newest,
+            handshake: short(&handshake),
+            discover,
+        })
+}
+
+/// Opens a session of the stateless era on a fresh start: a stamped `server/discover` that
+/// must list 2026-07-28. `Err` says, short, what came instead (start errors included).
+pub async fn discover<S: Start>(start: &S, wait: Duration) -> Result<Session<S::Io>, String> {
     let stateless = ProtocolVersion::parse(STATELESS_VERSION).expect("a known version");
-    let mut io = start.start().await?;
+    let mut io = start.start().await.map_err(|e| e.to_string())?;
     let answer = opening(&mut io, &stateless.probe("init-open"), wait).await;
     let speaks = answer.as_ref().is_ok_and(|a| {
         a.pointer("/result/supportedVersions")
@@ -149,14 +161,9 @@ pub async fn open<S: Start>(start: &S, wait: Duration) -> Result<Session<S::Io>,
     });
     if !speaks {
         io.shutdown(Duration::ZERO).await;
-        let discover = match answer {
+        return Err(match answer {
             Ok(a) => short(&a),
             Err(why) => why.to_string(),
-        };
-        return Err(OpenError::NoVersion {
-            newest,
-            handshake: short(&handshake),
-            discover,
         });
     }
     io.agreed(STATELESS_VERSION);

@@ -131,6 +131,19 @@ fn passed_over(role: &'static str, tool: &Tool, why: String) -> Tried {
     }
 }
 
+/// Whether what a session of the handshake era saw hints that the server runs tools as tasks
+/// in another era too: a tasks capability or the tasks extension in its `initialize` result,
+/// or a tool that declares `taskSupport`.
+pub fn hinted(opening: &Value, tools: &[Tool]) -> bool {
+    let capabilities = opening.pointer("/result/capabilities");
+    let declared = |path: &str| capabilities.and_then(|c| c.pointer(path)).is_some();
+    let extension = capabilities
+        .and_then(|c| c.get("extensions"))
+        .and_then(|e| e.get(TASKS_EXTENSION))
+        .is_some();
+    declared("/tasks") || extension || tools.iter().any(|t| t.task_support.is_some())
+}
+
 /// Calls `candidate` as a task, the way its role's cases will, and says whether it plays it.
 pub async fn check<T: Transport>(
     session: &mut Session<T>,
@@ -161,7 +174,13 @@ pub async fn check<T: Transport>(
     let created = session
         .request("tools/call", params, Some(&token), enough)
         .await;
-    let asked = format!("called as a task with {arguments}");
+    let asked = match core {
+        true => format!("called as a task with {arguments}"),
+        false => format!(
+            "called as a task at {} (the extension declared in `_meta`) with {arguments}",
+            session.version
+        ),
+    };
     let Some(answer) = created.answer else {
         let what = if created.gone {
             "the target stopped".to_string()
