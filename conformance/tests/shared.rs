@@ -143,4 +143,33 @@ fn over_stdio_a_process_serves_many_cases() {
         "{shared} shared cases on {} processes",
         processes.len()
     );
+    // A case that went on in a session an earlier case opened says how it was opened: the
+    // harness's opening at the case's version, the answer, and (handshake era) `initialized`.
+    let mut adopted = 0;
+    for case in report["cases"].as_array().expect("cases") {
+        let Some(opening) = case["sharedOpening"].as_array() else {
+            continue;
+        };
+        adopted += 1;
+        let version = case["protocolVersion"].as_str().unwrap_or_default();
+        let (method, asked) = match version {
+            "2026-07-28" => (
+                "server/discover",
+                &opening[0]["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            ),
+            _ => ("initialize", &opening[0]["params"]["protocolVersion"]),
+        };
+        assert_eq!(opening[0]["method"], method, "{}", case["id"]);
+        assert_eq!(asked, version, "{}", case["id"]);
+        assert_eq!(
+            opening[1]["id"], opening[0]["id"],
+            "{}: the answer",
+            case["id"]
+        );
+        assert_eq!(opening.len(), if method == "initialize" { 3 } else { 2 });
+    }
+    assert!(
+        adopted > 0 && adopted <= shared,
+        "{adopted} adopted, {shared} shared"
+    );
 }

@@ -112,6 +112,10 @@ pub struct Report {
     /// Whether the harness's own opening of the session (`initialize`, `server/discover`)
     /// completed: a case skipped before that was skipped on what the target answered to it.
     pub opened: bool,
+    /// For a case that went on in a session an earlier case opened: the messages that opened
+    /// it (what the harness sent, what the target answered), which this case's transcript
+    /// does not hold. Empty when the case opened its own.
+    pub shared_opening: Vec<serde_json::Value>,
 }
 
 impl Report {
@@ -131,6 +135,7 @@ impl Report {
             target,
             placement: Default::default(),
             opened: false,
+            shared_opening: vec![],
         }
     }
 }
@@ -226,7 +231,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             Outcome::from_findings(self.played.case().level, self.findings.list())
         };
         let (expected, bless) = self.diff.into_parts();
-        let (version, opened) = self.opening.into_parts();
+        let (version, opened, shared_opening) = self.opening.into_parts();
         Report {
             outcome,
             findings: self.findings.into_list(),
@@ -241,6 +246,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             target,
             placement: Default::default(),
             opened,
+            shared_opening,
         }
     }
 

@@ -160,6 +160,7 @@ fn verdict_entry(case: &Case, verdict: &Verdict, transport: String) -> CaseRepor
         transcript: vec![],
         timings: Default::default(),
         placement: None,
+        shared_opening: vec![],
     }
 }
 
@@ -171,6 +172,7 @@ fn with_report(mut out: CaseReport, case: &Case, report: &Report) -> CaseReport 
     {
         out.placement = Some(placement(&report.placement));
     }
+    out.shared_opening = report.shared_opening.clone();
     out.findings = report
         .findings
         .iter()

@@ -15,6 +15,16 @@ pub fn dump_text(case: &Case, report: &Report) -> String {
         report.version.as_deref().unwrap_or("none agreed"),
         report.outcome
     );
+    if let Some((request, rest)) = report.shared_opening.split_first() {
+        let version = report.version.as_deref().unwrap_or("none agreed");
+        out.push_str(&format!(
+            "# session: opened by an earlier case on the shared target, at {version}; this transcript goes on in it. The opening:\n#   > {request}\n"
+        ));
+        for (i, message) in rest.iter().enumerate() {
+            let arrow = if i == 0 { '<' } else { '>' };
+            out.push_str(&format!("#   {arrow} {message}\n"));
+        }
+    }
     for f in &report.findings {
         out.push_str(&format!(
             "# line {}: [{}] {}\n",
@@ -48,4 +58,32 @@ pub fn dump(
         std::fs::create_dir_all(parent)?;
     }
     std::fs::write(path, dump_text(case, report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_case_in_a_shared_session_says_how_it_was_opened() {
+        let source = "# intent\n@requirement RPC-01\n@level must\n! barrier\n";
+        let case = crate::case::parse("server/x", "x.mcpt", source).expect("a case");
+        let mut report = Report::skipped(String::new(), "srv".into());
+        report.version = Some("2025-11-25".into());
+        assert!(!dump_text(&case, &report).contains("# session:"));
+        report.shared_opening = vec![
+            json!({"id": "init", "method": "initialize"}),
+            json!({"id": "init", "result": {}}),
+            json!({"method": "notifications/initialized"}),
+        ];
+        let text = dump_text(&case, &report);
+        assert!(
+            text.contains(
+                "# session: opened by an earlier case on the shared target, at 2025-11-25"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("#   > {\"id\":\"init\",\"method\":\"initialize\"}\n#   < {\"id\":\"init\",\"result\":{}}\n#   > {\"method\":\"notifications/initialized\"}\n"), "{text}");
+    }
 }

@@ -133,6 +133,11 @@ pub struct CaseReport {
     /// Server cases that ran: on a target of their own, or on one shared with other cases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<PlacementReport>,
+    /// A case that went on in a session an earlier case opened: the messages that opened it
+    /// (the harness's `initialize` or `server/discover`, the target's answer, and
+    /// `notifications/initialized`), which its `transcript` does not hold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared_opening: Vec<serde_json::Value>,
 }
 
 /// Where a case ran (see [`crate::share`]).

@@ -1,5 +1,8 @@
-//! What the opening of the session settled: whether it completed, and the protocol version
-//! the run uses as agreed (or, when the harness plays the server, as played).
+//! What the opening of the session settled: whether it completed, the protocol version the
+//! run uses as agreed (or, when the harness plays the server, as played), and, for a case
+//! that went on in a session an earlier case opened, the messages that opened it.
+
+use serde_json::Value;
 
 /// The opening of the session, as far as it went.
 #[derive(Debug, Default)]
@@ -8,6 +11,8 @@ pub struct Opening {
     version: Option<String>,
     /// Whether the harness's own opening completed (server targets).
     completed: bool,
+    /// The messages of a shared session's opening, which an earlier case sent and read.
+    adopted: Vec<Value>,
 }
 
 impl Opening {
@@ -31,9 +36,15 @@ impl Opening {
         self.completed
     }
 
-    /// The version and whether the opening completed, for the report.
-    pub fn into_parts(self) -> (Option<String>, bool) {
-        (self.version, self.completed)
+    /// The case goes on in a session an earlier case opened with `messages`.
+    pub fn adopt(&mut self, messages: Vec<Value>) {
+        self.adopted = messages;
+    }
+
+    /// The version, whether the opening completed, and the messages of an adopted opening,
+    /// for the report.
+    pub fn into_parts(self) -> (Option<String>, bool, Vec<Value>) {
+        (self.version, self.completed, self.adopted)
     }
 }
 
@@ -49,6 +60,6 @@ mod tests {
         o.complete();
         o.agree("2025-11-25".into());
         assert_eq!(o.version(), Some("2025-11-25"));
-        assert_eq!(o.into_parts(), (Some("2025-11-25".into()), true));
+        assert_eq!(o.into_parts(), (Some("2025-11-25".into()), true, vec![]));
     }
 }

@@ -20,6 +20,8 @@ use std::sync::{Arc, Mutex};
 /// every case that adopts it carries as a case that opened on its own would.
 #[derive(Debug, Clone)]
 pub struct Opening {
+    /// What the harness sent to open it (`initialize` or `server/discover`).
+    request: Value,
     answer: Value,
     version: String,
     findings: Vec<Finding>,
@@ -106,7 +108,7 @@ pub(super) async fn handshake<T: Transport>(
             "clientInfo": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")}
         }
     });
-    let answer = e.request_internal(init, Req::Lif02).await?;
+    let answer = e.request_internal(init.clone(), Req::Lif02).await?;
     let Some(version) = answer
         .pointer("/result/protocolVersion")
         .and_then(Value::as_str)
@@ -154,7 +156,7 @@ pub(super) async fn handshake<T: Transport>(
         true,
     )
     .await?;
-    keep(e, answer, version, before);
+    keep(e, init, answer, version, before);
     skip.map_or(Ok(()), |reason| Err(Stop::Skip(reason)))
 }
 
@@ -173,6 +175,7 @@ fn agreed_skip<T: Transport>(e: &Engine<'_, T, ServerTarget>, version: &str) -> 
 /// made of it since `before`.
 fn keep<T: Transport>(
     e: &Engine<'_, T, ServerTarget>,
+    request: Value,
     answer: Value,
     version: String,
     before: usize,
@@ -180,6 +183,7 @@ fn keep<T: Transport>(
     if let Some(shared) = &e.side.shared {
         let findings = e.findings.list()[before..].to_vec();
         *shared.lock().unwrap_or_else(|p| p.into_inner()) = Some(Opening {
+            request,
             answer,
             version,
             findings,
@@ -220,6 +224,12 @@ fn adopt<T: Transport>(
     e.io.note(format!(
         "[harness] the session was opened by an earlier case at {version}; this case goes on in it"
     ));
+    // The reports show how its session was opened, which this case's transcript cannot.
+    let mut messages = vec![opening.request.clone(), opening.answer.clone()];
+    if !stateless {
+        messages.push(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+    e.opening.adopt(messages);
     needs_met(e, &opening.answer, stateless)
 }
 
@@ -245,7 +255,7 @@ pub(super) async fn discover<T: Transport>(
     // Over HTTP every POST of the case carries the era's headers from now on (HTTP-19).
     e.io.agreed(&version);
     let probe = crate::era::ProtocolVersion::V2026_07_28.probe("discover");
-    let answer = e.request_internal(probe, Req::Lif11).await?;
+    let answer = e.request_internal(probe.clone(), Req::Lif11).await?;
     let listed = answer
         .pointer("/result/supportedVersions")
         .and_then(Value::as_array)
@@ -262,7 +272,7 @@ pub(super) async fn discover<T: Transport>(
         return Err(Stop::Hung);
     }
     let met = needs_met(e, &answer, true);
-    keep(e, answer, version, before);
+    keep(e, probe, answer, version, before);
     met
 }
 

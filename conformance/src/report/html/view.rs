@@ -85,6 +85,9 @@ pub struct Cell {
     pub stderr: Vec<StderrLine>,
     /// How many stderr lines there were in all.
     pub stderr_total: usize,
+    /// The opening of the shared session the case went on in, one line per message with its
+    /// arrow (`> …` the harness's, `< …` the target's); empty when it opened its own.
+    pub shared_opening: Vec<String>,
     pub cancels: Vec<CancelTiming>,
     pub startup_ms: Option<f64>,
     /// How many entries the transcript has (its diagram is drawn from the embedded data).

@@ -163,6 +163,12 @@ fn cell(column: &Column, id: &str, data: usize, case: &CaseReport) -> Cell {
         diff,
         stderr: case.stderr.lines[kept.saturating_sub(STDERR_SHOWN)..].to_vec(),
         stderr_total: case.stderr.total,
+        shared_opening: case
+            .shared_opening
+            .iter()
+            .enumerate()
+            .map(|(i, m)| format!("{} {m}", if i == 1 { '<' } else { '>' }))
+            .collect(),
         cancels: case.timings.cancels.clone(),
         startup_ms: case.timings.startup_ms,
         entries: case.transcript.len(),
