@@ -162,18 +162,19 @@ fn work_required() -> Value {
     })
 }
 
-/// The fixture profile every version lists.
+/// The fixture profile every version lists. `ping` comes first: other suites call the first
+/// tool a server lists, with no arguments, and wait for its answer (`work` never gives one).
 fn profile() -> Value {
     let no_args = json!({"type": "object", "properties": {}});
     json!({"tools": [
         {
-            "name": "work",
-            "description": "Reports progress 0 \"Started\" when given a progress token, then waits until cancelled. Never answers on its own.",
+            "name": "ping",
+            "description": "Answers \"Server: still available\".",
             "inputSchema": no_args,
         },
         {
-            "name": "ping",
-            "description": "Answers \"Server: still available\".",
+            "name": "work",
+            "description": "Reports progress 0 \"Started\" when given a progress token, then waits until cancelled. Never answers on its own.",
             "inputSchema": no_args,
         },
         {

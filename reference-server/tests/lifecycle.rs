@@ -61,7 +61,7 @@ fn tools_list_names_the_fixture_profile_with_schemas() {
         let list = server.request(json!(1), "tools/list", json!({}));
         let tools = list["result"]["tools"].as_array().expect("tools");
         let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-        let mut expected = vec!["work", "ping", "echo", "sleep", "ticker", "cancellations"];
+        let mut expected = vec!["ping", "work", "echo", "sleep", "ticker", "cancellations"];
         expected.extend_from_slice(job);
         assert_eq!(names, expected, "{version}");
         for tool in tools {

@@ -79,8 +79,8 @@ fn the_capability_and_each_tools_task_support_are_declared() {
         })
         .collect();
     let expected = [
-        ("work", json!("optional")),
         ("ping", Value::Null),
+        ("work", json!("optional")),
         ("echo", Value::Null),
         ("sleep", json!("optional")),
         ("ticker", json!("optional")),

@@ -201,7 +201,11 @@ fn session_of(
     })
 }
 
-/// `MCP-Protocol-Version`, when sent, must name the session's version (HTTP-18).
+/// `MCP-Protocol-Version`, when sent, must name a version this server speaks over HTTP
+/// (HTTP-18: an invalid or unsupported one gets `400`). A client should send the negotiated
+/// one; another version of the handshake era is served all the same, in the session's
+/// version (other suites' clients send the version they were built for), while one of the
+/// stateless era names the other era and gets `400`.
 fn check_version_header(
     headers: &HeaderMap,
     session: &HttpSession,
@@ -216,6 +220,9 @@ fn check_version_header(
     let sent = value.to_str().ok().and_then(ProtocolVersion::parse);
     match (sent, negotiated) {
         (Some(sent), Some(negotiated)) if sent == negotiated => Ok(()),
+        (Some(sent), Some(_)) if sent.has_handshake() && sent.carried_by(Transport::StreamableHttp) => {
+            Ok(())
+        }
         (Some(sent), Some(negotiated)) => Err(reply::error(
             StatusCode::BAD_REQUEST,
             request_id(message),
@@ -308,6 +315,11 @@ async fn answer(
     // runs on, and its output goes nowhere.
     let (route, pending) = stream::open(delivery, Box::new(move |_| drop(open)));
     let outcome = session.lock().request(request, &route);
+    // A stream of a 2025-11-25 session opens with the priming event that version recommends.
+    let primed = new_session.is_none()
+        && delivery == Delivery::Sse
+        && session.lock().version() == Some(ProtocolVersion::V2025_11_25);
+    let pending = if primed { pending.primed() } else { pending };
     let mut response = match outcome {
         Ok(()) => pending.respond(delivery).await,
         Err(refusal) if new_session.is_some() => {

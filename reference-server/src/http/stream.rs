@@ -8,9 +8,9 @@
 
 use super::reply;
 use crate::outbox::{Out, Outbox, Route};
-use axum::http::header::HeaderName;
+use axum::body::Body;
+use axum::http::header::{HeaderName, CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
-use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::Stream;
 use std::convert::Infallible;
@@ -35,13 +35,22 @@ pub(crate) enum Delivery {
 /// its end (the response was delivered, or the request was cancelled).
 pub(crate) type OnClose = Box<dyn FnOnce(bool) + Send + Sync>;
 
+/// How long a client that lost a stream waits before it reconnects (the priming event's
+/// `retry`).
+pub(crate) const RETRY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A response stream that the request's route writes into.
 pub(crate) struct Pending {
     outbox: Arc<Outbox>,
     rx: mpsc::UnboundedReceiver<Out>,
     on_close: Option<OnClose>,
     ended: bool,
+    /// The event that opens the stream, when it has one (see [`Pending::primed`]).
+    priming: Option<String>,
 }
+
+/// Event ids unique across every stream of the process, so across each session's too.
+static NEXT_EVENT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Opens a response stream and the route into it.
 pub(crate) fn open(delivery: Delivery, on_close: OnClose) -> (Route, Pending) {
@@ -55,6 +64,7 @@ pub(crate) fn open(delivery: Delivery, on_close: OnClose) -> (Route, Pending) {
         rx,
         on_close: Some(on_close),
         ended: false,
+        priming: None,
     };
     (route, pending)
 }
@@ -65,8 +75,11 @@ impl Pending {
     pub(crate) async fn respond(mut self, delivery: Delivery) -> Response {
         match delivery {
             Delivery::Sse => {
-                let mut response = Sse::new(self).into_response();
-                response.headers_mut().insert(
+                let mut response = Body::from_stream(self).into_response();
+                let headers = response.headers_mut();
+                headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+                headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+                headers.insert(
                     HeaderName::from_static("x-accel-buffering"),
                     HeaderValue::from_static("no"),
                 );
@@ -81,6 +94,20 @@ impl Pending {
 
     /// Drops the stream without telling `on_close`: it was never handed to
     /// the client (the request was refused before it ran).
+    /// Opens the stream with the event 2025-11-25 recommends (HTTP transport, SEP-1699): an
+    /// event id, a `retry` and empty data, which a client keeps as the `Last-Event-ID` to
+    /// reconnect with and otherwise ignores. This server never closes a stream before its
+    /// response, so the id is never needed to resume one.
+    pub(crate) fn primed(mut self) -> Self {
+        let id = NEXT_EVENT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // Written out: an SSE library leaves out a `data` field that is empty.
+        self.priming = Some(format!(
+            "id: {id}\nretry: {}\ndata: \n\n",
+            RETRY.as_millis()
+        ));
+        self
+    }
+
     pub(crate) fn dismiss(mut self) {
         self.on_close = None;
     }
@@ -107,13 +134,18 @@ impl Pending {
     }
 }
 
+/// The stream as SSE: each line one `message` event (`data: <line>`; a line is one JSON
+/// message, which holds no newline), after the priming event where there is one.
 impl Stream for Pending {
-    type Item = Result<Event, Infallible>;
+    type Item = Result<String, Infallible>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.get_mut()
-            .poll_line(cx)
-            .map(|line| line.map(|line| Ok(Event::default().data(line))))
+        let this = self.get_mut();
+        if let Some(priming) = this.priming.take() {
+            return Poll::Ready(Some(Ok(priming)));
+        }
+        this.poll_line(cx)
+            .map(|line| line.map(|line| Ok(format!("data: {line}\n\n"))))
     }
 }
 
