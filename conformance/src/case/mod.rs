@@ -10,6 +10,7 @@
 //! - `step` holds what a case does, one [`Step`] a line.
 
 mod client;
+mod deviation;
 mod needs;
 mod parse;
 mod poll;
@@ -128,6 +129,12 @@ pub struct Case {
     /// What the server must declare for the case to apply (`@needs`): a case about tasks
     /// is skipped, with the reason, by a server that declares none.
     pub needs: Vec<Need>,
+    /// What the case has the harness send that its session does not allow, on purpose
+    /// (`@deviation`): the one deviation it exists to test. `None` when it sends nothing of
+    /// the kind (the parser checks which, [`deviation`]).
+    pub deviation: Option<String>,
+    /// The line of the `@deviation` header (0 when there is none).
+    pub deviation_line: usize,
     /// Which side the harness plays.
     pub role: Role,
     /// The steps, in order.
@@ -211,10 +218,17 @@ mod tests {
     #[test]
     fn a_case_that_cancels_its_own_request_by_message_is_known() {
         let case = |body: &str| {
+            // A cancel of an id the case never sent is a deviation the case must declare.
+            let deviates = body.contains(r#""requestId":"7""#) || body.contains("12345");
+            let deviation = if deviates {
+                "@deviation it cancels what it never sent\n"
+            } else {
+                ""
+            };
             super::parse(
                 "server/x",
                 "x",
-                &format!("# i\n@requirement A\n@level must\n{body}"),
+                &format!("# i\n@requirement A\n@level must\n{deviation}{body}"),
             )
             .unwrap()
         };

@@ -161,6 +161,7 @@ fn verdict_entry(case: &Case, verdict: &Verdict, transport: String) -> CaseRepor
         timings: Default::default(),
         placement: None,
         shared_opening: vec![],
+        deviation: case.deviation.clone(),
     }
 }
 

@@ -15,6 +15,11 @@ pub fn dump_text(case: &Case, report: &Report) -> String {
         report.version.as_deref().unwrap_or("none agreed"),
         report.outcome
     );
+    if let Some(deviation) = &case.deviation {
+        out.push_str(&format!(
+            "# deviation (on purpose; everything else is valid for the session): {deviation}\n"
+        ));
+    }
     if let Some((request, rest)) = report.shared_opening.split_first() {
         let version = report.version.as_deref().unwrap_or("none agreed");
         out.push_str(&format!(

@@ -138,6 +138,10 @@ pub struct CaseReport {
     /// `notifications/initialized`), which its `transcript` does not hold.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shared_opening: Vec<serde_json::Value>,
+    /// What the case sends on purpose that its session does not allow (`@deviation`): the
+    /// one deviation it exists to test; absent when it sends nothing of the kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deviation: Option<String>,
 }
 
 /// Where a case ran (see [`crate::share`]).

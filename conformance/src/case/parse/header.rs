@@ -43,6 +43,13 @@ pub(super) fn header(
             case.fixtures = words()
         }
         "needs" => case.needs = needs(p, line, value)?,
+        "deviation" if value.is_empty() => {
+            return Err(p.error(line, "`@deviation` says what the case sends that its session does not allow, and why"))
+        }
+        "deviation" => {
+            case.deviation = Some(value.to_string());
+            case.deviation_line = line;
+        }
         "plays" => case.plays = Some(plays(p, line, value)?),
         "transports" => case.transports = transports(p, line, value)?,
         "handshake" => {
@@ -72,7 +79,7 @@ pub(super) fn header(
                 line,
                 format!(
                     "unknown header `@{key}`; known: requirement, level, versions, fixtures, \
-                         needs, transports, handshake, stamp, timeout, fresh, role, actions, outcomes, plays"
+                         needs, deviation, transports, handshake, stamp, timeout, fresh, role, actions, outcomes, plays"
                 ),
             ))
         }

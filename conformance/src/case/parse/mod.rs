@@ -55,6 +55,9 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
     if case.role == Role::Server {
         check_task_calls(&p, &case, &top)?;
     }
+    let declared = case.deviation.is_some().then_some(case.deviation_line);
+    super::deviation::check(&case, &top, declared)
+        .map_err(|(line, message)| p.error(line, message))?;
     if case.role == Role::Client
         && case.plays != Some(crate::era::Era::Handshake)
         && case
@@ -87,6 +90,8 @@ fn blank(id: &str, path: &str, source: &str) -> Case {
         fresh: None,
         plays: None,
         needs: vec![],
+        deviation: None,
+        deviation_line: 0,
         role: if id.starts_with("client/") {
             Role::Client
         } else {

@@ -51,10 +51,10 @@ fn a_stateless_server_sends_no_requests() {
 
 #[test]
 fn a_role_called_as_a_task_says_so_in_its_fixtures() {
-    let head = "# intent\n@requirement TSK-01\n@level must\n";
+    let head = "# intent\n@requirement TSK-01\n@level must\n@needs tasks\n";
     let task = r#"> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","arguments":{},"task":{"ttl":1}}}"#;
     let e = error_of(&format!("{head}@fixtures work\n{task}\n"));
-    assert_eq!(e.line, 5);
+    assert_eq!(e.line, 6);
     assert!(e.message.contains("`work:task`"), "{e}");
     assert!(parse(
         "server/x",
@@ -66,7 +66,7 @@ fn a_role_called_as_a_task_says_so_in_its_fixtures() {
     let e = error_of(&format!(
         "{head}@fixtures echo\n! repeat 2\n{declared}\n! end\n"
     ));
-    assert_eq!(e.line, 6, "inside a block too");
+    assert_eq!(e.line, 7, "inside a block too");
     assert!(parse(
         "server/x",
         "x.mcpt",
@@ -74,8 +74,62 @@ fn a_role_called_as_a_task_says_so_in_its_fixtures() {
     )
     .is_ok());
     let e = error_of(&format!("{head}@fixtures work:tasks\n{task}\n"));
-    assert_eq!(e.line, 4);
+    assert_eq!(e.line, 5);
     assert!(e.message.contains("`tasks` is no qualifier"), "{e}");
+}
+
+#[test]
+fn a_case_says_what_it_sends_that_its_session_does_not_allow() {
+    let head = "# intent\n@requirement RPC-08\n@level must\n";
+    let roots = r#"> {"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#;
+    let e = error_of(&format!("{head}{roots}\n"));
+    assert_eq!(e.line, 4);
+    assert!(
+        e.message
+            .contains("without having declared `roots.listChanged`")
+            && e.message.contains("`@deviation`"),
+        "{e}"
+    );
+    let declared = format!("{head}@deviation it sends what it never declared\n{roots}\n");
+    let case = parse("server/x", "x.mcpt", &declared).unwrap();
+    assert_eq!(
+        case.deviation.as_deref(),
+        Some("it sends what it never declared")
+    );
+    // Said, and not done.
+    let ping = r#"> {"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let e = error_of(&format!("{head}@deviation none really\n{ping}\n"));
+    assert_eq!(e.line, 4);
+    // What each rule catches, one line each.
+    for (line, what) in [
+        (
+            r#"> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}"#,
+            "never sent",
+        ),
+        (
+            r#"> {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#,
+            "progress",
+        ),
+        (
+            r#"> {"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            "already initialized",
+        ),
+        (
+            r#"> {"jsonrpc":"2.0","id":1,"method":"no/such"}"#,
+            "does not exist",
+        ),
+        (
+            r#"> {"jsonrpc":"2.0","id":1,"method":"ping","params":{"task":{}}}"#,
+            "task augmentation",
+        ),
+        ("> not json", "not JSON"),
+    ] {
+        let e = error_of(&format!("{head}{line}\n"));
+        assert!(e.message.contains(what), "{line}: {e}");
+    }
+    // A cancel of a request the case sent, in a loop too, is what the session allows.
+    let looped = "! repeat 2\n> {\"jsonrpc\":\"2.0\",\"id\":{$i},\"method\":\"ping\"}\n> {\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":{$i}}}\n! end\n";
+    assert!(parse("server/x", "x.mcpt", &format!("{head}{looped}")).is_ok());
 }
 
 #[test]
@@ -137,7 +191,8 @@ fn cancel_steps() {
 #[test]
 fn http_steps_need_an_http_case() {
     let head = "# i\n@requirement HTTP-16\n@level must\n";
-    let http = format!("{head}@transports http\n");
+    let http =
+        format!("{head}@transports http\n@deviation it sends headers the transport would not\n");
     let case = parse(
         "server/x",
         "x",
@@ -173,7 +228,7 @@ fn http_steps_need_an_http_case() {
     let e = error_of(&format!("{http}! close-stdin\n"));
     assert!(e.message.contains("add `@transports stdio`"), "{e}");
     let e = error_of(&format!("{http}! barrier\n! status 202\n"));
-    assert_eq!(e.line, 6);
+    assert_eq!(e.line, 7);
     assert!(e.message.contains("right after"), "{e}");
     assert!(error_of(&format!("{http}> {{}}\n! status 20\n"))
         .message
