@@ -62,6 +62,13 @@ pub trait Side: Sized {
     /// requests it held until that line).
     async fn after_send<T: Transport>(_e: &mut Engine<'_, T, Self>) {}
 
+    /// Why a case's line may not be sent in this session, if it may not: a request of the
+    /// harness's that needs a capability the target did not declare. The case is skipped
+    /// with that reason: sending it would judge the harness's own overreach.
+    fn unoffered<T: Transport>(_e: &Engine<'_, T, Self>, _message: &Value) -> Option<String> {
+        None
+    }
+
     /// Prepares a message the harness is about to send (a target file's tool mapping).
     /// Returns the fixture role the message calls, when it calls one.
     fn prepare<T: Transport>(_e: &Engine<'_, T, Self>, _message: &mut Value) -> Option<String> {

@@ -43,6 +43,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         match &step.kind {
             StepKind::Send(text) => {
                 let text = self.fill(text)?;
+                let message = serde_json::from_str::<Value>(&text).ok();
+                if let Some(reason) = message.and_then(|m| S::unoffered(self, &m)) {
+                    return Err(Stop::Skip(reason));
+                }
                 self.write(text, false).await?;
                 S::after_send(self).await;
                 Ok(())

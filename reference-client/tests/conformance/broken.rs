@@ -18,7 +18,7 @@ pub const BROKEN: &str = "REFERENCE_CLIENT_TEST_BROKEN";
 /// (after the first write) for this many milliseconds; the argv is the server to start.
 pub const PROXY: &str = "REFERENCE_CLIENT_TEST_PROXY_HOLD_MS";
 
-pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"broken","version":"0"}}}"#;
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{}},"clientInfo":{"name":"broken","version":"0"}}}"#;
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 /// A server the broken client started, spoken to line by line.

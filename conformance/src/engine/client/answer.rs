@@ -23,6 +23,10 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         // session); the case's steps answer what they script or are waiting for, unless they
         // stopped. A server of 2026-07-28 refuses `initialize` and versions it does not speak
         // whatever the case scripts (a case that wants to see such a request waits for it).
+        if method == "initialize" {
+            let capabilities = params.and_then(|p| p.get("capabilities")).cloned();
+            self.side.declared = Some(capabilities.unwrap_or_default());
+        }
         let again = method == "initialize" && self.side.handshaken;
         let awaited = self.awaits(index);
         let modern = self.stateless_answer(id, method, params);

@@ -91,6 +91,18 @@ pub struct ClientTarget {
     pub(crate) crossing: crossing::Crossing,
     /// The tasks the case created, served where the case leaves their requests to the harness.
     pub(crate) tasks: tasks::ClientTasks,
+    /// The capabilities the client declared in its latest `initialize`.
+    pub(crate) declared: Option<Value>,
+}
+
+/// The client capability a request of the harness's server needs, by method.
+fn needed_capability(method: &str) -> Option<&'static str> {
+    match method {
+        "roots/list" => Some("roots"),
+        "sampling/createMessage" => Some("sampling"),
+        "elicitation/create" => Some("elicitation"),
+        _ => None,
+    }
 }
 
 /// The tools the harness's server lists when a client asks (`tools/list` is answered by the
@@ -312,6 +324,18 @@ impl Side for ClientTarget {
         e.side.era.plays
             && e.played.case().stamp
             && ProtocolVersion::V2026_07_28.stamp_result(message)
+    }
+
+    fn unoffered<T: Transport>(e: &Engine<'_, T, Self>, message: &Value) -> Option<String> {
+        let method = message.get("method").and_then(Value::as_str)?;
+        message.get("id")?;
+        let capability = needed_capability(method)?;
+        let declared = e.side.declared.as_ref()?;
+        declared.get(capability).is_none().then(|| {
+            format!(
+                "the client did not declare `{capability}` in its `initialize`, so the harness's server may not send it `{method}`; the case needs a client that offers {capability}"
+            )
+        })
     }
 
     fn sent<T: Transport>(e: &mut Engine<'_, T, Self>, message: &Value) {
