@@ -126,6 +126,7 @@ fn run(args: &InitArgs) -> Result<(), InitError> {
         &inspection.fixtures(),
         &inspection.tools,
         inspection.version.as_str(),
+        &inspection.opening,
     );
     for line in draft::unlocked_lines(&unlocked) {
         say(format_args!("{line}"));

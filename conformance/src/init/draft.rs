@@ -144,7 +144,11 @@ pub fn target_file(reach: Reach<'_>, inspection: &Inspection) -> String {
             fields.join(",\n      ")
         ));
     }
-    lines.push(format!("  \"fixtures\": {{\n{}\n  }}", roles.join(",\n")));
+    if roles.is_empty() {
+        lines.push("  \"fixtures\": {}".into());
+    } else {
+        lines.push(format!("  \"fixtures\": {{\n{}\n  }}", roles.join(",\n")));
+    }
     format!("{{\n{}\n}}\n", lines.join(",\n"))
 }
 
@@ -185,14 +189,17 @@ pub struct Unlocked {
 
 /// Which of `cases` (server cases over `transport` that call fixtures) run with `mapped`,
 /// and with the fixtures a run without a target file finds among `tools`, by what the
-/// server declared of its tools at `version` (the version init's session spoke).
+/// server declared at `version` (the version init's session spoke): of its tools, and in
+/// `opening` (its answer to the session's opening) of its capabilities.
 pub fn unlocked(
     cases: &[Case],
     transport: TransportKind,
     mapped: &Fixtures,
     tools: &[Tool],
     version: &str,
+    opening: &Value,
 ) -> Unlocked {
+    let stateless = crate::era::ProtocolVersion::parse(version).is_some_and(|v| !v.has_handshake());
     let mut discovered = discovery::fixtures_of(tools);
     discovered.listed = mapped.listed.clone();
     let mut unlocked = Unlocked {
@@ -205,7 +212,16 @@ pub fn unlocked(
         unlocked.calling += 1;
         // At init's version where the case covers it; else at the case's newest, of which
         // init saw no listing.
-        let version = match case.versions.iter().any(|v| v == version) {
+        let at_init = case.versions.iter().any(|v| v == version);
+        // What the server declared in init's opening decides a case at init's version first.
+        let unmet = at_init
+            .then(|| case.needs.iter().find_map(|n| n.unmet(opening, stateless)))
+            .flatten();
+        if let Some(why) = unmet {
+            unlocked.locked.push((case.id.clone(), why));
+            continue;
+        }
+        let version = match at_init {
             true => version,
             false => case.versions.last().map_or(version, String::as_str),
         };

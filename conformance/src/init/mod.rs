@@ -145,6 +145,8 @@ pub struct Inspection {
     pub identity: Option<Identity>,
     /// The protocol version of the session.
     pub version: ProtocolVersion,
+    /// The server's answer to the session's opening: what it declared.
+    pub opening: Value,
     /// Its tools.
     pub tools: Vec<Tool>,
     /// One per role, in [`CHECK_ORDER`], then the task roles the server lists a tool for, then
@@ -239,7 +241,7 @@ pub async fn inspect<S: Start>(
         roles.push(draft);
     }
     for role in TASK_ROLES {
-        let draft = task_role(role, &tools);
+        let draft = task_role(role, &tools, &ask.tries);
         if !draft.tried.is_empty() {
             seen(Seen::Role(&draft));
             roles.push(draft);
@@ -280,6 +282,7 @@ pub async fn inspect<S: Start>(
     Ok(Inspection {
         identity: session.identity,
         version,
+        opening: session.opening,
         tools,
         roles,
     })
@@ -307,33 +310,78 @@ async fn stateless_task_work<S: Start>(start: &S, ask: &Ask) -> Option<RoleDraft
     draft
 }
 
-/// A task role (`work_required`): played by the tool of its name that lists the task support
-/// the role is named for, as discovery finds it. Never called: its only plain call is one the
-/// server must refuse, and a task is the cases' business.
-fn task_role(role: &'static str, tools: &[Tool]) -> RoleDraft {
-    let tried: Vec<Tried> = tools
+/// A task role (`work_required`): the tool of its name whose listing declares the task
+/// support the role is named for, as discovery finds it; else any tool whose
+/// `execution.taskSupport` is `"required"`, with placeholder arguments for what it requires.
+/// Never called by init: its only plain call is one the server must refuse, and a task is
+/// the cases' business. But the case calls it plainly, and a server that wrongly ran it
+/// would run it for real: a tool not annotated read-only is mapped only when named with
+/// `--try`.
+fn task_role(role: &'static str, tools: &[Tool], tries: &[String]) -> RoleDraft {
+    let named = tools
         .iter()
         .filter(|t| t.name == role && discovery::fits(t, role))
-        .take(1)
-        .map(|tool| Tried {
-            candidate: Candidate::of(
-                role,
-                tool,
-                None,
-                format!("named `{role}`, with `execution.taskSupport: \"required\"` in tools/list"),
-            ),
-            verdict: Verdict::Passed {
-                checked: "its listing (a task role is not called)".into(),
-                progress: true,
-            },
+        .map(|tool| {
+            let why =
+                format!("named `{role}`, with `execution.taskSupport: \"required\"` in tools/list");
+            (Candidate::of(role, tool, None, why), tool)
+        });
+    let requiring = tools
+        .iter()
+        .filter(|t| t.name != role && t.task_support.as_deref() == Some("required"))
+        .map(|tool| {
+            let why = "`execution.taskSupport: \"required\"` in tools/list".to_string();
+            (Candidate::of(role, tool, placeholders(tool), why), tool)
+        });
+    let tried: Vec<Tried> = named
+        .chain(requiring)
+        .take(propose::MAX_PER_ROLE)
+        .map(|(candidate, tool)| {
+            let verdict = if tool.read_only || tries.contains(&tool.name) {
+                Verdict::Passed {
+                    checked: "its listing (a task role is not called)".into(),
+                    progress: true,
+                }
+            } else {
+                Verdict::Unchecked(format!(
+                    "`{}` is not annotated read-only (`readOnlyHint`): the case calls it plainly, expecting a refusal, and a server that ran it anyway could change things; `--try {}` maps it",
+                    tool.name, tool.name
+                ))
+            };
+            Tried { candidate, verdict }
         })
         .collect();
-    let chosen = (!tried.is_empty()).then_some(0);
+    let chosen = tried
+        .iter()
+        .position(|t| matches!(t.verdict, Verdict::Passed { .. }));
     RoleDraft {
         role,
         tried,
         chosen,
     }
+}
+
+/// Arguments for what `tool`'s input schema requires, a placeholder of each one's type
+/// (`None` when it requires nothing): enough for a call the server must refuse.
+fn placeholders(tool: &Tool) -> Option<Value> {
+    let required = tool.required();
+    if required.is_empty() {
+        return None;
+    }
+    let arguments: serde_json::Map<String, Value> = required
+        .iter()
+        .map(|name| {
+            let value = match tool.argument_type(name) {
+                Some("integer" | "number") => Value::from(1),
+                Some("boolean") => Value::Bool(false),
+                Some("array") => Value::Array(vec![]),
+                Some("object") => Value::Object(Default::default()),
+                _ => Value::from("conformance"),
+            };
+            (name.to_string(), value)
+        })
+        .collect();
+    Some(Value::Object(arguments))
 }
 
 /// Considers a role's candidates in order until one passes its check. `work` prefers a

@@ -29,7 +29,7 @@ use serde_json::{json, Value};
 use timed::{long_running, sleep_like};
 
 /// The most candidates proposed for one role.
-const MAX_PER_ROLE: usize = 4;
+pub(super) const MAX_PER_ROLE: usize = 4;
 
 /// What `ping` answers in the fixture profile; an echo plays it with this text.
 pub const PING_TEXT: &str = "Server: still available";

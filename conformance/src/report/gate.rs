@@ -125,6 +125,16 @@ pub fn headline(report: &Report) -> String {
                 .collect();
             (!observed.is_empty()).then(|| format!("observed: {}", observed.join("; ")))
         })
+        // A note about the machine (a busy one stretched the waits) says nothing of the target.
+        .or_else(|| {
+            let about_target = report.findings.iter().find(|f| f.kind != FindingKind::Limit);
+            about_target.map(|f| f.message.clone())
+        })
+        .or_else(|| {
+            (report.outcome == Outcome::Info).then(|| {
+                "recorded, no verdict: the transcript shows which of the allowed behaviours the target chose".to_string()
+            })
+        })
         .or_else(|| report.findings.first().map(|f| f.message.clone()))
         .unwrap_or_default()
 }
