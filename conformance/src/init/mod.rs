@@ -260,9 +260,10 @@ pub async fn inspect<S: Start>(
         }
     }
     session.io.shutdown(Duration::from_millis(500)).await;
-    let mapped = |r: &RoleDraft| r.role == "task_work" && r.chosen.is_some();
+    // A server whose handshake-era session hints at tasks it does not offer there may offer
+    // them through the 2026 extension (one that offers them there was asked already).
     if version.has_handshake()
-        && !roles.iter().any(mapped)
+        && !tasks::offered(&session)
         && tasks::hinted(&session.opening, &tools)
     {
         if let Some(draft) = stateless_task_work(start, ask).await {
