@@ -80,7 +80,7 @@ fn message_of(step: &Step) -> Option<Value> {
 
 /// `text` with each `{$name}` replaced by `0`, so that a line with one where a number goes
 /// still reads as JSON (`"id":{$i}`), and ids read the same wherever they are written.
-fn placeholders_as_zero(text: &str) -> String {
+pub(super) fn placeholders_as_zero(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("{$") {

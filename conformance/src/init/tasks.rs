@@ -77,8 +77,12 @@ pub fn candidates(
             PassedOver::default(),
         );
     }
-    let runs_as_task =
-        |t: &Tool| matches!(t.task_support.as_deref(), Some("optional" | "required"));
+    let runs_as_task = |t: &Tool| {
+        let declared = crate::fixtures::Declared {
+            task_support: t.task_support.clone(),
+        };
+        declared.runs_as_task()
+    };
     let task_tools: Vec<Tool> = tools.iter().filter(|t| runs_as_task(t)).cloned().collect();
     let found: Vec<Candidate> = propose::candidates(base, &task_tools)
         .into_iter()

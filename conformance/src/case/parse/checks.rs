@@ -153,7 +153,8 @@ pub(super) fn check_task_calls(p: &Parser, case: &Case, steps: &[Step]) -> Resul
         let StepKind::Send(text) = &step.kind else {
             continue;
         };
-        let Ok(message) = serde_json::from_str::<Value>(&text.replace("{$", "{")) else {
+        let text = super::super::deviation::placeholders_as_zero(text);
+        let Ok(message) = serde_json::from_str::<Value>(&text) else {
             continue;
         };
         let Some(params) = message.get("params") else {

@@ -73,6 +73,15 @@ fn a_role_called_as_a_task_says_so_in_its_fixtures() {
         &format!("{head}@fixtures echo:no-task\n{declared}\n")
     )
     .is_ok());
+    let looped =
+        r#"> {"jsonrpc":"2.0","id":{$i},"method":"tools/call","params":{"name":"work","task":{}}}"#;
+    let e = error_of(&format!(
+        "{head}@fixtures work\n! repeat 2\n{looped}\n! end\n"
+    ));
+    assert!(
+        e.message.contains("`work:task`"),
+        "an unquoted `{{$i}}` id too: {e}"
+    );
     let e = error_of(&format!("{head}@fixtures work:tasks\n{task}\n"));
     assert_eq!(e.line, 5);
     assert!(e.message.contains("`tasks` is no qualifier"), "{e}");
