@@ -34,6 +34,18 @@ pub enum ListError {
     /// The answer has no `tools` array (shown short).
     #[error("tools/list was answered without a `tools` array: {0}")]
     NoToolsArray(String),
+    /// The server declared no `tools` capability in its opening: a client may use only what
+    /// was negotiated, so the harness neither lists nor calls its tools.
+    #[error("the server declared no `tools` capability in its opening, so the harness does not list or call tools")]
+    Undeclared,
+}
+
+/// Whether the answer to a session's opening (`initialize`, or `server/discover` in
+/// 2026-07-28) declares the `tools` capability: only then may a client list or call tools.
+pub fn declares_tools(opening: &Value) -> bool {
+    opening
+        .pointer("/result/capabilities/tools")
+        .is_some_and(Value::is_object)
 }
 
 /// One tool as `tools/list` describes it.
@@ -170,6 +182,11 @@ pub fn fixtures_for(
         }
         found
     });
+    fixtures.undeclared = listings
+        .iter()
+        .filter(|(_, listed)| listed == &Err(ListError::Undeclared))
+        .map(|(version, _)| version.clone())
+        .collect();
     fixtures.listed = listings
         .iter()
         .filter_map(|(version, listed)| Some((version.clone(), declared_of(listed.as_ref().ok()?))))
@@ -327,6 +344,32 @@ async fn ask<T: Transport>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tools_are_listed_only_where_the_opening_declared_them() {
+        let initialize = json!({"result": {"capabilities": {"tools": {}}}});
+        let discover = json!({"result": {"capabilities": {"tools": {"listChanged": true}}}});
+        assert!(declares_tools(&initialize) && declares_tools(&discover));
+        assert!(!declares_tools(
+            &json!({"result": {"capabilities": {"prompts": {}}}})
+        ));
+        assert!(!declares_tools(&json!({"error": {"code": -32601}})));
+        // A version whose opening declared none plays no role, whatever the file maps.
+        let mut file = Fixtures::default();
+        file.roles.insert(
+            "echo".into(),
+            Some(Mapping {
+                tool: "say".into(),
+                arguments: None,
+                progress: true,
+            }),
+        );
+        let listings = [("2025-11-25".to_string(), Err(ListError::Undeclared))];
+        let fixtures = fixtures_for(Some(file), &listings);
+        let why = fixtures.lacks("echo", "2025-11-25").unwrap();
+        assert!(why.contains("declares no `tools` capability"), "{why}");
+        assert_eq!(fixtures.lacks("echo", "2026-07-28"), None);
+    }
 
     fn tool(entry: Value) -> Tool {
         Tool::of(&entry).expect("a tool")

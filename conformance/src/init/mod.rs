@@ -169,6 +169,7 @@ impl Inspection {
                 discovery::declared_of(&self.tools),
             )]
             .into(),
+            undeclared: vec![],
         }
     }
 }
@@ -193,6 +194,10 @@ pub async fn inspect<S: Start>(
     let mut session = session::open(start, ask.startup).await?;
     seen(Seen::Opened(session.identity.as_ref(), session.version));
     let version = session.version;
+    if !discovery::declares_tools(&session.opening) {
+        session.io.shutdown(Duration::ZERO).await;
+        return Err(InspectError::ListTools(discovery::ListError::Undeclared));
+    }
     let listed = discovery::list_tools(
         &mut session.io,
         false,
@@ -295,6 +300,10 @@ pub async fn inspect<S: Start>(
 /// declared. `None` when the server does not speak 2026-07-28 or offers no tasks there.
 async fn stateless_task_work<S: Start>(start: &S, ask: &Ask) -> Option<RoleDraft> {
     let mut session = session::discover(start, ask.startup).await.ok()?;
+    if !discovery::declares_tools(&session.opening) {
+        session.io.shutdown(Duration::ZERO).await;
+        return None;
+    }
     let version = session.version;
     let stamp = |r: &mut Value| {
         version.stamp(r);

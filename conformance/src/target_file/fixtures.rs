@@ -56,5 +56,6 @@ pub(super) fn parse_fixtures(map: &Map<String, Value>) -> Result<Fixtures, FileE
         roles,
         source: crate::fixtures::Source::TargetFile,
         listed: Default::default(),
+        undeclared: vec![],
     })
 }

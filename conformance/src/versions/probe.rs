@@ -37,7 +37,10 @@ pub async fn probe<T: Transport>(mut io: T, version: &str, wait: Duration) -> Pr
     let stateless = ProtocolVersion::parse(version).is_some_and(|v| !v.has_handshake());
     let found = ask(&mut io, version, stateless, wait).await;
     let answered_with_result = found.as_ref().is_ok_and(|a| a.get("result").is_some());
-    let tools = if answered_with_result {
+    let declares_tools = found.as_ref().is_ok_and(crate::discovery::declares_tools);
+    let tools = if answered_with_result && !declares_tools {
+        Some(Err(crate::discovery::ListError::Undeclared))
+    } else if answered_with_result {
         let version = ProtocolVersion::parse(version);
         let stamp = |request: &mut Value| {
             if let Some(v) = version {

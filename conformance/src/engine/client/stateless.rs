@@ -17,6 +17,7 @@
 //! version and the transport call for.
 
 use super::ClientTarget;
+use crate::case::TASKS_EXTENSION;
 use crate::engine::Engine;
 use crate::era::{ProtocolVersion, MODERN_ERRORS, STATELESS_VERSION, UNSUPPORTED_VERSION};
 use crate::outcome::{FindingKind, Severity};
@@ -49,15 +50,33 @@ pub struct StatelessSide {
 }
 
 /// The answer of a server of 2026-07-28 to `server/discover`.
-pub(crate) fn discover_result(id: &Value) -> Value {
+pub(crate) fn discover_result(id: &Value, makes_tasks: bool) -> Value {
     let mut answer = json!({"jsonrpc": "2.0", "id": id, "result": {
         "supportedVersions": [STATELESS_VERSION],
         "capabilities": {"tools": {}},
         "ttlMs": 0,
         "cacheScope": "public",
     }});
+    // A server may answer with a task only where it declared the tasks extension.
+    if makes_tasks {
+        answer["result"]["capabilities"]["extensions"] = json!({ TASKS_EXTENSION: {} });
+    }
     ProtocolVersion::V2026_07_28.stamp_result(&mut answer);
     answer
+}
+
+/// Whether a client case's lines answer a request with a task (`resultType: "task"`): the
+/// harness's 2026-07-28 server then declares the tasks extension.
+fn makes_tasks(case: &crate::case::Case) -> bool {
+    fn answers_with_task(steps: &[crate::case::Step]) -> bool {
+        steps.iter().any(|step| match &step.kind {
+            crate::case::StepKind::Send(text) => {
+                text.contains(r#""resultType":"task""#) && !text.contains(r#""method""#)
+            }
+            kind => kind.inner().is_some_and(answers_with_task),
+        })
+    }
+    answers_with_task(&case.steps)
 }
 
 /// `-32022`: the server does not speak the version `requested` (LIF-12).
@@ -85,7 +104,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             params.and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1protocolVersion"));
         match (method, stamped) {
             (_, Some(version)) if version != STATELESS_VERSION => Some(unsupported(id, version)),
-            ("server/discover", _) => Some(discover_result(id)),
+            ("server/discover", _) => Some(discover_result(id, makes_tasks(self.played.case()))),
             // A cacheable result of the era: it says how long it may be kept (ttlMs, cacheScope).
             ("tools/list", _) => {
                 let mut list = super::tool_list();
