@@ -502,13 +502,14 @@ fn interrupted_by(signal: i32) {
         "trap '' TERM INT HUP; echo $$ >> {pids}; \
          (setsid sh -c 'echo $$ >> {pids}; exec sleep 300' </dev/null >/dev/null 2>&1 &); \
          read line; id=$(echo \"$line\" | sed -n 's/.*\"id\":\\(\"[^\"]*\"\\).*/\\1/p'); \
-         echo '{{\"jsonrpc\":\"2.0\",\"id\":'\"$id\"',\"result\":{{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{{}},\"serverInfo\":{{\"name\":\"stuck\",\"version\":\"0\"}}}}}}'; \
+         echo '{{\"jsonrpc\":\"2.0\",\"id\":'\"$id\"',\"result\":{{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{{\"tools\":{{}}}},\"serverInfo\":{{\"name\":\"stuck\",\"version\":\"0\"}}}}}}'; \
          exec sleep 300",
         pids = pids.display()
     );
     let out = dir.path().join("out");
     let err = dir.path().join("err");
-    // A target file says it plays every role, so every `cancel` case starts it.
+    // A target file says it plays every role, and its opening declares tools (the harness
+    // calls no tool of a server that declares none), so every `cancel` case starts it.
     let roles: serde_json::Map<String, serde_json::Value> =
         ["work", "ping", "echo", "sleep", "ticker", "cancellations"]
             .iter()
