@@ -167,19 +167,20 @@ fn the_reference_server_gets_exactly_the_fixture_mapping_and_passes_with_it() {
     assert!(summary.contains(" passed, 0 failed"), "{summary}");
 }
 
+/// `init` on the fake server in `mode`: what it printed, and the fixtures it wrote.
+fn drafted(file: &Path, log: &Path, mode: &str) -> (String, Value) {
+    let output = init_fake(file, log, &[], &[mode]);
+    let stdout = text(&output.stdout);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    (stdout, fixtures_of(file))
+}
+
 #[test]
 fn only_a_tool_that_runs_as_a_task_plays_a_task_role() {
     let dir = TempDir::new("tasks");
     let (file, log) = (dir.join("t.json"), dir.join("calls.log"));
-    let output = init_fake(&file, &log, &[], &["tasks"]);
-    let stdout = text(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{stdout}{}",
-        text(&output.stderr)
-    );
-    let fixtures = fixtures_of(&file);
+    let (stdout, fixtures) = drafted(&file, &log, "tasks");
     assert_eq!(fixtures["task_work"]["tool"], "job", "{stdout}");
     let note = fixtures["task_work"]["note"].as_str().unwrap_or_default();
     assert!(
@@ -211,15 +212,7 @@ fn only_a_tool_that_runs_as_a_task_plays_a_task_role() {
 fn a_server_with_the_2026_tasks_extension_gets_task_work_checked_at_2026() {
     let dir = TempDir::new("tasks-ext");
     let (file, log) = (dir.join("t.json"), dir.join("calls.log"));
-    let output = init_fake(&file, &log, &[], &["tasks-ext"]);
-    let stdout = text(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{stdout}{}",
-        text(&output.stderr)
-    );
-    let fixtures = fixtures_of(&file);
+    let (stdout, fixtures) = drafted(&file, &log, "tasks-ext");
     assert_eq!(fixtures["task_work"]["tool"], "job", "{stdout}");
     let note = fixtures["task_work"]["note"].as_str().unwrap_or_default();
     assert!(note.contains("called as a task at 2026-07-28"), "{note}");
