@@ -28,6 +28,10 @@ pub enum StartError {
     /// The thread that keeps a server shared by many cases ended before the server started.
     #[error("the thread of a shared server ended")]
     SharedServerThread,
+    /// The worker thread that was to run the case stopped before it did (a bug: it
+    /// panicked).
+    #[error("the worker running this case stopped")]
+    WorkerStopped,
     /// A version probe's task ended abnormally.
     #[error("a version probe failed: {0}")]
     Probe(#[source] tokio::task::JoinError),
@@ -65,29 +69,6 @@ pub struct BaselineError {
     /// What the operating system said.
     #[source]
     pub source: std::io::Error,
-}
-
-/// A JSON report that cannot be read back.
-#[derive(Debug, thiserror::Error)]
-pub enum ReportError {
-    /// The file cannot be read.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file, as given.
-        path: String,
-        /// What the operating system said.
-        #[source]
-        source: std::io::Error,
-    },
-    /// It is no report this harness reads (not JSON, another schema version, …): says which.
-    #[error("{path}: {reason}")]
-    Invalid {
-        /// The file, as given.
-        path: String,
-        /// What is wrong with it, and what to do.
-        #[source]
-        reason: crate::report::json::InvalidReport,
-    },
 }
 
 /// Blessing was asked for where it is refused.

@@ -6,7 +6,7 @@
 pub mod expect;
 
 use crate::case::{Case, Role};
-use crate::engine::Report;
+use crate::case_report::Report;
 use crate::error::{BlessRefused, BrokenCases};
 use crate::outcome::Outcome;
 use crate::report::{self, gate};

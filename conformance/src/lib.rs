@@ -17,8 +17,9 @@
 //! - [`load`]: how busy the machine is, to stretch waits fairly.
 //! - [`fixtures`], [`target_file`]: the fixture profile and how third-party servers map it;
 //!   [`discovery`] and [`init`]: which of a server's tools play it, found and checked.
-//! - [`outcome`], [`transcript`], [`report`]: verdicts, what was exchanged, and how both are
-//!   explained and gated.
+//! - [`exchange`]: what travels between the harness and a target, as data.
+//! - [`outcome`], [`transcript`], [`case_report`], [`report`]: verdicts, what was exchanged,
+//!   what one case's run produced, and how all of it is explained and gated.
 //! - [`suite`], [`baseline`], [`runner`], [`harness`]: finding cases, known failures, running
 //!   many at once, and the glue for test binaries; [`spoken`]: asking a server which
 //!   versions it speaks; [`interrupt`]: leaving nothing behind when interrupted.
@@ -27,11 +28,13 @@
 
 pub mod baseline;
 pub mod case;
+pub mod case_report;
 pub mod client_versions;
 pub mod discovery;
 pub mod engine;
 pub mod era;
 pub mod error;
+pub mod exchange;
 pub mod fixtures;
 pub mod harness;
 pub mod init;

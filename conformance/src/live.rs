@@ -5,7 +5,7 @@
 
 use crate::console::{paint, say};
 use conformance::case::Case;
-use conformance::report::gate::CaseResult;
+use conformance::case_report::CaseResult;
 use conformance::versions::Unit;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;

@@ -3,10 +3,12 @@
 //! outcome differs from run to run). The cases that wait longest start first.
 
 use crate::case::{Case, Step, StepKind};
+use crate::case_report::CaseResult;
+use crate::case_report::Report;
 use crate::engine::server::Connect;
-use crate::engine::{Options, Report};
+use crate::engine::Options;
+use crate::error::StartError;
 use crate::pattern::Captures;
-use crate::report::gate::CaseResult;
 use crate::share;
 use crate::versions::Unit;
 use std::sync::{mpsc, Mutex};
@@ -138,7 +140,13 @@ pub fn execute_each<C: Sync>(
                     Ok(rt) => rt,
                     Err(e) => {
                         while let Some(i) = queue.lock().unwrap_or_else(|p| p.into_inner()).next() {
-                            let _ = tx.send((i, Err(format!("cannot start a tokio runtime: {e}"))));
+                            let _ = tx.send((
+                                i,
+                                Err(StartError::Runtime(std::io::Error::new(
+                                    e.kind(),
+                                    e.to_string(),
+                                ))),
+                            ));
                         }
                         return;
                     }
@@ -160,8 +168,7 @@ pub fn execute_each<C: Sync>(
         }
         let mut results: Vec<Vec<CaseResult>> = (0..cases.len()).map(|_| vec![]).collect();
         for (i, slot) in slots.into_iter().enumerate() {
-            results[i % cases.len()]
-                .push(slot.unwrap_or_else(|| Err("the worker running this case stopped".into())));
+            results[i % cases.len()].push(slot.unwrap_or_else(|| Err(StartError::WorkerStopped)));
         }
         results
     })

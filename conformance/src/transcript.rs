@@ -3,9 +3,9 @@
 //! It is kept for every run, rendered in the case format (so a dump reads like a case and can
 //! seed a new one), and is the "actual" side of every diff.
 
+use crate::exchange::Channel;
+use crate::exchange::TargetLog;
 use crate::pattern::{self, canonical, Captures};
-use crate::transport::process::TargetLog;
-use crate::transport::Channel;
 use std::fmt::Write as _;
 use std::time::Duration;
 

@@ -18,8 +18,9 @@ mod broken_stateless;
 mod broken_tasks;
 
 use conformance::case::{Case, Role, TransportKind};
+use conformance::case_report::Report;
 use conformance::engine::client::{run_client_case, ClientTransport};
-use conformance::engine::{Options, Report};
+use conformance::engine::Options;
 use conformance::harness;
 use conformance::harness::expect::{Expect, Run};
 use conformance::outcome::{Outcome, Severity};

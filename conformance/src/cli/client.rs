@@ -7,10 +7,11 @@ use crate::args::{ClientArgs, RunArgs};
 use crate::finish::{finish, Finished};
 use crate::live::Live;
 use conformance::case::{Case, Role, TransportKind};
+use conformance::case_report::CaseResult;
+use conformance::case_report::Report;
 use conformance::engine::client::{never_reached, run_client_case, ClientTransport};
-use conformance::engine::{Options, Report};
+use conformance::engine::Options;
 use conformance::outcome::Outcome;
-use conformance::report::gate::CaseResult;
 use conformance::transport::process::{display_argv, Launch};
 use conformance::versions::{Choice, Spoken, Unit};
 use conformance::{client_versions, harness, runner};
@@ -54,9 +55,7 @@ pub(super) fn client(args: ClientArgs) -> ExitCode {
             protocol_version: unit.version.clone(),
             ..options.clone()
         };
-        runtime
-            .block_on(run_client_case(case, &launch, &transport, &options))
-            .map_err(|e| e.to_string())
+        runtime.block_on(run_client_case(case, &launch, &transport, &options))
     };
     let tried = if named {
         None

@@ -33,12 +33,11 @@ pub use parts::budget::{KEEP_BYTES, KEEP_ENTRIES};
 pub use side::Side;
 
 use crate::case::Case;
+use crate::case_report::Report;
 use crate::era::ProtocolVersion;
 use crate::fixtures::Fixtures;
-use crate::outcome::{Finding, FindingKind, Outcome, Severity};
+use crate::outcome::{FindingKind, Outcome, Severity};
 use crate::requirement::Req;
-use crate::transcript::Entry;
-use crate::transport::process::TargetLog;
 use crate::transport::Transport;
 use ledger::Ledger;
 use parts::clock::Clock;
@@ -78,64 +77,6 @@ impl Default for Options {
             reply_timeout: Duration::from_secs(2),
             startup_timeout: Duration::from_secs(15),
             fixtures: None,
-        }
-    }
-}
-
-/// Everything a run of one case produced.
-#[derive(Debug, Clone)]
-pub struct Report {
-    /// The verdict.
-    pub outcome: Outcome,
-    /// Why, finding by finding, in the order noticed.
-    pub findings: Vec<Finding>,
-    /// Why the case was skipped, when it was.
-    pub skip_reason: Option<String>,
-    /// What was exchanged.
-    pub transcript: Vec<Entry>,
-    /// The target's stderr and the harness's notes about it, bounded.
-    pub log: TargetLog,
-    /// The expected side of the diff: the case's lines as carried out.
-    pub expected: Vec<String>,
-    /// Replacements for expected lines that did not match, for blessing: (line, new text).
-    pub bless: Vec<(usize, String)>,
-    /// The protocol version the run used.
-    pub version: Option<String>,
-    /// Wall time of the run.
-    pub duration: Duration,
-    /// The most the run's waits were stretched for a busy machine (1.0 when calm).
-    pub stretched: f64,
-    /// How the target was started, for reports.
-    pub target: String,
-    /// Whether the case ran on a target of its own or on one it shared.
-    pub placement: crate::share::Placement,
-    /// Whether the harness's own opening of the session (`initialize`, `server/discover`)
-    /// completed: a case skipped before that was skipped on what the target answered to it.
-    pub opened: bool,
-    /// For a case that went on in a session an earlier case opened: the messages that opened
-    /// it (what the harness sent, what the target answered), which this case's transcript
-    /// does not hold. Empty when the case opened its own.
-    pub shared_opening: Vec<serde_json::Value>,
-}
-
-impl Report {
-    /// The report of a case that was not run.
-    pub fn skipped(reason: String, target: String) -> Report {
-        Report {
-            outcome: Outcome::Skip,
-            findings: vec![],
-            skip_reason: Some(reason),
-            transcript: vec![],
-            log: TargetLog::default(),
-            expected: vec![],
-            bless: vec![],
-            version: None,
-            duration: Duration::ZERO,
-            stretched: 1.0,
-            target,
-            placement: Default::default(),
-            opened: false,
-            shared_opening: vec![],
         }
     }
 }

@@ -185,7 +185,7 @@ impl Expect {
 
     /// The run ends faster than `limit` on a calm machine; on a busy one the limit stretches
     /// as the harness stretches its waits ([`crate::load::stretch`]) now or as the run
-    /// stretched them at their most ([`crate::engine::Report::stretched`]), calm or loaded.
+    /// stretched them at their most ([`crate::case_report::Report::stretched`]), calm or loaded.
     pub fn within(mut self, limit: Duration) -> Expect {
         self.within = Some(Bound::Stretched(limit));
         self

@@ -4,13 +4,15 @@
 
 use crate::baseline::Baseline;
 use crate::case::Case;
+use crate::case_report::CaseResult;
+use crate::case_report::Report;
 use crate::engine::server::{run_case, Connect};
-use crate::engine::{Options, Report};
+use crate::engine::Options;
 use crate::error::StartError;
 use crate::outcome::Outcome;
 use crate::pattern::Captures;
 use crate::report::dump;
-use crate::report::gate::{self, BaselineState, CaseResult, Gate, Verdict};
+use crate::report::gate::{self, BaselineState, Gate, Verdict};
 use crate::versions::{self, Choice, Spoken, Unit};
 use crate::{runner, spoken, suite};
 use libtest_mimic::{Completion, Failed};
@@ -102,7 +104,7 @@ impl Shared {
             Err(ignored) => return Ok(ignored),
         };
         let result = self.run(case, &unit, spoken)?;
-        let report = result.as_ref().map_err(|e| Failed::from(e.clone()))?;
+        let report = result.as_ref().map_err(|e| Failed::from(e.to_string()))?;
         if let Some(dir) = &self.wishes.dump {
             dump::dump(dir, case, report, version)
                 .map_err(|e| format!("cannot write the dump into {}: {e}", dir.display()))?;
@@ -189,9 +191,7 @@ impl Shared {
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
-        Ok(runtime
-            .block_on(run_case(case, &self.connect, &options))
-            .map_err(|e| e.to_string()))
+        Ok(runtime.block_on(run_case(case, &self.connect, &options)))
     }
 
     /// What a verdict that was not a skip means for the test: blessed, an expected failure

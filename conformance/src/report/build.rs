@@ -2,7 +2,7 @@
 //! from each case's report its findings, diff, stderr, transcript (with the cancels marked)
 //! and timings; plus who the target said it was and when the run took place.
 
-use super::gate::{CaseResult, Verdict};
+use super::gate::Verdict;
 use super::json::{
     CaseReport, FindingReport, Harness, RunReport, Stderr, StderrLine, Summary, Target,
     TranscriptEntry, SCHEMA_VERSION,
@@ -10,7 +10,8 @@ use super::json::{
 use super::timeline::{self, Mark};
 use super::timing::{self, ms};
 use crate::case::{Case, Role};
-use crate::engine::Report;
+use crate::case_report::CaseResult;
+use crate::case_report::Report;
 use crate::era::{Era, ProtocolVersion, META_CLIENT_INFO, META_SERVER_INFO};
 use crate::outcome::{Outcome, Severity};
 use crate::transcript::{Direction, Entry};
@@ -209,14 +210,14 @@ fn with_report(mut out: CaseReport, case: &Case, report: &Report) -> CaseReport 
 }
 
 /// Where a case ran, as the report gives it.
-fn placement(placement: &crate::share::Placement) -> super::json::PlacementReport {
+fn placement(placement: &crate::case_report::Placement) -> super::json::PlacementReport {
     let process = placement.process();
     super::json::PlacementReport {
         mode: placement.mode().into(),
         process: process.map(|p| p.ordinal),
         pid: process.map(|p| p.pid),
         shared_outcome: match placement {
-            crate::share::Placement::Rerun(_, outcome) => Some(outcome.as_str().into()),
+            crate::case_report::Placement::Rerun(_, outcome) => Some(outcome.as_str().into()),
             _ => None,
         },
     }

@@ -2,7 +2,7 @@
 //! studied after a red CI run or seed a new case.
 
 use crate::case::{Case, Role};
-use crate::engine::Report;
+use crate::case_report::Report;
 use crate::transcript;
 use std::path::Path;
 

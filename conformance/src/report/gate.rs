@@ -5,11 +5,8 @@
 
 use crate::baseline::Baseline;
 use crate::case::Case;
-use crate::engine::Report;
+use crate::case_report::{CaseResult, Report};
 use crate::outcome::{FindingKind, Outcome, Severity};
-
-/// The result of one case: a report, or why the target could not even be started.
-pub type CaseResult = Result<Report, String>;
 
 /// What the user asked of the gate.
 #[derive(Debug, Clone, Copy, Default)]
@@ -201,7 +198,7 @@ pub fn verdict(case: &Case, result: &CaseResult, gate: &Gate, next: &str) -> Ver
     let report = match result {
         Ok(report) => report,
         Err(e) => {
-            verdict.message = e.clone();
+            verdict.message = e.to_string();
             verdict.broken = true;
             return verdict;
         }

@@ -6,7 +6,6 @@
 
 pub use super::gate::Summary;
 use super::timing::{CaseTimings, RunTimings};
-use crate::error::ReportError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -294,4 +293,27 @@ pub enum InvalidReport {
     /// A report of this schema version that does not follow it (the error says where).
     #[error("not a valid report: {0}")]
     Malformed(#[source] serde_json::Error),
+}
+
+/// A JSON report that cannot be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The file cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file, as given.
+        path: String,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It is no report this harness reads (not JSON, another schema version, …): says which.
+    #[error("{path}: {reason}")]
+    Invalid {
+        /// The file, as given.
+        path: String,
+        /// What is wrong with it, and what to do.
+        #[source]
+        reason: InvalidReport,
+    },
 }

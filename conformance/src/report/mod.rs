@@ -18,7 +18,7 @@ pub mod timeline;
 pub mod timing;
 
 use crate::case::Case;
-use crate::engine::Report;
+use crate::case_report::Report;
 use crate::outcome::{Finding, FindingKind, Outcome, Severity};
 use crate::pattern::canonical;
 use crate::transcript::{Direction, Entry};

@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::engine::ledger::SentRequest;
+use crate::exchange::Channel;
 use crate::rules::testing::{call, ms};
-use crate::transport::Channel;
 use serde_json::json;
 
 fn request(method: &str) -> ReceivedRequest {

@@ -12,10 +12,10 @@
 
 use crate::engine::client::http::NotFound;
 use crate::era::ProtocolVersion;
+use crate::exchange::ClientRequest;
 use crate::outcome::Severity;
 use crate::requirement::Req;
 use crate::rules::envelope::Problem;
-use crate::transport::http_server::ClientRequest;
 
 /// Whether an `Accept` header lists a media type.
 pub fn accepts(accept: Option<&str>, kind: &str) -> bool {

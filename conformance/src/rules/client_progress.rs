@@ -7,11 +7,11 @@
 //! era, returning findings; the engine applies them (`engine/client/message.rs`).
 
 use crate::engine::ledger::SentRequest;
+use crate::exchange::Channel;
 use crate::outcome::Severity;
 use crate::pattern::canonical;
 use crate::requirement::Req;
 use crate::rules::envelope::Problem;
-use crate::transport::Channel;
 use serde_json::Value;
 
 /// What is known when a client's progress notification arrives.

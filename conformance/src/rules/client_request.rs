@@ -118,7 +118,7 @@ pub fn handshake_order(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::Channel;
+    use crate::exchange::Channel;
     use serde_json::json;
 
     #[test]

@@ -22,11 +22,11 @@
 
 use crate::engine::ledger::ReceivedRequest;
 use crate::era::{META_CAPABILITIES, META_CLIENT_INFO, META_VERSION};
+use crate::exchange::ClientRequest;
 use crate::outcome::Severity;
 use crate::pattern::canonical;
 use crate::requirement::Req;
 use crate::rules::envelope::{short, Problem};
-use crate::transport::http_server::ClientRequest;
 use base64::Engine as _;
 use serde_json::Value;
 

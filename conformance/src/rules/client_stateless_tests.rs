@@ -2,7 +2,7 @@
 //! accept.
 
 use super::*;
-use crate::transport::Channel;
+use crate::exchange::Channel;
 use serde_json::json;
 
 fn earlier(method: &str, answered: bool, cancelled: bool) -> ReceivedRequest {

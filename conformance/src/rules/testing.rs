@@ -2,7 +2,7 @@
 
 use crate::engine::ledger::{CancelMark, Due, SentRequest};
 use crate::engine::waited::Waits;
-use crate::transport::Channel;
+use crate::exchange::Channel;
 use std::time::Duration;
 
 /// Milliseconds.
@@ -79,8 +79,8 @@ pub fn stream(opened: crate::engine::http::Opened) -> crate::engine::http::Strea
 }
 
 /// A response head of status `code` and content type `kind`.
-pub fn head(code: u16, kind: Option<&str>) -> crate::transport::Head {
-    crate::transport::Head {
+pub fn head(code: u16, kind: Option<&str>) -> crate::exchange::Head {
+    crate::exchange::Head {
         code,
         content_type: kind.map(str::to_string),
         session: None,
@@ -91,7 +91,7 @@ pub fn head(code: u16, kind: Option<&str>) -> crate::transport::Head {
 /// `stream` once its head `head` came.
 pub fn with_head(
     mut stream: crate::engine::http::Stream,
-    head: crate::transport::Head,
+    head: crate::exchange::Head,
 ) -> crate::engine::http::Stream {
     stream.head = Some((std::time::Instant::now(), head));
     stream

@@ -16,12 +16,14 @@
 //! it.
 
 use crate::case::Case;
+use crate::case_report::CaseResult;
+use crate::case_report::Report;
+use crate::case_report::{Placement, SharedProcess};
 use crate::engine::http::Streams;
 use crate::engine::server::{not_applicable, run_case, Connect, ServerTarget};
-use crate::engine::{Engine, Options, Report};
+use crate::engine::{Engine, Options};
 use crate::error::StartError;
 use crate::outcome::{Outcome, Severity};
-use crate::report::gate::CaseResult;
 use crate::transport::http::{Http, HttpTarget};
 use crate::transport::{Event, Transport};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,60 +34,6 @@ use wire::Renumbered;
 
 pub mod stdio;
 pub mod wire;
-
-/// Where a case ran.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Placement {
-    /// On a target started for it alone.
-    #[default]
-    Alone,
-    /// On a target other cases shared.
-    Shared(Process),
-    /// Shared first; it did not pass there (this outcome), so it was run again alone, and the
-    /// lone run is what is reported.
-    Rerun(Process, Outcome),
-}
-
-/// A shared server process: its number in the run (from 1) and its process id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Process {
-    /// Which shared process of the run, from 1 (a new one is started when one dies).
-    pub ordinal: u32,
-    /// Its process id, 0 when unknown.
-    pub pid: i32,
-}
-
-impl Placement {
-    /// `alone`, `shared` or `rerun`, for reports.
-    pub fn mode(&self) -> &'static str {
-        match self {
-            Placement::Alone => "alone",
-            Placement::Shared(_) => "shared",
-            Placement::Rerun(..) => "rerun",
-        }
-    }
-
-    /// The shared process the case ran on (first, for a rerun).
-    pub fn process(&self) -> Option<Process> {
-        match self {
-            Placement::Alone => None,
-            Placement::Shared(p) | Placement::Rerun(p, _) => Some(*p),
-        }
-    }
-
-    /// The short mark the console adds to a case's line (empty for a case that ran alone).
-    pub fn mark(&self) -> String {
-        match self {
-            Placement::Alone => String::new(),
-            Placement::Shared(p) => format!(" [shared #{}]", p.ordinal),
-            Placement::Rerun(p, outcome) => format!(
-                " [rerun alone: {} on shared #{}]",
-                outcome.as_str(),
-                p.ordinal
-            ),
-        }
-    }
-}
 
 /// Whether a case may share a target: it does not say `@fresh`.
 pub fn may_share(case: &Case) -> bool {
@@ -117,7 +65,7 @@ struct State {
 /// A server process started for many cases, kept on a thread of its own (its output is
 /// drained whatever the cases' workers do), ended when the pool is dropped.
 struct Server {
-    process: Process,
+    process: SharedProcess,
     endpoint: String,
     group: Option<i32>,
     dead: Arc<AtomicBool>,
@@ -212,7 +160,7 @@ impl Server {
             .recv()
             .map_err(|_| StartError::SharedServerThread)??;
         Ok(Server {
-            process: Process {
+            process: SharedProcess {
                 ordinal,
                 pid: group.unwrap_or(0),
             },
@@ -258,11 +206,7 @@ pub async fn run(
     options: &Options,
 ) -> CaseResult {
     let shown = connect.display();
-    let alone = || async {
-        run_case(case, connect, options)
-            .await
-            .map_err(|e| e.to_string())
-    };
+    let alone = || async { run_case(case, connect, options).await };
     let Some(pool) = pool.filter(|_| may_share(case)) else {
         return alone().await;
     };
@@ -271,7 +215,7 @@ pub async fn run(
     }
     let shared = match pool {
         Pool::Http(pool) => {
-            let server = pool.server().map_err(|e| e.to_string())?;
+            let server = pool.server()?;
             run_attached(case, &server, options, shown).await?
         }
         Pool::Stdio(pool) => match run_lent(case, pool, options, shown).await {
@@ -424,7 +368,7 @@ mod tests {
 
     #[test]
     fn placements_name_their_process() {
-        let p = Process {
+        let p = SharedProcess {
             ordinal: 2,
             pid: 77,
         };

@@ -11,7 +11,7 @@
 //! the server is never the next case's problem. The processes run on a runtime of the pool's
 //! own, so their output is read whichever worker borrows them, and between cases.
 
-use super::{Placement, Process};
+use crate::case_report::{Placement, SharedProcess};
 use crate::engine::server::{ServerTarget, SharedOpening};
 use crate::era::ProtocolVersion;
 use crate::error::StartError;
@@ -49,7 +49,7 @@ struct State {
 /// One shared process and its one session.
 pub struct Shared {
     stdio: Stdio,
-    process: Process,
+    process: SharedProcess,
     opening: SharedOpening,
 }
 
@@ -100,7 +100,7 @@ impl Pool {
                 let pid = stdio.process_group().unwrap_or(0);
                 Ok(Shared {
                     stdio,
-                    process: Process { ordinal, pid },
+                    process: SharedProcess { ordinal, pid },
                     opening: SharedOpening::default(),
                 })
             }
@@ -153,7 +153,7 @@ impl Drop for Pool {
 
 impl Shared {
     /// Which process it is.
-    pub fn process(&self) -> Process {
+    pub fn process(&self) -> SharedProcess {
         self.process
     }
 

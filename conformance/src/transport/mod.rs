@@ -32,6 +32,8 @@ pub mod reap;
 pub mod to_client;
 pub mod to_server;
 
+/// The data a transport produces lives in the model; re-exported where transports use it.
+pub use crate::exchange::{Channel, Head, StreamEnd};
 pub use to_client::{http_server, relay};
 pub use to_server::{http, http_headers, stdio};
 
@@ -39,45 +41,6 @@ use process::{Process, TargetLog};
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
-
-/// Where a message travelled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Channel {
-    /// The one ordered stream each way of a stdio connection.
-    #[default]
-    Stdio,
-    /// The n-th HTTP POST (from 1) and the response stream it opened.
-    Post(u32),
-    /// The n-th HTTP GET stream (from 1).
-    Get(u32),
-    /// The n-th HTTP DELETE of a session (from 1).
-    Delete(u32),
-    /// The stdio of the n-th server process a client started (from 2; the first is `Stdio`).
-    Process(u32),
-}
-
-impl Channel {
-    /// The stdio channel of the n-th server process a client started (from 1).
-    pub fn of_process(n: u32) -> Channel {
-        if n <= 1 {
-            Channel::Stdio
-        } else {
-            Channel::Process(n)
-        }
-    }
-}
-
-impl std::fmt::Display for Channel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Channel::Stdio => f.write_str("stdio"),
-            Channel::Post(n) => write!(f, "POST {n}"),
-            Channel::Get(n) => write!(f, "GET {n}"),
-            Channel::Delete(n) => write!(f, "DELETE {n}"),
-            Channel::Process(n) => write!(f, "stdio of server process {n}"),
-        }
-    }
-}
 
 /// What a client did to its connection with the harness's server: to the server process it
 /// started, as the relay saw it, or to an HTTP response stream.
@@ -151,61 +114,6 @@ pub enum Event {
     },
     /// What the harness's HTTP server saw of a request a client made (before its message).
     HttpRequest(Box<http_server::ClientRequest>),
-}
-
-/// The head of an HTTP response, as far as verdicts need it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Head {
-    /// The status code.
-    pub code: u16,
-    /// The `Content-Type`, lower case, without parameters.
-    pub content_type: Option<String>,
-    /// The raw bytes of the `Mcp-Session-Id` header, if any.
-    pub session: Option<Vec<u8>>,
-    /// Where a redirect points.
-    pub location: Option<String>,
-}
-
-impl Head {
-    /// `200 text/event-stream`, `202`, `403 text/plain`, `302 to /elsewhere`.
-    pub fn summary(&self) -> String {
-        let mut text = self.code.to_string();
-        if let Some(kind) = &self.content_type {
-            text.push(' ');
-            text.push_str(kind);
-        }
-        if let Some(location) = &self.location {
-            text.push_str(" to ");
-            text.push_str(location);
-        }
-        text
-    }
-}
-
-/// How a channel's stream ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StreamEnd {
-    /// The response ended normally.
-    Complete,
-    /// The harness closed it (a cancel by closing, or a disconnect).
-    Aborted,
-    /// The connection failed or broke; why.
-    Broken(String),
-    /// It carried more than the harness accepts (the limit, in bytes) and was cut.
-    TooLarge(usize),
-}
-
-impl std::fmt::Display for StreamEnd {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StreamEnd::Complete => f.write_str("ended"),
-            StreamEnd::Aborted => f.write_str("closed by the harness"),
-            StreamEnd::Broken(why) => write!(f, "broke: {why}"),
-            StreamEnd::TooLarge(limit) => {
-                write!(f, "cut after {} MiB, the harness's limit", limit >> 20)
-            }
-        }
-    }
 }
 
 /// Why a message could not be sent.

@@ -10,7 +10,7 @@
 use super::lines::{read_lines, Chunk};
 use super::reap;
 use super::Event;
-use std::collections::VecDeque;
+pub use crate::exchange::{TargetLog, LOG_KEPT};
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -29,8 +29,7 @@ pub const MAX_LINE: usize = 4 * 1024 * 1024;
 pub const UNREAD_BYTES: usize = 8 * 1024 * 1024;
 /// What an event counts against [`UNREAD_BYTES`] at the least.
 const EVENT_COST: usize = 128;
-/// How many stderr lines are kept for the transcript; older ones are counted, not kept.
-pub const LOG_KEPT: usize = 200;
+
 const STDERR_LINE_MAX: usize = 4096;
 
 /// How to start a process.
@@ -67,38 +66,6 @@ pub fn display_argv(argv: &[String]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// What the target printed on stderr, bounded (the last [`LOG_KEPT`] lines with their times;
-/// the count goes on), and what the harness noted about it on the way (relay events, adapter
-/// output), in the same timeline.
-#[derive(Debug, Default, Clone)]
-pub struct TargetLog {
-    /// Kept lines with the time since the target started.
-    pub lines: VecDeque<(Duration, String)>,
-    /// Every line seen, kept or not.
-    pub total: usize,
-}
-
-impl TargetLog {
-    /// Adds a line seen `at` after the start.
-    pub fn push(&mut self, at: Duration, line: String) {
-        self.total += 1;
-        if self.lines.len() == LOG_KEPT {
-            self.lines.pop_front();
-        }
-        self.lines.push_back((at, line));
-    }
-
-    /// The last `n` kept lines.
-    pub fn tail(&self, n: usize) -> Vec<String> {
-        let skip = self.lines.len().saturating_sub(n);
-        self.lines
-            .iter()
-            .skip(skip)
-            .map(|(_, l)| l.clone())
-            .collect()
-    }
 }
 
 /// Something the process did, stamped with when the harness saw it.

@@ -8,8 +8,9 @@
 #![allow(dead_code)]
 
 use conformance::case::{Case, Role};
+use conformance::case_report::Report;
 use conformance::engine::server::{run_http_server_case, run_server_case};
-use conformance::engine::{Options, Report};
+use conformance::engine::Options;
 use conformance::harness;
 use conformance::harness::expect::{Expect, Run};
 use conformance::transport::http::HttpTarget;

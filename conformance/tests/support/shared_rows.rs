@@ -108,9 +108,12 @@ fn play_at_once(
                         .enable_all()
                         .build()
                         .map_err(|e| e.to_string())?;
-                    let report =
-                        runtime.block_on(share::run(case, connect, Some(pool), options))?;
-                    if share::may_share(case) && report.placement == share::Placement::Alone {
+                    let report = runtime
+                        .block_on(share::run(case, connect, Some(pool), options))
+                        .map_err(|e| e.to_string())?;
+                    if share::may_share(case)
+                        && report.placement == conformance::case_report::Placement::Alone
+                    {
                         return Err(format!("{} may share, and ran alone", case.id));
                     }
                     let want = want.clone().on_shared_target();

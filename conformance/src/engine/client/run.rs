@@ -4,7 +4,8 @@
 
 use super::{ClientTarget, ENV_ACTIONS, ENV_CASE, ENV_VERSION};
 use crate::case::{Case, Step, StepKind, TransportKind};
-use crate::engine::{Engine, Options, Report};
+use crate::case_report::Report;
+use crate::engine::{Engine, Options};
 use crate::era::{Era, ProtocolVersion};
 use crate::error::StartError;
 use crate::transport::http_server::HttpServer;

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 const NEVER_REACHED: &str = "the client never reached the server";
 
 /// Whether a client case ended because the client never reached the harness's server.
-pub fn never_reached(report: &crate::engine::Report) -> bool {
+pub fn never_reached(report: &crate::case_report::Report) -> bool {
     report.findings.iter().any(|f| {
         f.severity == Severity::Fail
             && f.requirement() == Req::Std01.as_str()

@@ -2,7 +2,8 @@
 
 use super::{Bound, Expect, Wanted};
 use crate::case::{Case, Role};
-use crate::engine::{self, Report};
+use crate::case_report::Report;
+use crate::engine;
 use crate::outcome::{Finding, Outcome, Severity};
 use crate::report::{self, gate};
 use crate::{load, transcript};

@@ -20,11 +20,11 @@ pub use status::{status, StatusFacts};
 
 use crate::engine::http::Stream;
 use crate::engine::ledger::SentRequest;
+use crate::exchange::{Channel, StreamEnd};
 use crate::outcome::Severity;
 use crate::requirement::Req;
 use crate::rules::envelope::{short, Problem};
 use crate::transcript::Entry;
-use crate::transport::{Channel, StreamEnd};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::Duration;

@@ -5,10 +5,10 @@
 
 use crate::engine::http::{Opened, Stream};
 use crate::engine::ledger::SentRequest;
+use crate::exchange::{Channel, Head};
 use crate::outcome::Severity;
 use crate::requirement::Req;
 use crate::rules::envelope::Problem;
-use crate::transport::{Channel, Head};
 
 /// What is known when a channel's response head comes.
 #[derive(Debug, Clone, Copy)]

@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::engine::http::Opened;
+use crate::exchange::Head;
 use crate::rules::testing::{call, cancel, cancelled, head, ms, stream, with_head};
-use crate::transport::Head;
 use serde_json::json;
 
 const POST: Channel = Channel::Post(2);

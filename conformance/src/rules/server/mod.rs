@@ -112,7 +112,7 @@ pub fn stray_responses(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::Channel;
+    use crate::exchange::Channel;
     use std::time::Duration;
 
     fn v(text: &str) -> Option<ProtocolVersion> {

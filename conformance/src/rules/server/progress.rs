@@ -10,11 +10,11 @@ use super::{after_cancel_rule, after_cancel_severity};
 use crate::engine::ledger::{LateProgress, SentRequest};
 use crate::engine::waited::Waits;
 use crate::era::ProtocolVersion;
+use crate::exchange::Channel;
 use crate::outcome::Severity;
 use crate::pattern::canonical;
 use crate::requirement::Req;
 use crate::rules::envelope::Problem;
-use crate::transport::Channel;
 use serde_json::Value;
 use std::time::Duration;
 

@@ -24,6 +24,7 @@
 use super::http_serve::serve;
 use super::http_state::{Outlet, Shared};
 use crate::era::ProtocolVersion;
+pub use crate::exchange::ClientRequest;
 use crate::transport::process::{Launch, Process, TargetLog};
 use crate::transport::{Channel, Event, SendError, Transport};
 use axum::response::sse::Event as SseEvent;
@@ -38,45 +39,6 @@ use tokio::time::Instant as Deadline;
 pub const ENV_SERVER_URL: &str = "CONFORMANCE_SERVER_URL";
 /// How many connections one client may hold open at once; more are closed at once.
 pub const MAX_CONNECTIONS: usize = 32;
-
-/// What the harness's HTTP server saw of one request a client made, and what it answered.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ClientRequest {
-    /// The channel the request opened (`Post(n)`, `Get(n)`, `Delete(n)`).
-    pub channel: Option<Channel>,
-    /// `POST`, `GET`, `DELETE`, …
-    pub verb: String,
-    /// The path it was made to.
-    pub path: String,
-    /// The `Accept` header.
-    pub accept: Option<String>,
-    /// The `Mcp-Session-Id` header.
-    pub session: Option<String>,
-    /// The `MCP-Protocol-Version` header.
-    pub version: Option<String>,
-    /// The `Last-Event-ID` header.
-    pub last_event_id: Option<String>,
-    /// The `Mcp-Method` header (2026-07-28).
-    pub mcp_method: Option<String>,
-    /// The `Mcp-Name` header (2026-07-28), as sent (plain or `=?base64?…?=`).
-    pub mcp_name: Option<String>,
-    /// The JSON-RPC method a POST carried (`None` for a response or an unreadable body).
-    pub method: Option<String>,
-    /// Whether the POST carried a request (a method and an id).
-    pub is_request: bool,
-    /// The request's `_meta` protocol version (2026-07-28), as sent.
-    pub stamped: Option<Value>,
-    /// What `Mcp-Name` must mirror: `params.name` of `tools/call` and `prompts/get`,
-    /// `params.uri` of `resources/read`.
-    pub named: Option<String>,
-    /// The status the harness answered with.
-    pub status: u16,
-    /// The session id the harness minted on this request (an `initialize`).
-    pub assigned: Option<String>,
-    /// The session it carried had been ended by the client's own DELETE (so it got 404, and
-    /// its message is still judged).
-    pub deleted: bool,
-}
 
 /// The harness's end of a client target over HTTP: the adapter process and the server it
 /// talks to.
