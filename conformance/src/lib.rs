@@ -17,7 +17,9 @@
 //! - [`load`]: how busy the machine is, to stretch waits fairly.
 //! - [`fixtures`], [`target_file`]: the fixture profile and how third-party servers map it;
 //!   [`discovery`] and [`init`]: which of a server's tools play it, found and checked.
-//! - [`exchange`]: what travels between the harness and a target, as data.
+//! - [`exchange`]: what travels between the harness and a target, as data; [`facts`]: what
+//!   the engine learned of one exchange (requests, cancels, tasks, HTTP channels), which the
+//!   rules judge.
 //! - [`outcome`], [`transcript`], [`case_report`], [`report`]: verdicts, what was exchanged,
 //!   what one case's run produced, and how all of it is explained and gated.
 //! - [`suite`], [`baseline`], [`runner`], [`harness`]: finding cases, known failures, running
@@ -35,6 +37,7 @@ pub mod engine;
 pub mod era;
 pub mod error;
 pub mod exchange;
+pub mod facts;
 pub mod fixtures;
 pub mod harness;
 pub mod init;

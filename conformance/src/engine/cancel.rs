@@ -2,8 +2,8 @@
 //! `notifications/cancelled` or the close of the request's own stream, and what the ledger
 //! then counts as proof that it was read.
 
-use super::ledger::Closed;
 use super::{Engine, Side, Stop};
+use crate::facts::ledger::Closed;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::canonical;
 use crate::transport::Transport;
@@ -57,7 +57,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             .streams
             .by
             .get(&channel)
-            .is_some_and(super::http::Stream::arrived);
+            .is_some_and(crate::facts::streams::Stream::arrived);
         let closed = self.io.abort(channel);
         if !closed {
             // The stream ended on its own: what it carried (its response, most likely) is

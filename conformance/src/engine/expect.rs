@@ -1,9 +1,9 @@
 //! Expected messages: waiting for the first message that matches a case's pattern, and, when
 //! none does, showing the closest one in a diff.
 
-use super::ledger::Due;
 use super::proof::{Ran, Wait};
 use super::{Engine, Side, Stop};
+use crate::facts::ledger::Due;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{self, canonical};
 use crate::transcript::{self, Direction, Entry};

@@ -2,8 +2,8 @@
 //! the request ledger (the inbound one is `receive.rs`; what a case keeps of either is
 //! bounded by [`super::parts::budget`]).
 
-use super::ledger::{Due, SentRequest};
 use super::{Engine, Side, Stop};
+use crate::facts::ledger::{Due, SentRequest};
 use crate::fixtures;
 use crate::outcome::Severity;
 use crate::requirement::Req;

@@ -13,9 +13,9 @@
 //! grows by the time the target lost waiting for a CPU since the proof (see
 //! `waited.rs`), and a finding that rests on it says by how much.
 
-use super::ledger::Due;
 use super::{Engine, Side, Stop};
 use crate::era::ProtocolVersion;
+use crate::facts::ledger::Due;
 use crate::outcome::Severity;
 use crate::pattern::canonical;
 use crate::requirement::Req;

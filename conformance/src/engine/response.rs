@@ -3,9 +3,9 @@
 //! or one for an id the harness never used is consumed; what each must obey is judged by
 //! `rules::response`. Also where the standing rules' findings are applied.
 
-use super::ledger::SentRequest;
 use super::{Engine, Side};
 use crate::era::Era;
+use crate::facts::ledger::SentRequest;
 use crate::rules::envelope::Problem;
 use crate::rules::response;
 use crate::transport::Transport;

@@ -8,8 +8,8 @@
 //! Functions over the cancel, the ledger and a reading of the clock returning findings; the
 //! engine applies them (`engine/client/judge.rs`).
 
-use crate::engine::ledger::{Ledger, ReceivedRequest, SentRequest};
-use crate::engine::waited::Waits;
+use crate::facts::ledger::{Ledger, ReceivedRequest, SentRequest};
+use crate::facts::waits::Waits;
 use crate::outcome::Severity;
 use crate::pattern::id_key;
 use crate::requirement::Req;

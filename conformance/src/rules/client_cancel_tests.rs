@@ -1,8 +1,8 @@
 //! One test per finding the client's cancel rules make, and per fair outcome they accept.
 
 use super::*;
-use crate::engine::ledger::SentRequest;
 use crate::exchange::Channel;
+use crate::facts::ledger::SentRequest;
 use crate::rules::testing::{call, ms};
 use serde_json::json;
 

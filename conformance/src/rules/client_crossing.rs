@@ -7,7 +7,7 @@
 //! Functions over the held message's arrival and a reading of the clock; what is held, and
 //! when it is judged, is the engine's (`engine/client/crossing.rs`).
 
-use crate::engine::waited::Waits;
+use crate::facts::waits::Waits;
 use crate::outcome::Severity;
 use crate::requirement::Req;
 use crate::rules::envelope::Problem;

@@ -10,9 +10,9 @@
 //! the engine keeps in `engine/client/http.rs`) returning findings; the engine gathers the
 //! facts and applies them (`engine/client/judge_http.rs`).
 
-use crate::engine::client::http::NotFound;
 use crate::era::ProtocolVersion;
 use crate::exchange::ClientRequest;
+use crate::facts::streams::NotFound;
 use crate::outcome::Severity;
 use crate::requirement::Req;
 use crate::rules::envelope::Problem;

@@ -6,8 +6,8 @@
 //! A function over the notification, the ledger entry of the request it reports on and the
 //! era, returning findings; the engine applies them (`engine/client/message.rs`).
 
-use crate::engine::ledger::SentRequest;
 use crate::exchange::Channel;
+use crate::facts::ledger::SentRequest;
 use crate::outcome::Severity;
 use crate::pattern::canonical;
 use crate::requirement::Req;

@@ -7,7 +7,7 @@
 //! Functions over the request, the ledger and the session's state returning findings; the
 //! engine applies them (`engine/client/message.rs`).
 
-use crate::engine::ledger::ReceivedRequest;
+use crate::facts::ledger::ReceivedRequest;
 use crate::outcome::Severity;
 use crate::pattern::{canonical, id_key};
 use crate::requirement::Req;

@@ -20,9 +20,9 @@
 //! of its POST) and the ledger's entry for an earlier request with its id, returning
 //! findings; the engine gathers the facts and applies them (`engine/client/judge_stateless.rs`).
 
-use crate::engine::ledger::ReceivedRequest;
 use crate::era::{META_CAPABILITIES, META_CLIENT_INFO, META_VERSION};
 use crate::exchange::ClientRequest;
+use crate::facts::ledger::ReceivedRequest;
 use crate::outcome::Severity;
 use crate::pattern::canonical;
 use crate::requirement::Req;

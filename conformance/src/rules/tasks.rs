@@ -11,9 +11,10 @@
 //! `tools/call`'s answer as any other (PRG-07).
 
 use super::envelope::Problem;
-use crate::engine::ledger::TaskRecord;
-use crate::engine::waited::Waits;
 use crate::era::ProtocolVersion;
+use crate::facts::ledger::created_task;
+use crate::facts::ledger::TaskRecord;
+use crate::facts::waits::Waits;
 use crate::outcome::Severity;
 use crate::requirement::Req;
 use serde_json::Value;
@@ -21,18 +22,6 @@ use std::time::Duration;
 
 /// The statuses a task never leaves.
 pub const TERMINAL: [&str; 3] = ["completed", "failed", "cancelled"];
-
-/// The task id a `tools/call` answer created, if it is a `CreateTaskResult` of either era.
-pub fn created_task(answer: &Value) -> Option<String> {
-    let result = answer.get("result")?;
-    let core = result.pointer("/task/taskId");
-    let extension = (result.get("resultType").and_then(Value::as_str) == Some("task"))
-        .then(|| result.get("taskId"))
-        .flatten();
-    core.or(extension)
-        .and_then(Value::as_str)
-        .map(str::to_string)
-}
 
 /// The terminal status an answer to a `tasks/*` request shows for its task, if it shows one.
 fn terminal_status(method: &str, answer: &Value) -> Option<String> {

@@ -1,8 +1,8 @@
 //! Ledger entries and clock readings for the rules' unit tests.
 
-use crate::engine::ledger::{CancelMark, Due, SentRequest};
-use crate::engine::waited::Waits;
 use crate::exchange::Channel;
+use crate::facts::ledger::{CancelMark, Due, SentRequest};
+use crate::facts::waits::Waits;
 use std::time::Duration;
 
 /// Milliseconds.
@@ -61,8 +61,8 @@ pub fn calm() -> Waits {
 }
 
 /// A channel the harness opened with `opened`, with no head yet.
-pub fn stream(opened: crate::engine::http::Opened) -> crate::engine::http::Stream {
-    crate::engine::http::Stream {
+pub fn stream(opened: crate::facts::streams::Opened) -> crate::facts::streams::Stream {
+    crate::facts::streams::Stream {
         entry: 0,
         sent: std::time::Instant::now(),
         opened,
@@ -90,9 +90,9 @@ pub fn head(code: u16, kind: Option<&str>) -> crate::exchange::Head {
 
 /// `stream` once its head `head` came.
 pub fn with_head(
-    mut stream: crate::engine::http::Stream,
+    mut stream: crate::facts::streams::Stream,
     head: crate::exchange::Head,
-) -> crate::engine::http::Stream {
+) -> crate::facts::streams::Stream {
     stream.head = Some((std::time::Instant::now(), head));
     stream
 }

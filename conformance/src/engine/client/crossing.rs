@@ -18,8 +18,8 @@
 //! the findings are `rules::client_crossing`'s.
 
 use super::{ClientTarget, T_GRACE};
-use crate::engine::waited::Waits;
 use crate::engine::Engine;
+use crate::facts::waits::Waits;
 use crate::rules::client_crossing as rules;
 use crate::transport::Transport;
 use serde_json::Value;

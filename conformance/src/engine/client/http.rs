@@ -1,6 +1,7 @@
 //! What the harness, as a client's Streamable HTTP server, keeps of the client's requests
 //! between messages: the state the HTTP rules of `rules/client_http.rs` read and update.
 
+use crate::facts::streams::NotFound;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -20,16 +21,4 @@ pub struct HttpSide {
     /// session arriving within the crossing grace after it were sent before the client could
     /// have read it.
     pub(crate) first_not_found: Option<super::crossing::Held>,
-}
-
-/// Where a client stands after the harness answered 404 for a session it forgot.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub enum NotFound {
-    /// No such 404 is pending.
-    #[default]
-    Clear,
-    /// A 404 came and the client has not yet started a new session.
-    Awaiting,
-    /// The client went on without a new session (reported once).
-    Reported,
 }

@@ -3,9 +3,9 @@
 //! session's state in [`super::http::HttpSide`]), applies its findings and keeps that state,
 //! and carries out `! disconnect`, whose outcome it records at the end (AMB-23).
 
-use super::http::NotFound;
 use super::ClientTarget;
 use crate::engine::Engine;
+use crate::facts::streams::NotFound;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::json_equal;
 use crate::rules::client_http as rules;

@@ -8,8 +8,8 @@
 //! does not script are answered by `answer.rs`.
 
 use super::ClientTarget;
-use crate::engine::ledger::ReceivedRequest;
 use crate::engine::Engine;
+use crate::facts::ledger::ReceivedRequest;
 use crate::pattern::id_key;
 use crate::rules::client_cancel;
 use crate::rules::client_progress::{self, ClientProgressFacts};

@@ -9,7 +9,8 @@
 //! `tasks/result` held until the task is terminal (as a server blocks it), then answered with
 //! the task's result or, for a task that did not complete, `-32602` naming its status.
 
-use crate::rules::tasks::{created_task, TERMINAL};
+use crate::facts::ledger::created_task;
+use crate::rules::tasks::TERMINAL;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 

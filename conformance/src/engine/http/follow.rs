@@ -4,6 +4,7 @@
 
 use super::super::{Engine, Side};
 use super::*;
+use crate::facts::streams::{Opened, Stream};
 use crate::transcript::Entry;
 use crate::transport::{Channel, Event, Head, StreamEnd, Transport};
 use serde_json::Value;

@@ -2,9 +2,9 @@
 //! has arrived (or had its arrival window) and every notification has its status, notes the
 //! cancels nothing proves were read, and waits until every accepted cancel counts as read.
 
-use super::super::ledger::CancelMark;
 use super::super::{Engine, Side};
-use super::*;
+use crate::facts::ledger::CancelMark;
+use crate::facts::streams::Opened;
 use crate::outcome::Severity;
 use crate::requirement::Req;
 use crate::transport::{Channel, Transport};

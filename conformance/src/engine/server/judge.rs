@@ -4,9 +4,9 @@
 //! give.
 
 use super::ServerTarget;
-use crate::engine::ledger::CancelMark;
-use crate::engine::waited::Waits;
 use crate::engine::Engine;
+use crate::facts::ledger::CancelMark;
+use crate::facts::waits::Waits;
 use crate::outcome::FindingKind;
 use crate::rules::server::{self, listen, ProgressFacts, ServerRequest};
 use crate::transport::Transport;
@@ -142,7 +142,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
     /// Progress that came after the proof that its request's cancel was read, judged once
     /// nothing more will come (see [`server::late_progress`]).
     pub(crate) fn judge_late_progress(&mut self) {
-        let mut late: Vec<(&str, &crate::engine::ledger::SentRequest)> = self
+        let mut late: Vec<(&str, &crate::facts::ledger::SentRequest)> = self
             .ledger
             .sent
             .iter()

@@ -4,9 +4,9 @@
 //! left open after their response.
 
 use super::ServerTarget;
-use crate::engine::http::Opened;
 use crate::engine::Engine;
 use crate::era::Era;
+use crate::facts::streams::Opened;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::canonical;
 use crate::rules::http::{self, Once, StatusFacts};

@@ -3,8 +3,8 @@
 //! task's progress. The rules themselves are pure functions over those facts.
 
 use super::ServerTarget;
-use crate::engine::ledger::{SentRequest, TaskRecord};
 use crate::engine::{Engine, Side};
+use crate::facts::ledger::{SentRequest, TaskRecord};
 use crate::rules::tasks::{self, Learned};
 use crate::transport::Transport;
 use serde_json::Value;

@@ -18,9 +18,9 @@
 mod status;
 pub use status::{status, StatusFacts};
 
-use crate::engine::http::Stream;
-use crate::engine::ledger::SentRequest;
 use crate::exchange::{Channel, StreamEnd};
+use crate::facts::ledger::SentRequest;
+use crate::facts::streams::Stream;
 use crate::outcome::Severity;
 use crate::requirement::Req;
 use crate::rules::envelope::{short, Problem};

@@ -3,9 +3,9 @@
 //! a warning, HTTP-17); `application/json` or `text/event-stream` for a request (HTTP-08); SSE
 //! or `405` for a GET (HTTP-12).
 
-use crate::engine::http::{Opened, Stream};
-use crate::engine::ledger::SentRequest;
 use crate::exchange::{Channel, Head};
+use crate::facts::ledger::SentRequest;
+use crate::facts::streams::{Opened, Stream};
 use crate::outcome::Severity;
 use crate::requirement::Req;
 use crate::rules::envelope::Problem;

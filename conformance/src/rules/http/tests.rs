@@ -1,8 +1,8 @@
 //! One test per finding the HTTP rules make, and per fair outcome they accept.
 
 use super::*;
-use crate::engine::http::Opened;
 use crate::exchange::Head;
+use crate::facts::streams::Opened;
 use crate::rules::testing::{call, cancel, cancelled, head, ms, stream, with_head};
 use serde_json::json;
 

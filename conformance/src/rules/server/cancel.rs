@@ -6,9 +6,9 @@
 //! makes things later, so none of this flips on a busy machine.
 
 use super::{after_cancel_rule, after_cancel_severity};
-use crate::engine::ledger::SentRequest;
-use crate::engine::waited::Waits;
 use crate::era::ProtocolVersion;
+use crate::facts::ledger::SentRequest;
+use crate::facts::waits::Waits;
 use crate::outcome::Severity;
 use crate::requirement::Req;
 use crate::rules::envelope::Problem;
@@ -75,7 +75,7 @@ enum Cause {
 fn by_timing(
     key: &str,
     natural_end: Option<Duration>,
-    mark: &crate::engine::ledger::CancelMark,
+    mark: &crate::facts::ledger::CancelMark,
     at: Duration,
     waits: &Waits,
 ) -> Cause {
@@ -127,7 +127,7 @@ mod tests {
         answered_after_cancel("1", request, &value, ms(at), &waits, version)
     }
 
-    fn sleep(end: u64, mark: crate::engine::ledger::CancelMark) -> SentRequest {
+    fn sleep(end: u64, mark: crate::facts::ledger::CancelMark) -> SentRequest {
         let mut r = cancelled(call(), mark);
         r.natural_end = Some(ms(end));
         r

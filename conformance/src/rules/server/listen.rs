@@ -11,7 +11,7 @@
 //! the end as one page or the other says); a server cancel naming anything but a listen
 //! request the harness sent fails.
 
-use crate::engine::ledger::SentRequest;
+use crate::facts::ledger::SentRequest;
 use crate::outcome::Severity;
 use crate::pattern::canonical;
 use crate::requirement::Req;

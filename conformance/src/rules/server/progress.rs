@@ -7,10 +7,10 @@
 //! judged here.
 
 use super::{after_cancel_rule, after_cancel_severity};
-use crate::engine::ledger::{LateProgress, SentRequest};
-use crate::engine::waited::Waits;
 use crate::era::ProtocolVersion;
 use crate::exchange::Channel;
+use crate::facts::ledger::{LateProgress, SentRequest};
+use crate::facts::waits::Waits;
 use crate::outcome::Severity;
 use crate::pattern::canonical;
 use crate::requirement::Req;
@@ -134,7 +134,7 @@ fn after_proof(
     facts: &ProgressFacts,
     request: &SentRequest,
     read: Duration,
-    mark: &crate::engine::ledger::CancelMark,
+    mark: &crate::facts::ledger::CancelMark,
 ) -> LateProgress {
     let waits = &facts.waits;
     let after = facts.at.saturating_sub(read);

@@ -1,7 +1,7 @@
 //! One test per finding the progress rules make, and per fair outcome they accept.
 
 use super::*;
-use crate::engine::waited::Waits;
+use crate::facts::waits::Waits;
 use crate::rules::testing::{call, calm, cancel, cancelled, ms};
 use serde_json::json;
 

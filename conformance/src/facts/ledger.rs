@@ -7,7 +7,7 @@
 //! ledger keys the other session's as `1 in session NAME`.
 
 use crate::pattern::id_key;
-use crate::transport::Channel;
+use crate::exchange::Channel;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -178,7 +178,7 @@ impl ReceivedRequest {
         self.answered.get_or_insert_with(Instant::now);
         self.succeeded |= answer.get("result").is_some();
         if self.method == "tools/call" && self.task.is_none() {
-            self.task = crate::rules::tasks::created_task(answer);
+            self.task = created_task(answer);
         }
     }
 
@@ -328,4 +328,16 @@ impl Ledger {
     pub fn answer_of(&self, id: &Value) -> Option<usize> {
         self.sent(id).and_then(|r| r.answer)
     }
+}
+
+/// The task id a `tools/call` answer created, if it is a `CreateTaskResult` of either era.
+pub fn created_task(answer: &Value) -> Option<String> {
+    let result = answer.get("result")?;
+    let core = result.pointer("/task/taskId");
+    let extension = (result.get("resultType").and_then(Value::as_str) == Some("task"))
+        .then(|| result.get("taskId"))
+        .flatten();
+    core.or(extension)
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
