@@ -3,56 +3,21 @@
 //! ([`conformance::report::gate`]); this prints them and writes the files.
 
 mod skips;
+pub mod wishes;
+
+pub use wishes::{Finished, Wishes};
 
 use crate::console::say;
-use conformance::baseline::{self, Baseline};
+use conformance::baseline;
 use conformance::case::Case;
 use conformance::case_report::CaseResult;
 use conformance::outcome::Outcome;
 use conformance::report::gate::{self, BaselineState, Gate, Summary, Verdict};
 use conformance::report::{dump, junit};
 use conformance::suite;
-use conformance::versions::{Choice, Spoken, Unit};
+use conformance::versions::{Choice, Unit};
 use skips::skip_groups;
-use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// What the user asked to have done with the results.
-pub struct Wishes<'a> {
-    pub strict: bool,
-    pub bless: bool,
-    pub dump: Option<&'a PathBuf>,
-    pub baseline: Option<&'a Baseline>,
-    pub write_baseline: Option<&'a PathBuf>,
-    pub json: Option<&'a PathBuf>,
-    pub html: Option<&'a PathBuf>,
-    pub junit: Option<&'a PathBuf>,
-    /// The advice that ends each failure's explanation.
-    pub next: &'a str,
-}
-
-/// What a finished run holds, for the summary line and the reports.
-pub struct Finished<'a> {
-    pub cases: &'a [Case],
-    /// What ran: each case at a version.
-    pub units: &'a [Unit],
-    /// Every run of every unit.
-    pub results: &'a [Vec<CaseResult>],
-    /// The target as shown to people.
-    pub target: &'a str,
-    /// The target's stable name (no path): reports keep a test's history by it.
-    pub name: &'a str,
-    /// The transport the cases ran over (`stdio`, `http`, or `stdio+http` for a client run
-    /// over both).
-    pub transport: &'a str,
-    /// The protocol version(s) asked for.
-    pub choice: &'a Choice,
-    /// What the target speaks.
-    pub spoken: &'a Spoken,
-    /// An explicit version the target does not speak: nothing was verified, the run fails.
-    pub nothing_verified: bool,
-    pub started: std::time::Instant,
-}
 
 /// Writes everything the wishes name and returns the exit code (0, 1 or 2; see `--help`).
 pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {

@@ -2,7 +2,7 @@
 //! one HTML page from JSON reports written earlier (CI artifacts of several targets,
 //! versions and transports).
 
-use crate::finish::{Finished, Wishes};
+use crate::finish::wishes::{Finished, Wishes};
 use conformance::report::build::{run_report, RunFacts};
 use conformance::report::gate::Verdict;
 use conformance::report::{html, json};

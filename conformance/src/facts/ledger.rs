@@ -6,8 +6,8 @@
 //! scoped to a session: over HTTP a case may hold two sessions that both use id `1`, and the
 //! ledger keys the other session's as `1 in session NAME`.
 
-use crate::pattern::id_key;
 use crate::exchange::Channel;
+use crate::pattern::id_key;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

@@ -6,21 +6,15 @@
 //! Only `inspect` decides which candidates are called; these functions call what they are
 //! given.
 
+use super::calls::{arguments, fresh_text, median_gap, token, SLEEPS, TICK_MS, WORK_WATCH};
 use super::propose::PING_TEXT;
 use super::session::{cut, failure, result_text, Enough, Session, Watched};
 use super::{Candidate, Verdict};
-use crate::fixtures::{fill_arguments, sleep_natural_end, witness_list};
+use crate::fixtures::{sleep_natural_end, witness_list};
 use crate::transcript::span;
 use crate::transport::Transport;
 use serde_json::{json, Value};
 use std::time::Duration;
-
-/// The sleeps asked for, in milliseconds.
-pub(super) const SLEEPS: [u64; 2] = [300, 1000];
-/// The interval asked of a ticker, in milliseconds.
-pub(super) const TICK_MS: u64 = 100;
-/// How long `work` is watched at least, once it sent progress.
-pub(super) const WORK_WATCH: Duration = Duration::from_secs(1);
 
 /// Calls `candidate` as its role's cases would and says whether it plays the role. `reply` is
 /// how long an answer or progress may take beyond what was asked for.
@@ -40,14 +34,6 @@ pub async fn check<T: Transport>(
             super::tasks::check(session, candidate, &role["task_".len()..], reply).await
         }
         other => Verdict::Unchecked(format!("init knows no check for `{other}`")),
-    }
-}
-
-/// The arguments a case's call of the role becomes.
-pub(super) fn arguments(candidate: &Candidate, case_arguments: Value) -> Value {
-    match &candidate.arguments {
-        Some(template) => fill_arguments(template, &case_arguments),
-        None => case_arguments,
     }
 }
 
@@ -109,18 +95,6 @@ enum CallError {
         /// How long the check waited.
         within: Duration,
     },
-}
-
-/// A text no tool could have made up.
-fn fresh_text() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!(
-        "conformance init {:08x}",
-        nanos ^ std::process::id().rotate_left(16)
-    )
 }
 
 async fn echo<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration) -> Verdict {
@@ -199,14 +173,6 @@ async fn sleep<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration)
     }
 }
 
-/// A progress token of its own for each call.
-pub(super) fn token(role: &str) -> String {
-    format!(
-        "init-{role}-{}",
-        fresh_text().rsplit(' ').next().unwrap_or("")
-    )
-}
-
 async fn work<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration) -> Verdict {
     let arguments = arguments(c, json!({}));
     let token = token("work");
@@ -276,16 +242,6 @@ async fn ticker<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration
         ),
         progress: true,
     }
-}
-
-/// The median time between progress notifications, when at least two came.
-pub(super) fn median_gap(progress: &[Duration]) -> Option<Duration> {
-    let mut gaps: Vec<Duration> = progress
-        .windows(2)
-        .map(|w| w[1].saturating_sub(w[0]))
-        .collect();
-    gaps.sort();
-    gaps.get(gaps.len() / 2).copied()
 }
 
 /// Why a call that should run until cancelled did not.

@@ -10,6 +10,7 @@
 //! when the operator names it (`--try TOOL`). Roles no tool could play are left out rather
 //! than guessed: the cases that need them are skipped with the reason.
 
+mod calls;
 pub mod check;
 pub mod draft;
 mod error;

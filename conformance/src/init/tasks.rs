@@ -12,7 +12,7 @@
 //! about the time asked, `ticker`'s must send progress on the call's token. Then the task is
 //! cancelled (`tasks/cancel`).
 
-use super::check::{arguments, median_gap, token, SLEEPS, TICK_MS, WORK_WATCH};
+use super::calls::{arguments, median_gap, token, SLEEPS, TICK_MS, WORK_WATCH};
 use super::propose;
 use super::session::{cut, failure, Enough, Session};
 use super::{Candidate, Tried, Verdict};

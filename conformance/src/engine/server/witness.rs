@@ -2,7 +2,7 @@
 //! certain, as long as a proof and the target's own CPU waits allow.
 
 use super::super::{Engine, Stop};
-use super::witnessed::{excused, listed_unasked, unstopped, Question};
+use super::witnessed::{excused, listed_unasked, unstopped, witness_severity, Question};
 use super::ServerTarget;
 use crate::case::{Step, StepKind};
 use crate::fixtures;
@@ -14,11 +14,6 @@ use crate::transport::Transport;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
-
-/// Stopping work on a cancel is a SHOULD (CAN-05): at most a warning, whatever the case.
-pub(super) fn witness_severity<T: Transport>(e: &Engine<'_, T, ServerTarget>) -> Severity {
-    e.case_severity().min(Severity::Warn)
-}
 
 /// `! witness ID…`: asks the `cancellations` fixture which requests saw their cancellation. A
 /// handler may record its cancellation a moment after the cancel was read, so the question is

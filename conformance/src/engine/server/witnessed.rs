@@ -4,7 +4,6 @@
 
 use super::super::proof;
 use super::super::Engine;
-use super::witness::witness_severity;
 use super::ServerTarget;
 use crate::outcome::Severity;
 use crate::pattern::{self, canonical};
@@ -199,4 +198,9 @@ fn ended_on_its_own<T: Transport>(e: &Engine<'_, T, ServerTarget>, id: &Value) -
             crate::rules::server::cancel::WAITED_PAST_END
         )
     })
+}
+
+/// Stopping work on a cancel is a SHOULD (CAN-05): at most a warning, whatever the case.
+pub(super) fn witness_severity<T: Transport>(e: &Engine<'_, T, ServerTarget>) -> Severity {
+    e.case_severity().min(Severity::Warn)
 }

@@ -2,8 +2,10 @@
 //! state they share with the transport is in `http_state`). See [`super::http_server`] for
 //! what it serves and why.
 
-use super::http_server::{ClientRequest, MAX_CONNECTIONS};
-use super::http_state::{session_id, Connection, OpenStream, SessionState, Shared, StreamBody};
+use super::http_state::{
+    session_id, Connection, OpenStream, SessionState, Shared, StreamBody, MAX_CONNECTIONS,
+};
+use crate::exchange::ClientRequest;
 use crate::transport::process::MAX_LINE;
 use crate::transport::{Channel, Event};
 use axum::body::Body;

@@ -17,7 +17,7 @@
 //! message itself, for the standing rules to judge.
 //!
 //! Nothing a client does can exhaust the harness: bodies are cut at [`MAX_LINE`], at most
-//! [`MAX_CONNECTIONS`] connections are served at once, request heads must arrive within the
+//! [`MAX_CONNECTIONS`](super::http_state::MAX_CONNECTIONS) connections are served at once, request heads must arrive within the
 //! write patience, every handler waits on bounded queues, and when the case ends (or
 //! `! server-exit`) the listener and every connection are dropped.
 
@@ -37,8 +37,6 @@ use tokio::time::Instant as Deadline;
 
 /// The environment variable that names the harness's MCP endpoint to a client adapter.
 pub const ENV_SERVER_URL: &str = "CONFORMANCE_SERVER_URL";
-/// How many connections one client may hold open at once; more are closed at once.
-pub const MAX_CONNECTIONS: usize = 32;
 
 /// The harness's end of a client target over HTTP: the adapter process and the server it
 /// talks to.

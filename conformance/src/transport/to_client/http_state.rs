@@ -213,3 +213,6 @@ impl Drop for StreamBody {
         }
     }
 }
+
+/// How many connections one client may hold open at once; more are closed at once.
+pub const MAX_CONNECTIONS: usize = 32;

@@ -37,16 +37,7 @@ use tokio::time::Instant as Deadline;
 /// The environment variable that names the server a client adapter starts (a JSON argv).
 pub const ENV_SERVER: &str = "CONFORMANCE_SERVER";
 
-/// The line the relay sends when its stdin reaches end of file.
-pub const STDIN_CLOSED: &str = "\u{1}relay:stdin-closed";
-/// The line the relay sends when it receives `SIGTERM`.
-pub const TERMINATED: &str = "\u{1}relay:sigterm";
-/// The line the relay sends first, followed by the case's token and a newline.
-pub const HELLO: &str = "\u{1}relay:hello ";
-/// The first argument that makes a test binary act as the relay (see [`run_if_relay`]).
-pub const RELAY_FLAG: &str = "--conformance-relay";
-
-pub use super::relay_program::{run, run_if_relay};
+pub use super::relay_program::{run, run_if_relay, HELLO, RELAY_FLAG, STDIN_CLOSED, TERMINATED};
 
 /// Something a relay connection carried.
 enum Wire {

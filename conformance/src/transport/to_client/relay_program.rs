@@ -4,11 +4,22 @@
 //! receives SIGTERM, and exits at once when the harness closes the connection or after
 //! SIGTERM, whatever its stdin does (see `relay` for the harness's end).
 
-use super::relay::{HELLO, RELAY_FLAG, STDIN_CLOSED, TERMINATED};
 use std::io::Write as _;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
+
+/// The line the relay sends when its stdin reaches end of file.
+pub const STDIN_CLOSED: &str = "\u{1}relay:stdin-closed";
+
+/// The line the relay sends when it receives `SIGTERM`.
+pub const TERMINATED: &str = "\u{1}relay:sigterm";
+
+/// The line the relay sends first, followed by the case's token and a newline.
+pub const HELLO: &str = "\u{1}relay:hello ";
+
+/// The first argument that makes a test binary act as the relay (see [`run_if_relay`]).
+pub const RELAY_FLAG: &str = "--conformance-relay";
 
 /// For test binaries and other hosts that cannot add a subcommand: when this process was
 /// started as `<program> --conformance-relay <addr> [<token>]`, runs the relay and exits;
