@@ -91,6 +91,22 @@ pub struct Finding {
     pub message: String,
     /// How many times it happened.
     pub times: u32,
+    /// For a note that leaves the verdict open in a way a run on a target of its own may
+    /// settle: why (see [`Doubt`]).
+    pub doubt: Option<Doubt>,
+}
+
+/// Why a note leaves a verdict open where the target was shared: on a shared target the
+/// waits and the work of other cases count as this one's, so a shared run that passed with
+/// such a note is run again alone, and the lone verdict is the one reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Doubt {
+    /// The target's processes waited for a CPU past the tool's end after the cancel was
+    /// read, so its handler may not have run in time (CAN-09).
+    WaitedPastEnd,
+    /// The witness does not list a request nothing showed had arrived: the work may never
+    /// have started (CAN-05).
+    Unarrived,
 }
 
 impl Finding {

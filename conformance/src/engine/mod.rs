@@ -36,7 +36,7 @@ use crate::case_report::Report;
 use crate::era::ProtocolVersion;
 use crate::facts::ledger::Ledger;
 use crate::fixtures::Fixtures;
-use crate::outcome::{FindingKind, Outcome, Severity};
+use crate::outcome::{Doubt, FindingKind, Outcome, Severity};
 use crate::requirement::Req;
 use crate::transport::Transport;
 use parts::clock::Clock;
@@ -206,6 +206,14 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
     /// A standing rule's finding.
     pub(crate) fn rule(&mut self, severity: Severity, requirement: Req, message: String) {
         self.finding(severity, FindingKind::Rule(requirement), message);
+    }
+
+    /// A standing rule's note that a run on a target of its own may settle (see [`Doubt`]).
+    pub(crate) fn doubt(&mut self, requirement: Req, doubt: Doubt, message: String) {
+        let kind = FindingKind::Rule(requirement);
+        let line = self.step.line();
+        self.findings
+            .add_doubting(Severity::Note, kind, line, message, Some(doubt));
     }
 
     /// How much a broken expectation of this case weighs.

@@ -6,6 +6,7 @@
 use super::{Engine, Side};
 use crate::era::Era;
 use crate::facts::ledger::SentRequest;
+use crate::outcome::FindingKind;
 use crate::rules::envelope::Problem;
 use crate::rules::response;
 use crate::transport::Transport;
@@ -14,7 +15,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// Standing rules' findings, at the case line being carried out.
     pub(crate) fn problems(&mut self, problems: impl IntoIterator<Item = Problem>) {
         for p in problems {
-            self.rule(p.severity, p.requirement, p.message);
+            let line = self.step.line();
+            let kind = FindingKind::Rule(p.requirement);
+            self.findings
+                .add_doubting(p.severity, kind, line, p.message, p.doubt);
         }
     }
 

@@ -315,6 +315,7 @@ mod tests {
                 kind: *kind,
                 message: "m".into(),
                 times: 1,
+                doubt: None,
             })
             .collect();
         report.outcome = Outcome::from_findings(crate::case::Level::Must, &report.findings);

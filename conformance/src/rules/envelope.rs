@@ -1,7 +1,7 @@
 //! The envelope every line must have, whichever side wrote it: one JSON-RPC 2.0 message object
 //! per line. Server and client runs judge it the same way, with the rule of their stream.
 
-use crate::outcome::Severity;
+use crate::outcome::{Doubt, Severity};
 use crate::pattern::canonical;
 use crate::requirement::Req;
 use serde_json::Value;
@@ -39,6 +39,8 @@ pub struct Problem {
     pub requirement: Req,
     /// What was wrong.
     pub message: String,
+    /// For a note that a run on a target of its own may settle: why.
+    pub doubt: Option<Doubt>,
 }
 
 impl Problem {
@@ -48,13 +50,21 @@ impl Problem {
             severity,
             requirement,
             message,
+            doubt: None,
         }
+    }
+
+    /// The same problem, a note that a run on a target of its own may settle.
+    pub fn doubting(mut self, doubt: Doubt) -> Problem {
+        self.doubt = Some(doubt);
+        self
     }
 }
 
 /// A blank line: not a message, but no harm done either (AMB-16 weighs it as a warning).
 pub fn blank(writer: &Writer) -> Problem {
     Problem {
+        doubt: None,
         severity: Severity::Warn,
         requirement: writer.rule,
         message: format!(
@@ -67,6 +77,7 @@ pub fn blank(writer: &Writer) -> Problem {
 /// Problems with a non-blank line. Only a line whose value is a JSON object is read further.
 pub fn check(writer: &Writer, text: &str, value: Option<&Value>) -> Vec<Problem> {
     let fail = |requirement, message| Problem {
+        doubt: None,
         severity: Severity::Fail,
         requirement,
         message,

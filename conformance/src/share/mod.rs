@@ -23,7 +23,7 @@ use crate::engine::http::Streams;
 use crate::engine::server::{not_applicable, run_case, Connect, ServerTarget};
 use crate::engine::{Engine, Options};
 use crate::error::StartError;
-use crate::outcome::{Outcome, Severity};
+use crate::outcome::Outcome;
 use crate::transport::http::{Http, HttpTarget};
 use crate::transport::{Event, Transport};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -223,7 +223,7 @@ pub async fn run(
             None => return alone().await,
         },
     };
-    if !needs_rerun(&shared, options) {
+    if !needs_rerun(&shared) {
         return Ok(shared);
     }
     let mut alone = alone().await?;
@@ -236,9 +236,9 @@ pub async fn run(
 /// Whether a case that ran on a shared target is run again alone: it did not pass (a skip
 /// decided by the target's answer to the opening of the case's session is what a target of
 /// its own answers to the same opening: no rerun), or its pass left a question open.
-fn needs_rerun(shared: &Report, options: &Options) -> bool {
+fn needs_rerun(shared: &Report) -> bool {
     let skipped_at_opening = shared.outcome == Outcome::Skip && !shared.opened;
-    let passed = shared.outcome == Outcome::Pass && !left_open(shared, options);
+    let passed = shared.outcome == Outcome::Pass && !left_open(shared);
     !passed && !skipped_at_opening
 }
 
@@ -258,7 +258,7 @@ async fn run_lent(
     let mut report = Engine::new(case, options, io, side).run(shown).await;
     report.placement = placement;
     let returned = back.lock().unwrap_or_else(|e| e.into_inner()).take();
-    pool.give_back(returned, !needs_rerun(&report, options), &version);
+    pool.give_back(returned, !needs_rerun(&report), &version);
     Some(report)
 }
 
@@ -271,23 +271,13 @@ fn witness_tool(options: &Options) -> String {
         .map_or_else(|| "cancellations".to_string(), |m| m.tool.clone())
 }
 
-/// Whether a pass left open whether the work stopped: a CAN-05 note (the witness does not
-/// list a request, but nothing showed the request had arrived in time to tell), or a note
-/// that the target's waits for a CPU excused a cancel its handler may not have seen in time.
-/// On a server busy with other cases both are likelier than on a server of its own (there
-/// the other cases' work counts as the target's waits), which may answer the question. A
-/// target without a witness leaves the first open alone too.
-fn left_open(report: &Report, options: &Options) -> bool {
-    let witness = options
-        .fixtures
-        .as_ref()
-        .is_none_or(|f| f.has("cancellations"));
-    report.findings.iter().any(|f| {
-        f.severity == Severity::Note
-            && ((witness && f.requirement() == "CAN-05")
-                || f.message
-                    .contains(crate::rules::server::cancel::WAITED_PAST_END))
-    })
+/// Whether a pass left open whether the work stopped: a note with a [`Doubt`] (the witness
+/// does not list a request nothing showed had arrived, or the target's waits for a CPU
+/// excused a cancel its handler may not have seen in time). On a server busy with other
+/// cases both are likelier than on a server of its own (there the other cases' work counts
+/// as the target's waits), which may answer the question.
+fn left_open(report: &Report) -> bool {
+    report.findings.iter().any(|f| f.doubt.is_some())
 }
 
 /// One case on the shared server, in a session of its own.
@@ -332,14 +322,15 @@ mod tests {
 
     #[test]
     fn a_pass_the_timing_left_open_is_rerun_alone() {
-        use crate::outcome::{Finding, FindingKind};
+        use crate::outcome::{Doubt, Finding, FindingKind, Severity};
         use crate::requirement::Req;
-        let note = |req: Req, message: String| Finding {
+        let note = |req: Req, doubt: Option<Doubt>| Finding {
             severity: Severity::Note,
             line: 1,
             kind: FindingKind::Rule(req),
-            message,
+            message: "the timing cannot tell".into(),
             times: 1,
+            doubt,
         };
         let pass = |findings: Vec<Finding>| Report {
             findings,
@@ -350,20 +341,13 @@ mod tests {
             skip_reason: None,
             ..pass(findings)
         };
-        let options = Options::default();
-        assert!(!needs_rerun(&pass(vec![]), &options));
-        let by_design = "the cancel of request 3 was sent at +900 ms, when the tool could already have finished (+800 ms)";
-        assert!(!needs_rerun(
-            &pass(vec![note(Req::Can08, by_design.into())]),
-            &options
-        ));
-        let waited = format!("the target had read its cancel 40 ms before the tool could have finished, but its processes waited 260 ms {}", crate::rules::server::cancel::WAITED_PAST_END);
-        assert!(needs_rerun(&pass(vec![note(Req::Can08, waited)]), &options));
-        let unseen = "the server's witness does not list request 2, but nothing had shown the request arrived";
-        assert!(needs_rerun(
-            &pass(vec![note(Req::Can05, unseen.into())]),
-            &options
-        ));
+        assert!(!needs_rerun(&pass(vec![])));
+        assert!(!needs_rerun(&pass(vec![note(Req::Can08, None)])));
+        assert!(!needs_rerun(&pass(vec![note(Req::Can05, None)])));
+        let waited = note(Req::Can08, Some(Doubt::WaitedPastEnd));
+        assert!(needs_rerun(&pass(vec![waited])));
+        let unseen = note(Req::Can05, Some(Doubt::Unarrived));
+        assert!(needs_rerun(&pass(vec![unseen])));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! of cannot make the findings grow without bound, and the verdict, which rests on the worst
 //! severity, is the same.
 
-use crate::outcome::{Finding, FindingKind, Severity};
+use crate::outcome::{Doubt, Finding, FindingKind, Severity};
 use crate::requirement::Req;
 use std::collections::HashMap;
 
@@ -30,6 +30,18 @@ pub struct Findings {
 impl Findings {
     /// Records a finding at case line `line`.
     pub fn add(&mut self, severity: Severity, kind: FindingKind, line: usize, message: String) {
+        self.add_doubting(severity, kind, line, message, None);
+    }
+
+    /// Records a finding at case line `line` that may carry a [`Doubt`].
+    pub fn add_doubting(
+        &mut self,
+        severity: Severity,
+        kind: FindingKind,
+        line: usize,
+        message: String,
+        doubt: Option<Doubt>,
+    ) {
         if self.again(&(severity, kind, line, message.clone())) {
             return;
         }
@@ -54,6 +66,7 @@ impl Findings {
             kind,
             message,
             times: 1,
+            doubt,
         });
     }
 

@@ -5,7 +5,7 @@
 use super::super::proof;
 use super::super::Engine;
 use super::ServerTarget;
-use crate::outcome::Severity;
+use crate::outcome::{Doubt, Severity};
 use crate::pattern::{self, canonical};
 use crate::requirement::Req;
 use crate::transport::Transport;
@@ -72,21 +72,21 @@ pub(super) fn excused<'i, T: Transport>(
         .into_iter()
         .partition(|id| ended_on_its_own(e, id).is_some());
     for id in ended {
-        let why = ended_on_its_own(e, id).unwrap_or_default();
-        e.rule(
-            Severity::Note,
-            Req::Can08,
-            format!(
-                "the server's witness does not list request {}, but {why}: its work may have ended before the cancel was read, leaving nothing to stop (CAN-09); the timing cannot tell",
-                canonical(id)
-            ),
+        let (why, doubt) = ended_on_its_own(e, id).unwrap_or_default();
+        let message = format!(
+            "the server's witness does not list request {}, but {why}: its work may have ended before the cancel was read, leaving nothing to stop (CAN-09); the timing cannot tell",
+            canonical(id)
         );
+        match doubt {
+            Some(doubt) => e.doubt(Req::Can08, doubt, message),
+            None => e.rule(Severity::Note, Req::Can08, message),
+        }
     }
     if !unseen.is_empty() {
         let unseen: Vec<String> = unseen.iter().map(|v| canonical(v)).collect();
-        e.rule(
-            Severity::Note,
+        e.doubt(
             Req::Can05,
+            Doubt::Unarrived,
             format!(
                 "the server's witness does not list request {}, but nothing had shown the request arrived (no response head, nothing on its stream) when the harness closed its stream: the server may never have started the work, so the timing cannot tell whether it stopped",
                 unseen.join(", ")
@@ -169,34 +169,44 @@ pub(super) fn unstopped<T: Transport>(
 /// was read: its tool (a `sleep`) could have ended on its own by then, as the response rules
 /// judge a response that crossed its cancel (CAN-09). `None` when the cancel was certainly read
 /// before the tool's end, or the tool's end is unknown.
-fn ended_on_its_own<T: Transport>(e: &Engine<'_, T, ServerTarget>, id: &Value) -> Option<String> {
+fn ended_on_its_own<T: Transport>(
+    e: &Engine<'_, T, ServerTarget>,
+    id: &Value,
+) -> Option<(String, Option<Doubt>)> {
     let request = e.ledger.sent(id)?;
     let end = request.natural_end?;
     let mark = request.cancel?;
     let ms = |d: Duration| d.as_millis();
     if mark.sent >= end {
-        return Some(format!(
-            "its cancel was sent at +{} ms, when the tool could already have finished (+{} ms)",
-            ms(mark.sent),
-            ms(end)
+        return Some((
+            format!(
+                "its cancel was sent at +{} ms, when the tool could already have finished (+{} ms)",
+                ms(mark.sent),
+                ms(end)
+            ),
+            None,
         ));
     }
     let read = e.read_by(&mark)?;
     if read >= end {
-        return Some(format!(
-            "the proof that its cancel was read came at +{} ms, after the tool could have finished (+{} ms)",
-            ms(read),
-            ms(end)
+        return Some((
+            format!(
+                "the proof that its cancel was read came at +{} ms, after the tool could have finished (+{} ms)",
+                ms(read),
+                ms(end)
+            ),
+            None,
         ));
     }
     let lost = e.lost_since(mark.waited)?;
     (read + lost >= end).then(|| {
-        format!(
+        let why = format!(
             "the target had read its cancel {} ms before the tool could have finished, but its processes waited {} ms {}",
             ms(end - read),
             ms(lost),
             crate::rules::server::cancel::WAITED_PAST_END
-        )
+        );
+        (why, Some(Doubt::WaitedPastEnd))
     })
 }
 

@@ -9,7 +9,7 @@ use super::{after_cancel_rule, after_cancel_severity};
 use crate::era::ProtocolVersion;
 use crate::facts::ledger::SentRequest;
 use crate::facts::waits::Waits;
-use crate::outcome::Severity;
+use crate::outcome::{Doubt, Severity};
 use crate::requirement::Req;
 use crate::rules::envelope::Problem;
 use serde_json::Value;
@@ -51,13 +51,16 @@ pub fn answered_after_cancel(
             Req::Can05,
             format!("request {key} was answered after it was cancelled ({why}); a cancelled request should get no response{}", after_cancel_rule(version)),
         ),
-        Cause::Unclear(note) => Problem::new(Severity::Note, Req::Can08, note),
+        Cause::Unclear(note, None) => Problem::new(Severity::Note, Req::Can08, note),
+        Cause::Unclear(note, Some(doubt)) => {
+            Problem::new(Severity::Note, Req::Can08, note).doubting(doubt)
+        }
     })
 }
 
 /// What a note says when the target's waits for a CPU, not the timing of its own work, left
-/// open whether its handler saw a cancel in time: the shared runs rerun such a pass alone
-/// (on a shared server the waits of other cases' work count as the target's).
+/// open whether its handler saw a cancel in time (such a note carries
+/// [`Doubt::WaitedPastEnd`], and a shared run is rerun alone for it).
 pub const WAITED_PAST_END: &str =
     "for a CPU since, so its handler may not have run before the tool's end";
 
@@ -66,8 +69,16 @@ pub const WAITED_PAST_END: &str =
 enum Cause {
     /// The cancel did, or the server knew of it before its work could have ended: why.
     Cancel(String),
-    /// The facts cannot tell, or the response crossed the cancel: the note that says so.
-    Unclear(String),
+    /// The facts cannot tell, or the response crossed the cancel: the note that says so, and
+    /// whether a run on a target of its own may tell.
+    Unclear(String, Option<Doubt>),
+}
+
+impl Cause {
+    /// A note that no run can settle.
+    fn unclear(note: String) -> Cause {
+        Cause::Unclear(note, None)
+    }
 }
 
 /// Whether the timing shows the server knew of the cancel before its work could have ended
@@ -82,7 +93,7 @@ fn by_timing(
     let ms = |d: Duration| d.as_millis();
     let lost = waits.lost_since(mark.waited);
     match (natural_end, waits.read_by(mark)) {
-        (Some(end), _) if mark.sent >= end => Cause::Unclear(format!(
+        (Some(end), _) if mark.sent >= end => Cause::unclear(format!(
             "the cancel of request {key} was sent at +{} ms, when the tool could already have finished (+{} ms), so its response may have been produced before the cancel was read (CAN-09); the timing cannot tell",
             ms(mark.sent),
             ms(end)
@@ -95,21 +106,21 @@ fn by_timing(
                 "the target had read the cancel of request {key} {} ms before the tool could have finished, but its processes waited {} ms {WAITED_PAST_END} (CAN-09); the timing cannot tell",
                 ms(end - read),
                 ms(lost.unwrap_or_default())
-            ))
+            ), Some(Doubt::WaitedPastEnd))
         }
         (Some(end), Some(read)) if read < end => Cause::Cancel(format!(
             "the target had read the cancel before the tool could have finished on its own ({}), and answered all the same",
             mark.proof()
         )),
-        (Some(end), Some(read)) => Cause::Unclear(format!(
+        (Some(end), Some(read)) => Cause::unclear(format!(
             "the proof that request {key}'s cancel was read came at +{} ms, after the tool could have finished (+{} ms), so its work may have ended before the cancel was read (CAN-09); the timing cannot tell",
             ms(read),
             ms(end)
         )),
-        (None, Some(read)) if at >= read => Cause::Unclear(format!(
+        (None, Some(read)) if at >= read => Cause::unclear(format!(
             "request {key} was answered after the target had read its cancel, but its tool's duration is unknown: the work may have ended before the cancel was read (CAN-09); the timing cannot tell"
         )),
-        _ => Cause::Unclear(format!(
+        _ => Cause::unclear(format!(
             "the response to request {key} crossed its cancel (allowed)"
         )),
     }
