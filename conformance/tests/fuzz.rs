@@ -3,7 +3,7 @@
 //! README, "Fuzzing"). The properties live in `props/`, shared with the libFuzzer targets in
 //! `fuzz/`.
 
-mod props;
+pub mod props;
 
 use conformance::case;
 use conformance::pattern::{self, Captures};

@@ -4,7 +4,8 @@
 //! target sends are both untrusted: a case can come from anyone's pull request, a message from
 //! any implementation. Each `check_*` function panics with a message naming the broken property.
 
-#![allow(dead_code)] // each engine uses its own subset
+// Each engine uses its own subset, and declares this module `pub mod props` so the rest is no
+// dead code.
 
 use conformance::case::{self, Case, Step, StepKind};
 use conformance::pattern::{
@@ -254,10 +255,11 @@ pub fn check_pattern(pattern: &Value, actual: &Value, captures: &Captures) {
 }
 
 /// A source of choices: bytes from the fuzzer or from proptest, then zeros.
-pub struct Choices<'a>(pub &'a [u8]);
+struct Choices<'a>(&'a [u8]);
 
 impl Choices<'_> {
-    pub fn next(&mut self) -> u8 {
+    /// The next byte, or 0 once they are used up.
+    fn next(&mut self) -> u8 {
         match self.0.split_first() {
             Some((b, rest)) => {
                 self.0 = rest;
@@ -284,7 +286,7 @@ fn looks_like_token(s: &str) -> bool {
 /// A pattern that `value` must match: parts become wildcards, type tokens or captures (a name
 /// reused only for equal values), object keys are dropped or declared absent, integers are
 /// written as floats.
-pub fn generalize(value: &Value, choices: &mut Choices, captures: &mut Captures) -> Value {
+fn generalize(value: &Value, choices: &mut Choices, captures: &mut Captures) -> Value {
     let choice = choices.next();
     match choice % 8 {
         0 => return Value::from("{...}"),
