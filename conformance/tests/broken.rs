@@ -11,7 +11,7 @@
 #![allow(unsafe_code)] // libc: signals and measures the processes it starts
 
 #[path = "support/self_served.rs"]
-mod self_served;
+pub mod self_served;
 #[path = "support/shared_rows.rs"]
 mod shared_rows;
 

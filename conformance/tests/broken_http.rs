@@ -11,7 +11,7 @@
 
 mod http_server;
 #[path = "support/self_served.rs"]
-mod self_served;
+pub mod self_served;
 #[path = "support/shared_rows.rs"]
 mod shared_rows;
 

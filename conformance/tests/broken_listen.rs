@@ -13,7 +13,7 @@
 //! naming the client's `server/discover`; `no-ack` never acknowledges.
 
 #[path = "support/self_served.rs"]
-mod self_served;
+pub mod self_served;
 #[path = "support/shared_rows.rs"]
 mod shared_rows;
 

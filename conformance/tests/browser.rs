@@ -10,6 +10,10 @@
 
 #![allow(unsafe_code)] // libc: kills the browser it starts
 
+#[path = "support/cli.rs"]
+pub mod cli;
+
+use cli::{TempDir, CONFORMANCE};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -28,32 +32,6 @@ fn chromium() -> Option<PathBuf> {
             ["chromium", "chromium-browser", "google-chrome"].map(|name| dir.join(name))
         })
         .find(|candidate| candidate.is_file())
-}
-
-fn conformance() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_conformance"))
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let path =
-            std::env::temp_dir().join(format!("conformance-browser-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("temp dir");
-        TempDir(path)
-    }
-
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// Runs a command to its end within the browser's time limit, killing it past that.
@@ -108,7 +86,7 @@ fn dom(
             "--disable-component-update",
             "--disable-sync",
         ]);
-        command.arg(format!("--user-data-dir={}", profile.0.display()));
+        command.arg(format!("--user-data-dir={}", profile.path().display()));
     };
     let mut command = Command::new(browser);
     base(&mut command);
@@ -150,7 +128,7 @@ fn without_scripts(page: &str) -> String {
 
 /// Runs the harness with these arguments; it must exit with `code`.
 fn harness(args: &[&str], code: i32) -> Result<(), Failed> {
-    let output = run(Command::new(conformance()).args(args).env_remove("CI"))?;
+    let output = run(Command::new(CONFORMANCE).args(args).env_remove("CI"))?;
     if output.status.code() != Some(code) {
         return Err(format!(
             "conformance {args:?} exited with {:?}, not {code}:\n{}{}",
@@ -218,8 +196,7 @@ fn broken_run(browser: &Path) -> Result<(), Failed> {
     let page = dir.file("broken.html");
     let json = dir.file("broken.json");
     let server = format!(
-        "grep --line-buffered -v notifications/cancelled | exec '{}' reference-server",
-        conformance().display()
+        "grep --line-buffered -v notifications/cancelled | exec '{CONFORMANCE}' reference-server"
     );
     harness(
         &[

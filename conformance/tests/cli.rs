@@ -2,53 +2,13 @@
 
 #![allow(unsafe_code)] // libc: signals the runs it starts
 
-use assert_cmd::Command;
+#[path = "support/cli.rs"]
+pub mod cli;
+
+use cli::{conformance, TempDir};
 use predicates::prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
-
-/// A folder of its own under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!(
-            "conformance-cli-{}-{name}-{nanos}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(dir.join("server")).expect("temp dir");
-        TempDir(dir)
-    }
-
-    /// Writes `server/<name>.mcpt` and returns its path.
-    fn case(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.0.join("server").join(format!("{name}.mcpt"));
-        std::fs::write(&path, text).expect("case written");
-        path
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn conformance() -> Command {
-    let mut cmd = Command::cargo_bin("conformance").expect("the conformance binary is built");
-    cmd.env_remove("CI")
-        .env_remove("CONFORMANCE_BLESS")
-        .timeout(Duration::from_secs(120));
-    cmd
-}
 
 const WRONG_ECHO: &str = "\
 # Echo returns its text; this case expects other text, on purpose.

@@ -3,49 +3,15 @@
 //! that may change things unless named with --try, and leaves out a candidate that does not
 //! behave, saying why.
 
-use assert_cmd::Command;
+#[path = "support/cli.rs"]
+pub mod cli;
+
+use cli::{conformance, TempDir};
 use conformance::fixtures::{Mapping, AS_TASK_ROLES, ROLES, TASK_ROLES};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
 const FAKE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/init_server.py");
-
-/// A folder of its own under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!(
-            "conformance-init-{}-{name}-{nanos}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        TempDir(dir)
-    }
-
-    fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn conformance() -> Command {
-    let mut cmd = Command::cargo_bin("conformance").expect("the conformance binary is built");
-    cmd.env_remove("CI")
-        .env_remove("CONFORMANCE_BLESS")
-        .timeout(Duration::from_secs(120));
-    cmd
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -86,7 +52,7 @@ fn fixtures_of(file: &Path) -> Value {
 #[test]
 fn the_reference_server_gets_exactly_the_fixture_mapping_and_passes_with_it() {
     let dir = TempDir::new("reference");
-    let file = dir.join("reference.json");
+    let file = dir.file("reference.json");
     let output = conformance()
         .arg("init")
         .arg("-o")
@@ -179,7 +145,7 @@ fn drafted(file: &Path, log: &Path, mode: &str) -> (String, Value) {
 #[test]
 fn only_a_tool_that_runs_as_a_task_plays_a_task_role() {
     let dir = TempDir::new("tasks");
-    let (file, log) = (dir.join("t.json"), dir.join("calls.log"));
+    let (file, log) = (dir.file("t.json"), dir.file("calls.log"));
     let (stdout, fixtures) = drafted(&file, &log, "tasks");
     assert_eq!(fixtures["task_work"]["tool"], "job", "{stdout}");
     let note = fixtures["task_work"]["note"].as_str().unwrap_or_default();
@@ -211,7 +177,7 @@ fn only_a_tool_that_runs_as_a_task_plays_a_task_role() {
 #[test]
 fn a_server_with_the_2026_tasks_extension_gets_task_work_checked_at_2026() {
     let dir = TempDir::new("tasks-ext");
-    let (file, log) = (dir.join("t.json"), dir.join("calls.log"));
+    let (file, log) = (dir.file("t.json"), dir.file("calls.log"));
     let (stdout, fixtures) = drafted(&file, &log, "tasks-ext");
     assert_eq!(fixtures["task_work"]["tool"], "job", "{stdout}");
     let note = fixtures["task_work"]["note"].as_str().unwrap_or_default();
@@ -225,8 +191,8 @@ fn a_server_with_the_2026_tasks_extension_gets_task_work_checked_at_2026() {
 #[test]
 fn an_existing_file_is_overwritten_only_with_force() {
     let dir = TempDir::new("force");
-    let file = dir.join("target.json");
-    let log = dir.join("calls.log");
+    let file = dir.file("target.json");
+    let log = dir.file("calls.log");
     std::fs::write(&file, "keep me").expect("written");
     let output = init_fake(&file, &log, &[], &[]);
     assert_eq!(output.status.code(), Some(2));
@@ -249,8 +215,8 @@ fn an_existing_file_is_overwritten_only_with_force() {
 #[test]
 fn a_tool_that_may_change_things_is_called_only_when_named() {
     let dir = TempDir::new("unmarked");
-    let file = dir.join("target.json");
-    let log = dir.join("calls.log");
+    let file = dir.file("target.json");
+    let log = dir.file("calls.log");
     let output = init_fake(&file, &log, &[], &[]);
     let stdout = text(&output.stdout);
     assert_eq!(
@@ -281,7 +247,7 @@ fn a_tool_that_may_change_things_is_called_only_when_named() {
         .as_str()
         .is_some_and(|n| n.contains("--try pause")));
 
-    let file = dir.join("tried.json");
+    let file = dir.file("tried.json");
     std::fs::remove_file(&log).expect("log removed");
     let output = init_fake(&file, &log, &["--try", "say"], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
@@ -305,8 +271,8 @@ fn a_tool_that_may_change_things_is_called_only_when_named() {
 #[test]
 fn a_candidate_that_does_not_behave_is_left_out_with_the_reason() {
     let dir = TempDir::new("liars");
-    let file = dir.join("target.json");
-    let log = dir.join("calls.log");
+    let file = dir.file("target.json");
+    let log = dir.file("calls.log");
     let output = init_fake(&file, &log, &["--try", "pause"], &[]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let fixtures = fixtures_of(&file);
@@ -339,8 +305,8 @@ fn a_candidate_that_does_not_behave_is_left_out_with_the_reason() {
 #[test]
 fn a_try_that_names_no_tool_calls_nothing() {
     let dir = TempDir::new("unknown-try");
-    let file = dir.join("target.json");
-    let log = dir.join("calls.log");
+    let file = dir.file("target.json");
+    let log = dir.file("calls.log");
     let output = init_fake(&file, &log, &["--try", "sya"], &[]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = text(&output.stderr);
@@ -355,8 +321,8 @@ fn a_try_that_names_no_tool_calls_nothing() {
 #[test]
 fn a_server_of_the_stateless_era_only_is_opened_with_server_discover() {
     let dir = TempDir::new("stateless");
-    let file = dir.join("target.json");
-    let log = dir.join("calls.log");
+    let file = dir.file("target.json");
+    let log = dir.file("calls.log");
     let output = init_fake(&file, &log, &[], &["stateless"]);
     let stdout = text(&output.stdout);
     assert_eq!(

@@ -2,41 +2,13 @@
 //! schema document in the repository, and that `conformance report` merges runs into one page
 //! and refuses what is no report.
 
-use assert_cmd::Command;
+#[path = "support/cli.rs"]
+pub mod cli;
+
+use cli::{conformance, TempDir};
 use predicates::prelude::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let path =
-            std::env::temp_dir().join(format!("conformance-reports-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("temp dir");
-        TempDir(path)
-    }
-
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn conformance() -> Command {
-    let mut cmd = Command::cargo_bin("conformance").expect("the conformance binary is built");
-    cmd.env_remove("CI")
-        .env_remove("CONFORMANCE_BLESS")
-        .timeout(Duration::from_secs(180));
-    cmd
-}
+use std::path::Path;
 
 fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).expect("the report was written");

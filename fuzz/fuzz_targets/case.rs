@@ -3,7 +3,7 @@
 #![no_main]
 
 #[path = "../../conformance/tests/props/mod.rs"]
-mod props;
+pub mod props;
 
 use libfuzzer_sys::fuzz_target;
 

@@ -5,7 +5,7 @@
 #![no_main]
 
 #[path = "../../conformance/tests/props/mod.rs"]
-mod props;
+pub mod props;
 
 use conformance::pattern::{fill_pattern, substitute, Captures};
 use libfuzzer_sys::fuzz_target;

@@ -2,74 +2,25 @@
 //! their callers, cancels on the wire when a caller gives up, and answers the few requests
 //! a server may send. It sees only messages; a [`Transport`] moves them.
 
-use crate::log::Throttle;
 use crate::pending::{finish, InFlight, OnDrop, Pending};
+use crate::shared::{ProgressRoute, Reply, Shared};
 use crate::transport::http::HttpTransport;
 use crate::transport::stdio::StdioTransport;
-use crate::transport::{Outgoing, OutgoingKind, Transport};
+use crate::transport::{OutgoingKind, Transport};
 use crate::{
-    CallError, ClientOptions, ConnectError, Progress, ProgressFn, RequestOptions, TaskOptions,
-    TaskSupport, ToolResult,
+    CallError, ClientOptions, ConnectError, ProgressFn, RequestOptions, TaskOptions, TaskSupport,
+    ToolResult,
 };
-use reference_wire::{RequestId, RpcError};
+use reference_wire::RequestId;
 use serde_json::{json, Value};
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io;
 use std::process::ExitStatus;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
-
-/// How a request ended, as the reader learned it.
-pub(crate) enum Reply {
-    Result(Value),
-    Error(RpcError),
-    /// The transport gave up on the request.
-    Failed(String),
-    /// The server forgot the session; the request was not processed.
-    SessionExpired,
-}
-
-#[derive(Default)]
-pub(crate) struct Tables {
-    /// Requests awaiting an answer, by exact id.
-    pub(crate) pending: HashMap<RequestId, oneshot::Sender<Reply>>,
-    /// Progress routes, by token.
-    pub(crate) progress: HashMap<RequestId, mpsc::UnboundedSender<Progress>>,
-    pub(crate) closed: bool,
-}
-
-pub(crate) struct Shared {
-    tables: Mutex<Tables>,
-    pub(crate) transport: Arc<dyn Transport>,
-    /// Reports of messages that were read but not used (late answers, invalid messages).
-    pub(crate) ignored: Throttle,
-    next_id: AtomicI64,
-    /// The protocol version in force.
-    pub(crate) version: Mutex<String>,
-    /// Counts completed handshakes; held while one runs, so a session is renewed once.
-    pub(crate) handshakes: tokio::sync::Mutex<u64>,
-    /// What the server declared it can do (`initialize` or `server/discover`).
-    pub(crate) server_capabilities: Mutex<Value>,
-    /// Each tool's `execution.taskSupport` from `tools/list`; `None` until listed.
-    pub(crate) task_support: Mutex<Option<HashMap<String, TaskSupport>>>,
-}
-
-impl Shared {
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Tables> {
-        self.tables.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub(crate) fn send(&self, message: Value, kind: OutgoingKind) -> Result<(), CallError> {
-        self.transport
-            .send(Outgoing { message, kind })
-            .map_err(|_| CallError::Closed)
-    }
-}
 
 /// A connection to one MCP server.
 pub struct Client {
@@ -110,16 +61,7 @@ impl Client {
         options: ClientOptions,
     ) -> Result<Self, ConnectError> {
         let transport: Arc<dyn Transport> = Arc::new(transport);
-        let shared = Arc::new(Shared {
-            tables: Mutex::default(),
-            transport: Arc::clone(&transport),
-            ignored: Throttle::new("ignored messages from the server"),
-            next_id: AtomicI64::new(0),
-            version: Mutex::default(),
-            handshakes: tokio::sync::Mutex::new(0),
-            server_capabilities: Mutex::new(json!({})),
-            task_support: Mutex::default(),
-        });
+        let shared = Arc::new(Shared::new(Arc::clone(&transport)));
         let reader = tokio::spawn(crate::routing::read_loop(Arc::clone(&shared)));
         let client = Self {
             shared,
@@ -166,8 +108,7 @@ impl Client {
     }
 
     pub(crate) fn fresh_id(&self) -> RequestId {
-        // Ids only grow, so none is ever reused, outstanding or not (RPC-03).
-        RequestId::Int(self.shared.next_id.fetch_add(1, Ordering::Relaxed))
+        self.shared.fresh_id()
     }
 
     /// Sends a request whose params are complete (stamped where the era asks it), for a
@@ -391,20 +332,6 @@ pub(crate) fn set_meta(params: &mut Value, key: &str, value: Value) {
 
 pub(crate) fn client_info() -> Value {
     json!({"name": "reference-client", "version": env!("CARGO_PKG_VERSION")})
-}
-
-/// Removes a progress route when its request (or its task) ends, however it ends.
-pub(crate) struct ProgressRoute<'a> {
-    pub(crate) shared: &'a Shared,
-    pub(crate) token: Option<RequestId>,
-}
-
-impl Drop for ProgressRoute<'_> {
-    fn drop(&mut self) {
-        if let Some(token) = &self.token {
-            self.shared.lock().progress.remove(token);
-        }
-    }
 }
 
 /// One request's fixed terms, shared by its first attempt and its retry.

@@ -19,6 +19,7 @@ mod options;
 mod pending;
 mod process;
 mod routing;
+mod shared;
 mod tasks;
 mod tools;
 pub mod transport;
@@ -26,7 +27,8 @@ pub mod transport;
 pub use client::Client;
 pub use era::{Era, KNOWN_VERSIONS, PROTOCOL_VERSION, STATELESS_VERSION};
 pub use error::{CallError, ConnectError};
-pub use options::{ClientOptions, Progress, ProgressFn, RequestOptions, ToolResult};
-pub use tasks::{Started, Task, TaskHandle, TaskOptions, TaskStatus};
-pub use tools::TaskSupport;
+pub use options::{
+    ClientOptions, Progress, ProgressFn, RequestOptions, TaskOptions, TaskSupport, ToolResult,
+};
+pub use tasks::{Started, Task, TaskHandle, TaskStatus};
 pub use transport::Transport;

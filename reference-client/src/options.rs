@@ -1,5 +1,6 @@
-//! What a caller hands the client: connection tunables, per-request options, and the
-//! shapes of what comes back (progress updates and tool results).
+//! What a caller hands the client: connection tunables, per-request and per-task options,
+//! and the shapes of what comes back (progress updates, tool results, a tool's task
+//! support).
 
 use serde_json::Value;
 use std::time::Duration;
@@ -120,5 +121,53 @@ impl ToolResult {
             .filter_map(|item| item.get("text").and_then(Value::as_str))
             .collect();
         texts.join("\n")
+    }
+}
+
+/// Whether a tool runs as a task, from its `execution.taskSupport` (2025-11-25).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskSupport {
+    /// `"forbidden"`, or no `execution.taskSupport` at all: never as a task.
+    Forbidden,
+    /// `"optional"`: as a task or as a plain call, as the client likes.
+    Optional,
+    /// `"required"`: only as a task; a plain call gets `-32601`.
+    Required,
+}
+
+impl TaskSupport {
+    /// The support a `tools/list` entry declares; anything but the two values that allow
+    /// tasks means "forbidden", the default.
+    pub fn of(tool: &Value) -> Self {
+        match tool
+            .pointer("/execution/taskSupport")
+            .and_then(Value::as_str)
+        {
+            Some("optional") => Self::Optional,
+            Some("required") => Self::Required,
+            _ => Self::Forbidden,
+        }
+    }
+}
+
+/// How a call runs as a task.
+#[derive(Clone, Debug)]
+pub struct TaskOptions {
+    /// The lifetime to ask for (2025-11-25 `params.task.ttl`); `None` leaves it to the
+    /// server. 2026-07-28 has no way to ask.
+    pub ttl: Option<Duration>,
+    /// How long, once a task is to be cancelled (or its deadline passed), the client still
+    /// follows it to learn how it ended: the answer to `tasks/cancel`, the result that may
+    /// have won the race, and in 2026-07-28 the polls until it is terminal. Past it the
+    /// call ends as cancelled (or timed out) all the same.
+    pub cancel_grace: Duration,
+}
+
+impl Default for TaskOptions {
+    fn default() -> Self {
+        Self {
+            ttl: None,
+            cancel_grace: Duration::from_secs(10),
+        }
     }
 }

@@ -6,7 +6,7 @@
 //! nothing useful (a client that cancels its polls is a known defect of other SDKs). So
 //! a request says, when it is sent, what giving up on it means ([`OnDrop`]).
 
-use crate::client::{Reply, Shared};
+use crate::shared::{Reply, Shared};
 use crate::transport::OutgoingKind;
 use crate::CallError;
 use reference_wire::RequestId;

@@ -2,7 +2,7 @@
 //! progress to its request's callback, and the few requests a server may send answered
 //! here. It runs as the connection's one reader task.
 
-use crate::client::{Reply, Shared};
+use crate::shared::{Reply, Shared};
 use crate::transport::{Incoming, OutgoingKind};
 use crate::Progress;
 use reference_wire::{Message, RequestId, METHOD_NOT_FOUND};

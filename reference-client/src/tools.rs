@@ -7,35 +7,9 @@
 //! and asks for a listing before its first task call.
 
 use crate::era;
-use crate::{CallError, Client, RequestOptions};
+use crate::{CallError, Client, RequestOptions, TaskSupport};
 use serde_json::{json, Value};
 use std::collections::HashMap;
-
-/// Whether a tool runs as a task, from its `execution.taskSupport` (2025-11-25).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TaskSupport {
-    /// `"forbidden"`, or no `execution.taskSupport` at all: never as a task.
-    Forbidden,
-    /// `"optional"`: as a task or as a plain call, as the client likes.
-    Optional,
-    /// `"required"`: only as a task; a plain call gets `-32601`.
-    Required,
-}
-
-impl TaskSupport {
-    /// The support a `tools/list` entry declares; anything but the two values that allow
-    /// tasks means "forbidden", the default.
-    pub fn of(tool: &Value) -> Self {
-        match tool
-            .pointer("/execution/taskSupport")
-            .and_then(Value::as_str)
-        {
-            Some("optional") => Self::Optional,
-            Some("required") => Self::Required,
-            _ => Self::Forbidden,
-        }
-    }
-}
 
 /// How many pages of `tools/list` are read before the rest is given up: a server whose
 /// cursors never end cannot keep the client listing.

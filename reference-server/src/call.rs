@@ -9,8 +9,8 @@
 
 use crate::meta;
 use crate::outbox::Route;
-use crate::registry::{Key, Refused, Registry, MAX_IN_FLIGHT};
-use crate::session::Refusal;
+use crate::registry::{Refused, Registry, MAX_IN_FLIGHT};
+use crate::request::{Key, Refusal};
 use crate::tasks::{self, Mode, NewTask, Work};
 use crate::tools::{self, Call, Context, Reporter, ToolError};
 use crate::version::ProtocolVersion;

@@ -14,11 +14,13 @@ mod listen;
 mod meta;
 mod outbox;
 mod registry;
+mod request;
 mod session;
 mod stdio;
 mod tasks;
 mod tools;
 pub mod version;
+mod witness;
 
 pub use http::HttpOptions;
 use std::io;

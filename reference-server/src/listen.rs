@@ -14,8 +14,8 @@
 //! on its own, so it needs neither reading of AMB-19.
 
 use crate::outbox::Route;
-use crate::registry::{Key, Refused, Registry, MAX_IN_FLIGHT};
-use crate::session::Refusal;
+use crate::registry::{Refused, Registry, MAX_IN_FLIGHT};
+use crate::request::{Key, Refusal};
 use reference_wire::{notification, RequestId, RpcError, INTERNAL_ERROR, INVALID_PARAMS};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;

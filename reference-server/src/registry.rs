@@ -18,10 +18,12 @@
 //! been answered nothing more is queued for that task's progress token.
 
 use crate::outbox::Route;
+use crate::request::Key;
 use crate::tasks::Table;
+use crate::witness::Witness;
 use reference_wire::{error_response, response, RequestId, RpcError};
 use serde_json::Value;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -29,20 +31,6 @@ use tokio_util::sync::CancellationToken;
 /// At most this many requests run at once per registry; more long-running
 /// calls are refused with a tool error until some finish.
 pub(crate) const MAX_IN_FLIGHT: usize = 10_000;
-
-/// The witness keeps the ids of this many most recent observed cancellations.
-pub(crate) const WITNESS_CAPACITY: usize = 1_000;
-
-/// What an in-flight request is registered under.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Key {
-    /// Its JSON-RPC id: a cancel names it (stdio, HTTP sessions).
-    Id(RequestId),
-    /// The serial number of its own HTTP response stream (2026-07-28): only
-    /// closing that stream cancels it, and ids of different clients may
-    /// coincide, so the id is no key.
-    Stream(u64),
-}
 
 /// Why a request could not be registered.
 pub(crate) enum Refused {
@@ -66,37 +54,6 @@ struct Inner {
     in_flight: HashMap<Key, Entry>,
     witness: Witness,
     tasks: Table,
-}
-
-/// What the `cancellations` fixture reports: which handlers (and task
-/// bodies) observed their cancellation.
-#[derive(Default)]
-pub(crate) struct Witness {
-    /// Cancelled handlers that have not yet observed their cancellation.
-    unobserved: usize,
-    /// Ids whose handlers observed their cancellation, oldest first; only
-    /// the last [`WITNESS_CAPACITY`] are kept.
-    ids: VecDeque<Value>,
-    /// How many observations were ever recorded (so the lock's holder knows
-    /// to wake [`Registry::witness`]).
-    recorded: u64,
-}
-
-impl Witness {
-    /// A cancel fired a token whose handler has yet to observe it.
-    pub(crate) fn expect(&mut self) {
-        self.unobserved += 1;
-    }
-
-    /// A handler observed its cancellation; `id` names it in the list.
-    pub(crate) fn record(&mut self, id: Value) {
-        self.ids.push_back(id);
-        if self.ids.len() > WITNESS_CAPACITY {
-            self.ids.pop_front();
-        }
-        self.unobserved = self.unobserved.saturating_sub(1);
-        self.recorded += 1;
-    }
 }
 
 /// The state under the lock that task code may use (see `tasks/`).
@@ -152,7 +109,7 @@ impl Registry {
     /// concerns after the lock is released.
     pub(crate) fn locked<R>(&self, f: impl FnOnce(&mut Locked<'_>) -> R) -> R {
         let mut inner = self.lock();
-        let recorded = inner.witness.recorded;
+        let recorded = inner.witness.recorded();
         let Inner {
             in_flight,
             witness,
@@ -166,7 +123,7 @@ impl Registry {
         };
         let result = f(&mut locked);
         let tasks_settled = locked.settled;
-        let observed = inner.witness.recorded != recorded;
+        let observed = inner.witness.recorded() != recorded;
         drop(inner);
         if observed {
             self.observed.notify_waiters();
@@ -307,8 +264,8 @@ impl Registry {
             notified.as_mut().enable();
             {
                 let inner = self.lock();
-                if inner.witness.unobserved == 0 {
-                    return inner.witness.ids.iter().cloned().collect();
+                if let Some(ids) = inner.witness.list() {
+                    return ids;
                 }
             }
             notified.await;

@@ -18,7 +18,8 @@ use crate::call;
 use crate::listen;
 use crate::meta::{self, CLIENT_CAPABILITIES, PROTOCOL_VERSION};
 use crate::outbox::Route;
-use crate::registry::{Key, Registry};
+use crate::registry::Registry;
+use crate::request::{Key, Refusal, Request, Status};
 use crate::tasks;
 use crate::tools;
 use crate::version::{ProtocolVersion, Transport};
@@ -28,60 +29,6 @@ use reference_wire::{
 };
 use serde_json::{json, Value};
 use std::sync::Arc;
-
-/// One request as the transport hands it over.
-pub(crate) struct Request {
-    /// What the registry files it under (and what a cancel must name).
-    pub key: Key,
-    pub id: RequestId,
-    pub method: String,
-    pub params: Option<Value>,
-}
-
-impl Request {
-    /// A request filed under its own id, as on stdio and in HTTP sessions.
-    pub(crate) fn by_id(id: RequestId, method: String, params: Option<Value>) -> Self {
-        Self {
-            key: Key::Id(id.clone()),
-            id,
-            method,
-            params,
-        }
-    }
-}
-
-/// A protocol error answering a request, and how HTTP should carry it.
-#[derive(Debug)]
-pub(crate) struct Refusal {
-    pub error: RpcError,
-    pub status: Status,
-}
-
-/// The HTTP status class of a [`Refusal`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Status {
-    /// An ordinary JSON-RPC error response (HTTP 200, in the body or stream).
-    InBody,
-    /// 2026-07-28: `400 Bad Request` (malformed `_meta`, unsupported version).
-    BadRequest,
-    /// 2026-07-28: `404 Not Found` (unknown method).
-    NotFound,
-}
-
-impl Refusal {
-    fn with_status(status: Status) -> impl Fn(RpcError) -> Self {
-        move |error| Self { error, status }
-    }
-}
-
-impl From<RpcError> for Refusal {
-    fn from(error: RpcError) -> Self {
-        Self {
-            error,
-            status: Status::InBody,
-        }
-    }
-}
 
 pub(crate) struct Session {
     registry: Arc<Registry>,

@@ -12,7 +12,7 @@
 
 use crate::outbox::Route;
 use crate::registry::Registry;
-use crate::tasks;
+use crate::tasks::progress;
 use crate::version::ProtocolVersion;
 use reference_wire::notification;
 use serde_json::{json, Map, Value};
@@ -328,7 +328,7 @@ impl Context<'_> {
                 let line = notification("notifications/progress", Some(params));
                 self.registry.progress(token, route, line);
             }
-            Reporter::Task(id) => tasks::progress(self.registry, id, params).await,
+            Reporter::Task(id) => progress::send(self.registry, id, params).await,
         }
     }
 }

@@ -4,9 +4,9 @@
 
 use super::create::{self, Started};
 use super::follow::{self, Stop};
-use super::{TaskOptions, Terms};
+use super::terms::Terms;
 use crate::era::{self, TASKS_EXTENSION};
-use crate::{CallError, Client, ProgressFn, RequestOptions, TaskSupport, ToolResult};
+use crate::{CallError, Client, ProgressFn, RequestOptions, TaskOptions, TaskSupport, ToolResult};
 use serde_json::{json, Value};
 
 impl Client {
@@ -51,8 +51,8 @@ impl Client {
     /// `options` are for the start only. A progress callback asks for progress (its
     /// presence attaches the progress token) and gets what arrives before the handle;
     /// what arrives after waits in the handle for the callback given to
-    /// [`TaskHandle::follow`](super::TaskHandle::follow) or
-    /// [`result`](super::TaskHandle::result). A cancel or deadline gives up on the call
+    /// [`TaskHandle::follow`](crate::TaskHandle::follow) or
+    /// [`result`](crate::TaskHandle::result). A cancel or deadline gives up on the call
     /// before its handle came, which cancels the task once it does.
     pub async fn start_tool_task(
         &self,

@@ -8,11 +8,13 @@
 //! call that brings no answer within the cancel grace is cancelled as a plain request:
 //! without a task id, that is all there is.
 
+use super::handle::TaskHandle;
+use super::terms::{sleep_until, Terms, Why};
 use super::wire::{self, Created};
-use super::{TaskHandle, TaskOptions, Terms, Why};
-use crate::client::{set_meta, ProgressRoute};
+use crate::client::set_meta;
 use crate::pending::{OnDrop, Pending};
-use crate::{CallError, Client, Progress, ProgressFn, ToolResult};
+use crate::shared::ProgressRoute;
+use crate::{CallError, Client, Progress, ProgressFn, TaskOptions, ToolResult};
 use reference_wire::RequestId;
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -117,7 +119,7 @@ async fn wait_for_handle(
                 why = Some(Why::Timeout);
                 grace_end = Some(Instant::now() + terms.grace);
             }
-            () = super::sleep_until(grace_end) => {
+            () = sleep_until(grace_end) => {
                 let why = why.unwrap_or(Why::Cancel);
                 let reason = format!(
                     "{}; no task handle came within {} ms",

@@ -18,12 +18,13 @@
 //! on.
 
 use super::create::deliver;
+use super::handle::TaskHandle;
+use super::terms::{sleep_until, Terms, Why};
 use super::wire::{self, Task, TaskStatus};
-use super::{TaskHandle, Terms, Why};
 use crate::era::Era;
 use crate::log::warn;
 use crate::pending::{OnDrop, Pending};
-use crate::{CallError, Client, ProgressFn, ToolResult};
+use crate::{CallError, Client, ProgressFn, RequestOptions, ToolResult};
 use reference_wire::INVALID_PARAMS;
 use serde_json::Value;
 use std::time::Duration;
@@ -63,6 +64,37 @@ struct State<'c> {
     /// A `tasks/result` error kept until the cancel's answer says whether it is the
     /// task's outcome or the cancel's consequence.
     held: Option<CallError>,
+}
+
+/// Waiting on a task through its handle.
+impl TaskHandle<'_> {
+    /// Waits for the task's result. `options.cancel` and `options.timeout` end only the
+    /// wait (a `notifications/cancelled` for the `tasks/result` in 2025-11-25, no more
+    /// polls in 2026-07-28), never the task (TSK-06); the handle can wait again.
+    pub async fn result(&mut self, options: RequestOptions<'_>) -> Result<ToolResult, CallError> {
+        self.run(options, Stop::EndWait).await
+    }
+
+    /// Waits for the task's result; `options.cancel` and `options.timeout` cancel the task
+    /// with `tasks/cancel`. If the task finished before the cancel took effect, its result
+    /// is the outcome.
+    pub async fn follow(&mut self, options: RequestOptions<'_>) -> Result<ToolResult, CallError> {
+        self.run(options, Stop::CancelTask).await
+    }
+
+    async fn run(
+        &mut self,
+        options: RequestOptions<'_>,
+        stop: Stop,
+    ) -> Result<ToolResult, CallError> {
+        let RequestOptions {
+            mut progress,
+            cancel,
+            timeout,
+        } = options;
+        let terms = Terms::new(self.client, cancel, timeout, self.grace);
+        follow(self, &terms, &mut progress, stop).await
+    }
 }
 
 /// Follows `handle`'s task until it is terminal, until `terms` stop it (as `stop` says),
@@ -127,11 +159,11 @@ pub(crate) async fn follow(
                     return outcome;
                 }
             }
-            () = super::sleep_until(state.next_poll), if state.poll.is_none() => {
+            () = sleep_until(state.next_poll), if state.poll.is_none() => {
                 state.next_poll = None;
                 state.poll = Some(client.task_call("tasks/get", &handle.task.id, OnDrop::Forget)?);
             }
-            () = super::sleep_until(state.grace_end) => return state.give_up(terms),
+            () = sleep_until(state.grace_end) => return state.give_up(terms),
         }
     }
 }

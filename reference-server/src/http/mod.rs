@@ -6,36 +6,37 @@
 //! (`origin.rs`). A POST is routed by era: handshake-era messages to their
 //! session (`post.rs`, `sessions.rs`), stateless-era requests to the one
 //! stateless session of the process (`stateless.rs`). Either way a request
-//! is answered on a response stream of its own (`stream.rs`). The sessions
+//! is answered on a response stream of its own (`stream.rs`). The handlers
+//! share `shared.rs` and, across both eras, `headers.rs`. The sessions
 //! run the same [`Session`] as stdio: one session model, two transports.
 //!
 //! [`Session`]: crate::session::Session
 
+mod headers;
 mod origin;
 mod post;
 mod reply;
 mod sessions;
+mod shared;
 mod stateless;
 mod stream;
 
-use crate::registry::Registry;
-use crate::session::Session;
-use crate::version::Transport;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::post as on_post;
 use axum::Router;
+use headers::SESSION_ID;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use origin::Origins;
-use reference_wire::{INVALID_REQUEST, MAX_LINE_BYTES};
+use reference_wire::INVALID_REQUEST;
 use sessions::Sessions;
+use shared::Shared;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 use stream::Delivery;
 use tokio::net::TcpListener;
@@ -73,39 +74,12 @@ impl Default for HttpOptions {
     }
 }
 
-/// The largest accepted POST body: the same bound as a stdio line.
-pub(crate) const MAX_BODY_BYTES: usize = MAX_LINE_BYTES;
-/// A POST body must have arrived within this time after its head.
-pub(crate) const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// At most this many connections are served at once; more wait to be accepted.
 pub(crate) const MAX_CONNECTIONS: usize = 256;
 /// The request head (request line and headers) may be at most this large.
 const MAX_HEAD_BYTES: usize = 16 * 1024;
 /// A request may carry at most this many headers.
 const MAX_HEADERS: usize = 64;
-
-/// What every handler shares.
-pub(crate) struct Shared {
-    pub delivery: Delivery,
-    pub origins: Origins,
-    pub sessions: Sessions,
-    pub verbose: bool,
-    /// The session every stateless-era request runs on, and its registry
-    /// (whose witness is therefore per process).
-    stateless: Mutex<Session>,
-    pub stateless_registry: Arc<Registry>,
-    /// Serial numbers of stateless-era response streams.
-    pub next_stream: AtomicU64,
-}
-
-impl Shared {
-    /// The stateless session, for one request.
-    pub(crate) fn stateless_session(&self) -> MutexGuard<'_, Session> {
-        self.stateless
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
 
 /// Listens on `options.addr` and serves until `shutdown`. Prints exactly
 /// one line, `reference-server: listening on http://IP:PORT/mcp`, on stderr
@@ -126,26 +100,15 @@ pub(crate) async fn serve(
     })?;
     let local = listener.local_addr()?;
     eprintln!("reference-server: listening on http://{local}/mcp");
-    let stateless_registry = Arc::new(Registry::new(verbose));
-    let stateless = Session::new(
-        Arc::clone(&stateless_registry),
-        Transport::StreamableHttp,
-        verbose,
-    );
-    let shared = Arc::new(Shared {
-        delivery: if options.json_response {
-            Delivery::Json
-        } else {
-            Delivery::Sse
-        },
-        origins: Origins::new(&options.allowed_origins),
-        sessions: Sessions::new(options.max_sessions, options.session_idle, verbose),
-        verbose,
-        stateless: Mutex::new(stateless),
-        stateless_registry,
-        next_stream: AtomicU64::new(0),
-    });
-    let app = router(Arc::clone(&shared));
+    let delivery = if options.json_response {
+        Delivery::Json
+    } else {
+        Delivery::Sse
+    };
+    let sessions = Sessions::new(options.max_sessions, options.session_idle, verbose);
+    let shared = Arc::new(Shared::new(delivery, sessions, verbose));
+    let origins = Arc::new(Origins::new(&options.allowed_origins));
+    let app = router(Arc::clone(&shared), origins);
     let reaper = tokio::spawn(reap_idle_sessions(Arc::clone(&shared)));
     let mut connection = http1::Builder::new();
     connection
@@ -198,14 +161,11 @@ pub(crate) async fn serve(
     Ok(())
 }
 
-fn router(shared: Arc<Shared>) -> Router {
+fn router(shared: Arc<Shared>, origins: Arc<Origins>) -> Router {
     Router::new()
         .route("/mcp", on_post(post::post).get(get).delete(delete))
         .fallback(not_found)
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&shared),
-            origin::check,
-        ))
+        .layer(axum::middleware::from_fn_with_state(origins, origin::check))
         .with_state(shared)
 }
 
@@ -234,7 +194,7 @@ async fn delete(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respon
     if stateless::header_is_stateless(&headers) {
         return stateless::delete();
     }
-    let Some(id) = headers.get(post::SESSION_ID) else {
+    let Some(id) = headers.get(SESSION_ID) else {
         return reply::error(
             StatusCode::BAD_REQUEST,
             None,

@@ -8,7 +8,6 @@
 //! allowed; `--allow-origin` adds exact origins.
 
 use super::reply;
-use super::Shared;
 use axum::extract::{Request, State};
 use axum::http::header::ORIGIN;
 use axum::http::StatusCode;
@@ -60,12 +59,12 @@ fn is_loopback(origin: &str) -> bool {
 
 /// Middleware: 403 for a request from an origin that is not allowed.
 pub(crate) async fn check(
-    State(shared): State<Arc<Shared>>,
+    State(origins): State<Arc<Origins>>,
     request: Request,
     next: Next,
 ) -> Response {
     if let Some(origin) = request.headers().get(ORIGIN) {
-        let allowed = origin.to_str().is_ok_and(|o| shared.origins.allows(o));
+        let allowed = origin.to_str().is_ok_and(|o| origins.allows(o));
         if !allowed {
             let shown = String::from_utf8_lossy(origin.as_bytes()).into_owned();
             return reply::error(

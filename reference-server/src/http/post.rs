@@ -9,25 +9,27 @@
 // request; boxing them would buy nothing.
 #![allow(clippy::result_large_err)]
 
+use super::headers::{check_accept, delivery_for, media_type_is, PROTOCOL_VERSION, SESSION_ID};
+use super::reply;
 use super::sessions::{Full, HttpSession};
+use super::shared::Shared;
 use super::stateless;
-use super::stream::{self, Delivery, Pending};
-use super::{reply, Shared, BODY_TIMEOUT, MAX_BODY_BYTES};
-use crate::outbox::Route;
-use crate::session::{Refusal, Request, Status};
+use super::stream::{self, answer_refusal, Delivery};
+use crate::request::Request;
 use crate::version::{ProtocolVersion, Transport};
 use axum::extract::State;
-use axum::http::header::{ACCEPT, CONTENT_TYPE};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use http_body_util::BodyExt;
-use reference_wire::{error_response, Message, RequestId, INVALID_REQUEST, PARSE_ERROR};
+use reference_wire::{Message, RequestId, INVALID_REQUEST, MAX_LINE_BYTES, PARSE_ERROR};
 use std::sync::Arc;
+use std::time::Duration;
 
-/// The session header (HTTP-16; header names are case-insensitive).
-pub(crate) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
-/// The protocol version header (HTTP-18).
-pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+/// The largest accepted POST body: the same bound as a stdio line.
+const MAX_BODY_BYTES: usize = MAX_LINE_BYTES;
+/// A POST body must have arrived within this time after its head.
+const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Handles one POST; every failure is itself an HTTP response.
 pub(crate) async fn post(
@@ -336,93 +338,6 @@ async fn answer(
         }
     }
     response
-}
-
-/// Delivers a refused request's error: in its stream or body like any
-/// response, or, when its era gives the error a status of its own, as a
-/// complete response with that status.
-pub(super) async fn answer_refusal(
-    delivery: Delivery,
-    id: &RequestId,
-    refusal: Refusal,
-    route: &Route,
-    pending: Pending,
-) -> Response {
-    if refusal.status == Status::InBody {
-        route.answer(error_response(Some(id), &refusal.error));
-        pending.respond(delivery).await
-    } else {
-        pending.dismiss();
-        reply::refusal(id, &refusal)
-    }
-}
-
-/// How to answer a request: as the server was told, except that a task
-/// poll (`tasks/get`) gets one JSON body whenever the client accepts one:
-/// a client that polls wants no stream (tasks.mdx, "servers SHOULD NOT
-/// upgrade to an SSE stream in response to a tasks/get request"), and a
-/// `subscriptions/listen` always gets its stream.
-pub(super) fn delivery_for(default: Delivery, method: &str, headers: &HeaderMap) -> Delivery {
-    let json_accepted = || accepts(headers, Delivery::Json);
-    if method == "tasks/get" && json_accepted() {
-        Delivery::Json
-    } else if method == "subscriptions/listen" && accepts(headers, Delivery::Sse) {
-        // A subscription is a stream of notifications, whatever `--json-response` says.
-        Delivery::Sse
-    } else {
-        default
-    }
-}
-
-/// A request's response needs an `Accept` that allows it (HTTP-05): `406`
-/// otherwise. A missing `Accept` allows anything.
-pub(super) fn check_accept(
-    headers: &HeaderMap,
-    delivery: Delivery,
-    id: &RequestId,
-) -> Result<(), Response> {
-    let needed = media_type(delivery);
-    if accepts(headers, delivery) {
-        Ok(())
-    } else {
-        Err(reply::error(
-            StatusCode::NOT_ACCEPTABLE,
-            Some(id),
-            INVALID_REQUEST,
-            format!(
-                "not acceptable: this server answers requests with {needed}; send Accept: application/json, text/event-stream"
-            ),
-        ))
-    }
-}
-
-fn media_type(delivery: Delivery) -> &'static str {
-    match delivery {
-        Delivery::Sse => "text/event-stream",
-        Delivery::Json => "application/json",
-    }
-}
-
-/// Whether `Accept` allows answers delivered so; a missing `Accept` allows
-/// anything.
-fn accepts(headers: &HeaderMap, delivery: Delivery) -> bool {
-    let needed = media_type(delivery);
-    let Some(accept) = headers.get(ACCEPT) else {
-        return true;
-    };
-    let accept = accept.to_str().unwrap_or("");
-    let (kind, _) = needed.split_once('/').unwrap_or((needed, ""));
-    accept.split(',').any(|range| {
-        media_type_is(range, needed)
-            || media_type_is(range, "*/*")
-            || media_type_is(range, &format!("{kind}/*"))
-    })
-}
-
-/// Whether a header value's media type (before any `;` parameters) is `expected`.
-pub(super) fn media_type_is(value: &str, expected: &str) -> bool {
-    let media_type = value.split(';').next().unwrap_or("").trim();
-    media_type.eq_ignore_ascii_case(expected)
 }
 
 /// The id of a request, for error responses about it.

@@ -1,6 +1,6 @@
 //! HTTP responses that carry a JSON-RPC message or nothing.
 
-use crate::session::{Refusal, Status};
+use crate::request::{Refusal, Status};
 use axum::http::header::{ALLOW, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};

@@ -15,11 +15,12 @@
 //!
 //! [`Session`]: crate::session::Session
 
-use super::post::{answer_refusal, check_accept, delivery_for, PROTOCOL_VERSION};
-use super::{reply, stream, Shared};
+use super::headers::{check_accept, delivery_for, PROTOCOL_VERSION};
+use super::reply;
+use super::shared::Shared;
+use super::stream::{self, answer_refusal};
 use crate::meta;
-use crate::registry::Key;
-use crate::session::Request;
+use crate::request::{Key, Request};
 use crate::version::ProtocolVersion;
 use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::response::Response;

@@ -8,11 +8,13 @@
 
 use super::reply;
 use crate::outbox::{Out, Outbox, Route};
+use crate::request::{Refusal, Status};
 use axum::body::Body;
 use axum::http::header::{HeaderName, CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures_util::Stream;
+use reference_wire::{error_response, RequestId};
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -92,8 +94,6 @@ impl Pending {
         }
     }
 
-    /// Drops the stream without telling `on_close`: it was never handed to
-    /// the client (the request was refused before it ran).
     /// Opens the stream with the event 2025-11-25 recommends (HTTP transport, SEP-1699): an
     /// event id, a `retry` and empty data, which a client keeps as the `Last-Event-ID` to
     /// reconnect with and otherwise ignores. This server never closes a stream before its
@@ -108,6 +108,8 @@ impl Pending {
         self
     }
 
+    /// Drops the stream without telling `on_close`: it was never handed to
+    /// the client (the request was refused before it ran).
     pub(crate) fn dismiss(mut self) {
         self.on_close = None;
     }
@@ -131,6 +133,25 @@ impl Pending {
 
     async fn next_line(&mut self) -> Option<String> {
         std::future::poll_fn(|cx| self.poll_line(cx)).await
+    }
+}
+
+/// Delivers a refused request's error: in its stream or body like any
+/// response, or, when its era gives the error a status of its own, as a
+/// complete response with that status.
+pub(crate) async fn answer_refusal(
+    delivery: Delivery,
+    id: &RequestId,
+    refusal: Refusal,
+    route: &Route,
+    pending: Pending,
+) -> Response {
+    if refusal.status == Status::InBody {
+        route.answer(error_response(Some(id), &refusal.error));
+        pending.respond(delivery).await
+    } else {
+        pending.dismiss();
+        reply::refusal(id, &refusal)
     }
 }
 

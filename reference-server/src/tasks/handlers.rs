@@ -10,13 +10,13 @@
 //! empty acknowledgement, and a cancel of a finished task changes nothing.
 //! Every answer but a waiting `tasks/result` is queued at once.
 
-use super::run::attach;
+use super::progress::attach;
 use super::table::{NotCancelled, ProgressRoute};
 use super::wire;
 use crate::meta::{self, TASKS_EXTENSION};
 use crate::outbox::Route;
-use crate::registry::{Key, Refused, Registry, MAX_IN_FLIGHT};
-use crate::session::{Refusal, Request, Status};
+use crate::registry::{Refused, Registry, MAX_IN_FLIGHT};
+use crate::request::{Key, Refusal, Request, Status};
 use crate::version::ProtocolVersion;
 use reference_wire::{
     error_response, response, RpcError, INTERNAL_ERROR, INVALID_PARAMS,

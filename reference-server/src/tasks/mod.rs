@@ -9,20 +9,22 @@
 //! of 2026-07-28 (`version.rs` says which version has which). The table is
 //! kept under the registry's lock (`table.rs`), so a task's cancel and its
 //! progress are ordered like a request's; `run.rs` starts and runs the work,
-//! `handlers.rs` serves the `tasks/*` methods, `wire.rs` shapes them per era.
+//! `progress.rs` routes its progress, `handlers.rs` serves the `tasks/*`
+//! methods, `wire.rs` shapes them per era.
 //! TASKS.md is the manual.
 
 mod handlers;
+pub(crate) mod progress;
 mod run;
 mod table;
 mod wire;
 
 pub(crate) use handlers::{handle, serves};
-pub(crate) use run::{progress, start, NewTask, Work};
+pub(crate) use run::{start, NewTask, Work};
 pub(crate) use table::Table;
 
 use crate::meta::TASKS_EXTENSION;
-use crate::session::Refusal;
+use crate::request::Refusal;
 use crate::tools::TaskSupport;
 use crate::version::ProtocolVersion;
 use reference_wire::{RpcError, INVALID_PARAMS, METHOD_NOT_FOUND};
@@ -185,7 +187,7 @@ mod tests {
         assert_eq!(mode("echo", None, V2607, true).ok(), Some(Mode::Plain));
         let refused = mode("job", None, V2607, false).expect_err("refused");
         assert_eq!(refused.error.code, -32021);
-        assert_eq!(refused.status, crate::session::Status::BadRequest);
+        assert_eq!(refused.status, crate::request::Status::BadRequest);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! A task's work: how a `tools/call` becomes a task, how its work runs, and
-//! where its progress goes.
+//! A task's work: how a `tools/call` becomes a task and how its work runs
+//! (where its progress goes is `progress.rs`).
 //!
 //! The task is in the table and its `CreateTaskResult` is queued, under one
 //! lock, before the work starts, so a `tasks/get` that follows the answer
@@ -10,14 +10,14 @@
 //! created it: a `notifications/cancelled` or a closed stream for that
 //! request touches nothing (TSK-03).
 
-use super::table::{ProgressRoute, State};
-use super::wire::{self, RELATED_TASK};
+use super::table::ProgressRoute;
+use super::wire;
 use crate::outbox::Route;
-use crate::registry::{Locked, Registry};
+use crate::registry::Registry;
 use crate::tools::{self, Context, LongTool, Reporter};
 use crate::version::ProtocolVersion;
-use reference_wire::{error_response, notification, response, RequestId, RpcError, INTERNAL_ERROR};
-use serde_json::{json, Value};
+use reference_wire::{error_response, response, RequestId, RpcError, INTERNAL_ERROR};
+use serde_json::Value;
 use std::sync::Arc;
 
 use super::table::MAX_TASKS;
@@ -124,48 +124,4 @@ enum Ended {
     /// Its `ttl` ran out while it worked: the task goes away.
     Expired,
     Finished(Value),
-}
-
-/// Sends one progress notification of a task's work, tied to the task in
-/// `_meta`, to wherever its progress goes now; nothing once the task is no
-/// longer working. The check and the push happen under the registry lock, so
-/// once `tasks/cancel` has moved the task to `cancelled` nothing more is
-/// queued (PRG-10).
-pub(crate) async fn progress(registry: &Registry, task_id: &str, mut params: Value) {
-    if let Value::Object(fields) = &mut params {
-        fields.insert("_meta".into(), json!({RELATED_TASK: {"taskId": task_id}}));
-    }
-    let line = notification("notifications/progress", Some(params));
-    // Wait for room outside the lock, then decide under it.
-    let Some(route) = registry.locked(|l| progress_route(l, task_id)) else {
-        return;
-    };
-    route.room().await;
-    registry.locked(|l| {
-        if let Some(route) = progress_route(l, task_id) {
-            route.notify(line);
-        }
-    });
-}
-
-/// Where a working task's progress goes now, if anywhere.
-fn progress_route(l: &Locked<'_>, task_id: &str) -> Option<Route> {
-    let task = l.tasks.get(task_id).filter(|t| t.is_working())?;
-    let progress = task.progress()?;
-    match &progress.owner {
-        Some(owner) if !l.is_in_flight(owner) => None,
-        _ => Some(progress.route.clone()),
-    }
-}
-
-/// A `tasks/result` request waiting on `route` (filed under `owner`) offers
-/// its stream for the task's progress, unless the progress already has a
-/// live route.
-pub(crate) fn attach(l: &mut Locked<'_>, task_id: &str, offered: ProgressRoute) {
-    let live = progress_route(l, task_id).is_some();
-    if let Some(task) = l.tasks.get_mut(task_id) {
-        if !live && matches!(task.state, State::Working) {
-            task.set_progress(offered);
-        }
-    }
 }

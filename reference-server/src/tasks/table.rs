@@ -10,7 +10,8 @@
 
 use crate::ids;
 use crate::outbox::Route;
-use crate::registry::{Key, Witness};
+use crate::request::Key;
+use crate::witness::Witness;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;

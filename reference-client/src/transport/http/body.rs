@@ -1,8 +1,7 @@
 //! Reading an answer's body without trusting its size: a JSON answer, or one SSE event,
-//! may not exceed [`MAX_MESSAGE_BYTES`](super::MAX_MESSAGE_BYTES), so a hostile server
-//! cannot make the client buffer without limit.
+//! may not exceed [`MAX_MESSAGE_BYTES`], so a hostile server cannot make the client
+//! buffer without limit.
 
-use super::MAX_MESSAGE_BYTES;
 use futures_util::{Stream, StreamExt};
 use reference_wire::RequestId;
 use reqwest::header::CONTENT_TYPE;
@@ -12,6 +11,10 @@ use sse_stream::{Sse, SseStream};
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+/// The largest JSON answer, or SSE event, accepted from the server (4 MiB, as for a stdio
+/// line).
+pub const MAX_MESSAGE_BYTES: usize = reference_wire::MAX_LINE_BYTES;
 
 /// The SSE events of `response`, and the count of bytes read since the last complete
 /// event, which the reader resets at each event: more than the limit fails the stream.

@@ -18,6 +18,7 @@ mod headers;
 use super::{BoxFuture, Disconnected, Incoming, Outgoing, OutgoingKind, Transport};
 use crate::era;
 use crate::log::{warn, Throttle};
+pub use body::MAX_MESSAGE_BYTES;
 use body::{answers, content_type, read_capped};
 use futures_util::StreamExt;
 use headers::insert;
@@ -34,9 +35,6 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinHandle};
 
-/// The largest JSON answer, or SSE event, accepted from the server (4 MiB, as for a stdio
-/// line).
-pub const MAX_MESSAGE_BYTES: usize = reference_wire::MAX_LINE_BYTES;
 /// How long a notification POST (or the final DELETE) may take before it is given up.
 const NOTIFY_PATIENCE: Duration = Duration::from_secs(10);
 /// How long connecting to the server may take.
