@@ -59,7 +59,7 @@ pub fn main(args: Args) -> ExitCode {
             conformance::interrupt::hold_if_interrupted();
             code
         }
-        Command::Report { reports, output } => crate::report_files::merge(&reports, &output),
+        Command::Report { reports, output } => crate::finish::files::merge(&reports, &output),
         Command::Relay { addr, token } => ExitCode::from(
             u8::try_from(conformance::transport::relay::run(&addr, token.as_deref())).unwrap_or(1),
         ),

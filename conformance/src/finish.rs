@@ -2,6 +2,7 @@
 //! failure explanations, the summary line and the exit code. The decisions are the library's
 //! ([`conformance::report::gate`]); this prints them and writes the files.
 
+pub mod files;
 mod skips;
 pub mod wishes;
 
@@ -185,7 +186,7 @@ fn write_files(run: &Finished, verdicts: &[Verdict], wishes: &Wishes) -> bool {
         }
     }
     if wishes.json.is_some() || wishes.html.is_some() {
-        ok &= crate::report_files::write(run, verdicts, wishes);
+        ok &= files::write(run, verdicts, wishes);
     }
     if let Some(path) = wishes.junit {
         if let Err(e) = std::fs::write(path, junit::render(run.name, verdicts, wishes.strict)) {
@@ -294,7 +295,7 @@ pub fn untestable(run: &Finished, wishes: &Wishes) -> ExitCode {
         "{text}\n{stderr}\nnext: {}",
         advice(&why.why, run.transport)
     );
-    crate::report_files::write(run, &[], wishes);
+    files::write(run, &[], wishes);
     if let Some(path) = wishes.junit {
         let doc = junit::render_untestable(run.name, &why.why.join("; "), &stderr);
         if let Err(e) = std::fs::write(path, doc) {

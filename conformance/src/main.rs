@@ -5,7 +5,6 @@ mod cli;
 mod console;
 mod finish;
 mod live;
-mod report_files;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -19,7 +19,7 @@
 
 use crate::outbox::Route;
 use crate::request::Key;
-use crate::tasks::Table;
+use crate::tasks::table::Table;
 use crate::witness::Witness;
 use reference_wire::{error_response, response, RequestId, RpcError};
 use serde_json::Value;

@@ -16,12 +16,11 @@
 mod handlers;
 pub(crate) mod progress;
 mod run;
-mod table;
+pub(crate) mod table;
 mod wire;
 
 pub(crate) use handlers::{handle, serves};
 pub(crate) use run::{start, NewTask, Work};
-pub(crate) use table::Table;
 
 use crate::meta::TASKS_EXTENSION;
 use crate::request::Refusal;
