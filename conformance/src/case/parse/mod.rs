@@ -6,6 +6,8 @@ mod checks;
 mod control;
 mod header;
 #[cfg(test)]
+mod sends_tests;
+#[cfg(test)]
 mod tests;
 
 use checks::{check_fresh, check_no_server_requests, check_task_calls, check_transport_steps};
