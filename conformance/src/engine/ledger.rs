@@ -6,6 +6,7 @@
 //! scoped to a session: over HTTP a case may hold two sessions that both use id `1`, and the
 //! ledger keys the other session's as `1 in session NAME`.
 
+use crate::engine::parts::clock;
 use crate::pattern::id_key;
 use crate::transport::Channel;
 use serde_json::Value;
@@ -175,7 +176,7 @@ impl ReceivedRequest {
         if self.answered.is_none() {
             self.answered_waited = waited;
         }
-        self.answered.get_or_insert_with(Instant::now);
+        self.answered.get_or_insert_with(clock::now);
         self.succeeded |= answer.get("result").is_some();
         if self.method == "tools/call" && self.task.is_none() {
             self.task = crate::rules::tasks::created_task(answer);

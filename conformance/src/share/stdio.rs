@@ -12,6 +12,7 @@
 //! own, so their output is read whichever worker borrows them, and between cases.
 
 use super::{Placement, Process};
+use crate::engine::parts::clock;
 use crate::engine::server::{ServerTarget, SharedOpening};
 use crate::era::ProtocolVersion;
 use crate::error::StartError;
@@ -166,7 +167,7 @@ impl Shared {
         let lent = Lent {
             shared: Some(self),
             back,
-            since: Instant::now(),
+            since: clock::now(),
             probe,
             draining: false,
             drained: false,
@@ -287,6 +288,10 @@ impl Transport for Lent {
 
     fn process(&self) -> Option<&Child> {
         self.stdio().process()
+    }
+
+    fn load(&self) -> crate::load::source::Load {
+        self.stdio().load()
     }
 
     fn fresh(&self) -> bool {

@@ -27,6 +27,7 @@
 //! which steps only that transport can carry out ([`Transport::http_steps`]).
 
 pub mod lines;
+pub mod patience;
 pub mod process;
 pub mod reap;
 pub mod to_client;
@@ -35,6 +36,7 @@ pub mod to_server;
 pub use to_client::{http_server, relay};
 pub use to_server::{http, http_headers, stdio};
 
+use crate::load::source::Load;
 use process::{Process, TargetLog};
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
@@ -309,6 +311,13 @@ pub trait Transport {
     /// it, in this one place; a transport that may have no process (a running HTTP server the
     /// harness only connects to) keeps its start and its log itself and says so.
     fn process(&self) -> Option<&Process>;
+
+    /// Where the engine reads how busy the machine is and how long the target waited for a
+    /// CPU: the kernel's figures for a real target (by default), a script's for a scripted
+    /// one. Every wait of a run that follows the load reads it from here.
+    fn load(&self) -> Load {
+        Load::machine()
+    }
 
     /// When the target was started; transcript times count from here. A transport without a
     /// process overrides it.

@@ -5,6 +5,7 @@
 use super::super::ledger::CancelMark;
 use super::super::{Engine, Side};
 use super::*;
+use crate::engine::parts::clock;
 use crate::outcome::Severity;
 use crate::requirement::Req;
 use crate::transport::{Channel, Transport};
@@ -37,7 +38,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     async fn await_heads(&mut self, deadline: Deadline) {
         let arrival = self.arrival_window();
         loop {
-            let now = Instant::now();
+            let now = clock::now();
             // The earliest moment something may stop being awaited.
             let mut wake: Option<Instant> = None;
             for s in self.streams.by.values() {
