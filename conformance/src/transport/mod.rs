@@ -19,6 +19,8 @@
 //! - [`process`], [`reap`], [`lines`]: the one place a target process is started, read,
 //!   logged, ended and reaped, whichever the direction; a transport hands its [`Process`] to
 //!   the trait ([`Transport::process`]), which answers the bookkeeping questions from it.
+//! - [`scripted`]: a target with no process behind it, for testing the engine's timing rules
+//!   on tokio's paused clock, with the load the test says ([`Transport::load`]).
 //!
 //! What differs between transports and matters to verdicts is said by the trait: whether the
 //! order messages arrive in proves the order the target read them ([`Transport::ordered`]),
@@ -30,6 +32,7 @@ pub mod lines;
 pub mod patience;
 pub mod process;
 pub mod reap;
+pub mod scripted;
 pub mod to_client;
 pub mod to_server;
 
