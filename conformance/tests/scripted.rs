@@ -8,5 +8,7 @@ mod scripted {
     pub mod servers;
     pub mod support;
 }
+#[path = "scripted/http_server.rs"]
+mod http_server;
 #[path = "scripted/server.rs"]
 mod server;

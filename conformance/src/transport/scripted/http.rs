@@ -39,8 +39,8 @@ fn sse() -> Head {
 }
 
 impl ServerPosts {
-    /// The harness POSTs `message`: its channel, and the events that come at once (`202` and
-    /// the end of an empty body for what is no request).
+    /// The harness POSTs `message`: its channel, and the events that come when the server
+    /// accepts what is no request (`202` and the end of an empty body).
     pub fn post(&mut self, message: Option<&Value>) -> (Channel, Vec<Event>) {
         let is_request =
             message.is_some_and(|m| m.get("method").is_some() && m.get("id").is_some());

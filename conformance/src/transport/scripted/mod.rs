@@ -98,6 +98,7 @@ pub struct Scripted {
     reactions: Vec<script::Reaction>,
     load: LoadScript,
     heads_after: Option<Duration>,
+    accepts_after: Option<Duration>,
     /// What is due, in the order it is due (ties in the order they were scheduled).
     due: Vec<(Instant, u64, Due)>,
     scheduled: u64,
@@ -128,6 +129,7 @@ impl Scripted {
             reactions: script.reactions,
             load: script.load,
             heads_after: script.heads_after,
+            accepts_after: script.accepts_after,
             due: vec![],
             scheduled: 0,
             ready: VecDeque::new(),
@@ -354,8 +356,10 @@ impl Scripted {
             Role::HttpServer => {
                 let (channel, events) = self.server_posts.post(message);
                 let now = clock::now();
-                for event in events {
-                    self.schedule(now, Due::Event(event));
+                if let Some(after) = self.accepts_after {
+                    for event in events {
+                        self.schedule(now + after, Due::Event(event));
+                    }
                 }
                 if let Some(after) = self.heads_after {
                     self.schedule(now + after, Due::Head(channel));

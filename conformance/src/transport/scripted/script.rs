@@ -139,6 +139,9 @@ pub struct Script {
     /// Over HTTP to a server: how long after a request arrives its response's head comes
     /// (`None`: with the first message on its stream).
     pub(super) heads_after: Option<Duration>,
+    /// Over HTTP to a server: how long after a notification or a response arrives its `202`
+    /// comes (`None`: never).
+    pub(super) accepts_after: Option<Duration>,
 }
 
 impl Default for Script {
@@ -148,6 +151,7 @@ impl Default for Script {
             reactions: vec![],
             load: LoadScript::calm(),
             heads_after: Some(Duration::ZERO),
+            accepts_after: Some(Duration::ZERO),
         }
     }
 }
@@ -183,6 +187,13 @@ impl Script {
     /// on its stream (a server that holds heads back).
     pub fn holds_heads(mut self) -> Script {
         self.heads_after = None;
+        self
+    }
+
+    /// Over HTTP to a server: a notification's (or a response's) POST gets its `202` this long
+    /// after it arrives; `None`: never (the POST hangs).
+    pub fn accepts_after(mut self, after: Option<Duration>) -> Script {
+        self.accepts_after = after;
         self
     }
 
