@@ -8,6 +8,8 @@ mod scripted {
     pub mod servers;
     pub mod support;
 }
+#[path = "scripted/client.rs"]
+mod client;
 #[path = "scripted/http_server.rs"]
 mod http_server;
 #[path = "scripted/server.rs"]

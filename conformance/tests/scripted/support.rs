@@ -2,6 +2,7 @@
 //! target on tokio's paused clock, and the verdict in a form an assertion can read.
 
 use conformance::case::Case;
+use conformance::engine::client::play_client;
 use conformance::engine::server::play;
 use conformance::engine::{Options, Report};
 use conformance::outcome::{Outcome, Severity};
@@ -22,6 +23,25 @@ pub fn server_case(text: &str) -> Case {
         &format!("# scripted\n{text}"),
     )
     .unwrap_or_else(|e| panic!("the case does not parse: {e}"))
+}
+
+/// A client case.
+pub fn client_case(text: &str) -> Case {
+    conformance::case::parse(
+        "client/scripted",
+        "scripted.mcpt",
+        &format!("# scripted\n{text}"),
+    )
+    .unwrap_or_else(|e| panic!("the case does not parse: {e}"))
+}
+
+/// The options of a client run at `version`: the harness's defaults, with the case limit
+/// `conformance client` gives an adapter (30 s).
+pub fn client_options(version: &str) -> Options {
+    Options {
+        case_timeout: Duration::from_secs(30),
+        ..options(version)
+    }
 }
 
 /// A case of the repository's `cases/` folder, by id (`server/no-response-after-cancel`).
@@ -152,6 +172,15 @@ pub async fn serve_with(case: &Case, options: &Options, role: Role, script: Scri
     let target = Scripted::new(role, script).patience(options.reply_timeout);
     let heard = target.heard();
     let report = play(case, options, target, "scripted".into()).await;
+    let heard = heard.lock().unwrap().clone();
+    Played { report, heard }
+}
+
+/// Plays a client case against a client that does what `script` says.
+pub async fn client(case: &Case, options: &Options, role: Role, script: Script) -> Played {
+    let target = Scripted::new(role, script).patience(options.reply_timeout);
+    let heard = target.heard();
+    let report = play_client(case, options, target, "scripted".into()).await;
     let heard = heard.lock().unwrap().clone();
     Played { report, heard }
 }
