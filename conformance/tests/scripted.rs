@@ -14,3 +14,5 @@ mod client;
 mod http_server;
 #[path = "scripted/server.rs"]
 mod server;
+#[path = "scripted/shared.rs"]
+mod shared;
