@@ -14,7 +14,8 @@
 //!   clients: the relay and the harness's HTTP server), and process hygiene.
 //! - [`era`]: what differs between protocol versions; [`versions`]: which ones a run uses
 //!   ([`client_versions`] for client runs).
-//! - [`load`]: how busy the machine is, to stretch waits fairly.
+//! - [`load`]: how busy the machine is, to stretch waits fairly; [`time`]: the one clock
+//!   every instant is read from (tokio's, which a test can pause).
 //! - [`fixtures`], [`target_file`]: the fixture profile and how third-party servers map it;
 //!   [`discovery`] and [`init`]: which of a server's tools play it, found and checked.
 //! - [`exchange`]: what travels between the harness and a target, as data; [`facts`]: what
@@ -55,6 +56,7 @@ pub mod share;
 pub mod spoken;
 pub mod suite;
 pub mod target_file;
+pub mod time;
 pub mod transcript;
 pub mod transport;
 pub mod versions;

@@ -13,6 +13,11 @@
 //! machine and blamed on a calm one. There the kernel's scheduler statistics say how long the
 //! target's own threads waited for a CPU ([`GroupWaits`]); only that much lateness is
 //! excused.
+//!
+//! The engine reads all of this through a [`source::Load`], which its transport gives it: the
+//! kernel's figures for a real target, a test's script for a scripted one.
+
+pub mod source;
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// `conformance`'s floors, from the ground up: a module may import its own floor and those
 /// below. The binary's modules (`main.rs`) are the top floor with the library's faces.
 const FLOORS: &[(&str, &[&str])] = &[
-    ("ground", &["load", "pattern", "era", "requirement"]),
+    ("ground", &["load", "time", "pattern", "era", "requirement"]),
     (
         "model",
         &[

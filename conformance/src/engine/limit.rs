@@ -15,7 +15,8 @@
 //! up to ten times. Run-queue waits do not grow while there is a CPU to spin on, nor while the
 //! harness sleeps waiting for a silent target.
 
-use crate::load::{self, GroupWaits};
+use crate::engine::parts::clock;
+use crate::load::source::{Counter, Load};
 use std::future::Future;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
@@ -29,31 +30,35 @@ pub const MOST_HARNESS: f64 = 9.0;
 pub struct Limit {
     began: Instant,
     base: Duration,
-    waits: Option<GroupWaits>,
+    waits: Option<Box<dyn Counter>>,
     before: Option<Duration>,
     /// The harness's own threads.
-    harness: GroupWaits,
+    harness: Box<dyn Counter>,
     /// Their waits when the limit started.
     harness_before: Option<Duration>,
     /// Whether the machine's CPU pressure stretches the limit (see [`Limit::start_up`]).
     pressure: bool,
+    /// Where the figures of load come from.
+    load: Load,
 }
 
 impl Limit {
-    /// A limit of `base` from now, for a target whose processes are in group `group`.
-    pub fn start(base: Duration, group: Option<i32>) -> Limit {
-        let waits = group.map(GroupWaits::new);
-        let before = waits.as_ref().and_then(GroupWaits::read);
-        let harness = GroupWaits::own();
+    /// A limit of `base` from now, for a target whose processes are in group `group`, with
+    /// the figures of load read from `load`.
+    pub fn start(base: Duration, load: &Load, group: Option<i32>) -> Limit {
+        let waits = load.target(group);
+        let before = waits.as_ref().and_then(|w| w.read());
+        let harness = load.harness();
         let harness_before = harness.read();
         Limit {
-            began: Instant::now(),
+            began: clock::now(),
             base,
             waits,
             before,
             harness,
             harness_before,
             pressure: true,
+            load: load.clone(),
         }
     }
 
@@ -63,8 +68,8 @@ impl Limit {
     /// pressure does not stretch the allowance: a target that sits silent and idle
     /// (`sleep 1000`) gets the allowance, not three times it, however busy the machine.
     /// Without a group to read (a server given only by URL) the pressure stands in for them.
-    pub fn start_up(base: Duration, group: Option<i32>) -> Limit {
-        let mut limit = Limit::start(base, group);
+    pub fn start_up(base: Duration, load: &Load, group: Option<i32>) -> Limit {
+        let mut limit = Limit::start(base, load, group);
         limit.pressure = limit.before.is_none();
         limit
     }
@@ -81,9 +86,9 @@ impl Limit {
                 .unwrap_or_default()
         };
         let harness = since(self.harness.read(), self.harness_before);
-        let target = since(self.waits.as_ref().and_then(GroupWaits::read), self.before);
+        let target = since(self.waits.as_ref().and_then(|w| w.read()), self.before);
         let pressure = if self.pressure {
-            load::stretched(self.base, load::stretch()) - self.base
+            self.load.stretched(self.base) - self.base
         } else {
             Duration::ZERO
         };
@@ -98,7 +103,7 @@ impl Limit {
 
     /// How long it has run.
     pub fn elapsed(&self) -> Duration {
-        self.began.elapsed()
+        clock::since(self.began)
     }
 
     /// Runs `work` until it is done or the limit has passed (`Err` with the time it ran).
@@ -126,7 +131,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn ends_work_that_outlasts_it_within_ten_times_the_limit() {
-        let limit = Limit::start(Duration::from_millis(200), None);
+        let limit = Limit::start(Duration::from_millis(200), &Load::machine(), None);
         let ran = limit
             .within(tokio::time::sleep(Duration::from_secs(3600)))
             .await
@@ -142,7 +147,7 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn lets_work_that_is_done_in_time_finish() {
-        let limit = Limit::start(Duration::from_secs(5), None);
+        let limit = Limit::start(Duration::from_secs(5), &Load::machine(), None);
         assert_eq!(limit.within(async { 7 }).await, Ok(7));
     }
 
@@ -151,22 +156,22 @@ mod tests {
         // This process's own group can be read (where the kernel keeps schedstats): an idle
         // start earns nothing from the machine's pressure, only from its own waits.
         let group = crate::load::tests::own_pgid();
-        let limit = Limit::start_up(Duration::from_secs(1), Some(group));
+        let limit = Limit::start_up(Duration::from_secs(1), &Load::machine(), Some(group));
         if limit.before.is_some() {
             assert!(!limit.pressure);
         }
         // Nothing to read: the pressure stands in.
-        let unread = Limit::start_up(Duration::from_secs(1), Some(i32::MAX));
+        let unread = Limit::start_up(Duration::from_secs(1), &Load::machine(), Some(i32::MAX));
         assert!(unread.pressure);
-        assert!(Limit::start_up(Duration::from_secs(1), None).pressure);
+        assert!(Limit::start_up(Duration::from_secs(1), &Load::machine(), None).pressure);
     }
 
     #[test]
     fn no_extension_passes_nine_times_the_limit() {
         // No process is in group i32::MAX: the kernel says nothing of its waits. The
         // pressure gives at most three times; the harness's own waits at most nine.
-        let limit = Limit::start(Duration::from_secs(1), Some(i32::MAX));
-        assert!(limit.waits.as_ref().and_then(GroupWaits::read).is_none());
+        let limit = Limit::start(Duration::from_secs(1), &Load::machine(), Some(i32::MAX));
+        assert!(limit.waits.as_ref().and_then(|w| w.read()).is_none());
         assert!(limit.extension() <= Duration::from_secs(9));
     }
 }

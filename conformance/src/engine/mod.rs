@@ -33,6 +33,7 @@ pub use side::Side;
 
 use crate::case::Case;
 use crate::case_report::Report;
+use crate::engine::parts::clock;
 use crate::era::ProtocolVersion;
 use crate::facts::ledger::Ledger;
 use crate::fixtures::Fixtures;
@@ -48,7 +49,7 @@ use parts::played::Played;
 use parts::position::Position;
 use parts::proofs::Proofs;
 use parts::transcript::Transcript;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
 /// How a run is carried out.
@@ -124,6 +125,7 @@ pub const FINDINGS_KEPT: usize = parts::findings::KEPT;
 impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
     /// A run of `case` against the target behind `io`.
     pub fn new(case: &'a Case, options: &'a Options, io: T, side: S) -> Self {
+        let clock = Clock::new(io.load());
         Engine {
             played: Played::new(case, options),
             io,
@@ -132,7 +134,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             diff: Diff::default(),
             findings: Findings::default(),
             ledger: Ledger::default(),
-            clock: Clock::default(),
+            clock,
             liveness: Liveness::default(),
             proofs: Proofs::default(),
             streams: http::Streams::default(),
@@ -144,7 +146,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
     /// Plays the case to its end and shuts the target down. Never panics on target
     /// behaviour; the target and everything it started are gone when this returns.
     pub async fn run(mut self, target: String) -> Report {
-        let started = Instant::now();
+        let started = clock::now();
         let played = S::play(&mut self).await;
         let skip = S::finish(&mut self, played).await;
         if skip.is_none() {
@@ -181,7 +183,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
             expected,
             bless,
             version,
-            duration: started.elapsed(),
+            duration: clock::since(started),
             stretched: self.clock.most(),
             target,
             placement: Default::default(),
@@ -234,11 +236,11 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
 
     /// A time limit of `base` that starts now, for this target.
     pub(crate) fn limit(&self, base: Duration) -> limit::Limit {
-        limit::Limit::start(base, self.io.process_group())
+        limit::Limit::start(base, self.clock.load(), self.io.process_group())
     }
 
     /// Time since the target started.
     pub(crate) fn now(&self) -> Duration {
-        self.io.started().elapsed()
+        clock::since(self.io.started())
     }
 }

@@ -22,10 +22,11 @@ use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transport::Transport;
 use serde_json::Value;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
 use super::parts::proofs::MIN_GRACE;
+use crate::engine::parts::clock;
 /// How long a wait for an answer due at once goes without proof before a probe is sent.
 const PROBE_AFTER: Duration = Duration::from_millis(250);
 
@@ -345,10 +346,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         } else {
             Req::Lif11
         };
-        let asked = Instant::now();
+        let asked = clock::now();
         let answer = self.request_internal(probe, requirement).await?;
         if self.io.channel_per_request() {
-            self.streams.sample(asked.elapsed());
+            self.streams.sample(clock::since(asked));
         }
         if answer.get("result").is_none_or(|r| !r.is_object()) {
             let wanted = if method == "ping" {

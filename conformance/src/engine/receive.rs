@@ -3,6 +3,7 @@
 
 use super::parts::budget::{KEEP_BYTES, KEEP_ENTRIES};
 use super::{Engine, Side};
+use crate::engine::parts::clock;
 use crate::outcome::{FindingKind, Severity};
 use crate::requirement::Req;
 use crate::rules::envelope;
@@ -10,7 +11,7 @@ use crate::transcript::Entry;
 use crate::transport::process::MAX_LINE;
 use crate::transport::{Channel, Event, Transport};
 use serde_json::Value;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
@@ -38,7 +39,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             (Some(at), Some(grace)) => deadline.min(Deadline::from_std(at + grace)),
             _ => deadline,
         };
-        let waiting = Instant::now();
+        let waiting = clock::now();
         let Some((at, event)) = self.io.next(deadline).await else {
             let late = Deadline::now().saturating_duration_since(deadline);
             self.clock.woke_late(late);
@@ -98,7 +99,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             Event::OutputClosed => self.liveness.output_closed = true,
             Event::Exited(_) => {
                 self.liveness.exited = true;
-                self.liveness.exited_at.get_or_insert_with(Instant::now);
+                self.liveness.exited_at.get_or_insert_with(clock::now);
             }
             event @ (Event::Status { .. } | Event::Body { .. } | Event::Closed { .. }) => {
                 self.liveness.heard(at);

@@ -8,6 +8,7 @@
 
 use crate::exchange::Channel;
 use crate::pattern::id_key;
+use crate::time as clock;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -175,7 +176,7 @@ impl ReceivedRequest {
         if self.answered.is_none() {
             self.answered_waited = waited;
         }
-        self.answered.get_or_insert_with(Instant::now);
+        self.answered.get_or_insert_with(clock::now);
         self.succeeded |= answer.get("result").is_some();
         if self.method == "tools/call" && self.task.is_none() {
             self.task = created_task(answer);

@@ -10,11 +10,15 @@
 //! or that stopped serving, is ended, and the next case gets a new one: what one case did to
 //! the server is never the next case's problem. The processes run on a runtime of the pool's
 //! own, so their output is read whichever worker borrows them, and between cases.
+//!
+//! [`Shared`] and [`Lent`] hold any [`Transport`] (a pool's are [`Stdio`]), so that the drain
+//! that decides whether a process is handed on is tested against a scripted target too.
 
 use crate::case_report::{Placement, SharedProcess};
 use crate::engine::server::{ServerTarget, SharedOpening};
 use crate::era::ProtocolVersion;
 use crate::error::StartError;
+use crate::time as clock;
 use crate::transport::process::{Launch, Process as Child, TargetLog};
 use crate::transport::stdio::Stdio;
 use crate::transport::{Channel, Event, SendError, Transport};
@@ -46,9 +50,9 @@ struct State {
     ended: Vec<Stdio>,
 }
 
-/// One shared process and its one session.
-pub struct Shared {
-    stdio: Stdio,
+/// One shared process and its one session, over its transport (a pool's: [`Stdio`]).
+pub struct Shared<T = Stdio> {
+    stdio: T,
     process: SharedProcess,
     opening: SharedOpening,
 }
@@ -151,22 +155,37 @@ impl Drop for Pool {
     }
 }
 
-impl Shared {
+impl<T: Transport> Shared<T> {
+    /// A process reached over `io`, whose session nobody has opened yet (a pool starts its
+    /// own; tests hand in a scripted target).
+    pub fn new(io: T, process: SharedProcess) -> Shared<T> {
+        Shared {
+            stdio: io,
+            process,
+            opening: SharedOpening::default(),
+        }
+    }
+
     /// Which process it is.
     pub fn process(&self) -> SharedProcess {
         self.process
     }
 
+    /// Its transport: whether it still serves and reads (what a pool asks before it keeps it).
+    pub fn io(&self) -> &T {
+        &self.stdio
+    }
+
     /// The transport and side a case runs with on it; `back` gets the process when the case
     /// ends.
-    pub fn lend(self, version: &str, back: Returned) -> (Lent, ServerTarget, Placement) {
+    pub fn lend(self, version: &str, back: Returned<T>) -> (Lent<T>, ServerTarget, Placement) {
         let side = ServerTarget::sharing(self.opening.clone());
         let placement = Placement::Shared(self.process);
         let probe = ProtocolVersion::parse(version).map(|v| v.probe(DRAIN_ID));
         let lent = Lent {
             shared: Some(self),
             back,
-            since: Instant::now(),
+            since: clock::now(),
             probe,
             draining: false,
             drained: false,
@@ -176,7 +195,7 @@ impl Shared {
 }
 
 /// Where a [`Lent`] process goes back when its case ends.
-pub type Returned = Arc<Mutex<Option<Shared>>>;
+pub type Returned<T = Stdio> = Arc<Mutex<Option<Shared<T>>>>;
 
 /// The id of the harness's last request to a lent process, whose answer ends the case's
 /// drain. It carries the mark of no run, so a late answer is left out of every later case.
@@ -191,21 +210,21 @@ const LAST_DRAIN: Duration = Duration::from_secs(2);
 /// (`server/discover` in 2026-07-28): its answer shows that the server read everything
 /// before it and leaves the session clean for the next case; the drain still lasts as long
 /// as on a target of its own, so a late message of the case is seen in the case.
-pub struct Lent {
-    shared: Option<Shared>,
-    back: Returned,
+pub struct Lent<T: Transport = Stdio> {
+    shared: Option<Shared<T>>,
+    back: Returned<T>,
     since: Instant,
     probe: Option<Value>,
     draining: bool,
     drained: bool,
 }
 
-impl Lent {
-    fn stdio(&self) -> &Stdio {
+impl<T: Transport> Lent<T> {
+    fn stdio(&self) -> &T {
         &self.shared.as_ref().expect("lent until shut down").stdio
     }
 
-    fn stdio_mut(&mut self) -> &mut Stdio {
+    fn stdio_mut(&mut self) -> &mut T {
         &mut self.shared.as_mut().expect("lent until shut down").stdio
     }
 
@@ -217,7 +236,7 @@ impl Lent {
     }
 }
 
-impl Transport for Lent {
+impl<T: Transport> Transport for Lent<T> {
     async fn send(
         &mut self,
         bytes: &[u8],
@@ -289,6 +308,10 @@ impl Transport for Lent {
         self.stdio().process()
     }
 
+    fn load(&self) -> crate::load::source::Load {
+        self.stdio().load()
+    }
+
     fn fresh(&self) -> bool {
         false
     }
@@ -319,7 +342,7 @@ impl Transport for Lent {
     }
 }
 
-impl Drop for Lent {
+impl<T: Transport> Drop for Lent<T> {
     /// A case that unwinds leaves its process to be ended, not kept.
     fn drop(&mut self) {
         if let Some(mut shared) = self.shared.take() {

@@ -290,6 +290,10 @@ impl<T: Transport> Transport for Renumbered<T> {
         self.inner.process()
     }
 
+    fn load(&self) -> crate::load::source::Load {
+        self.inner.load()
+    }
+
     fn exit_status(&self) -> Option<ExitStatus> {
         self.inner.exit_status()
     }

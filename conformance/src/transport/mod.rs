@@ -19,6 +19,8 @@
 //! - [`process`], [`reap`], [`lines`]: the one place a target process is started, read,
 //!   logged, ended and reaped, whichever the direction; a transport hands its [`Process`] to
 //!   the trait ([`Transport::process`]), which answers the bookkeeping questions from it.
+//! - [`scripted`]: a target with no process behind it, for testing the engine's timing rules
+//!   on tokio's paused clock, with the load the test says ([`Transport::load`]).
 //!
 //! What differs between transports and matters to verdicts is said by the trait: whether the
 //! order messages arrive in proves the order the target read them ([`Transport::ordered`]),
@@ -27,8 +29,10 @@
 //! which steps only that transport can carry out ([`Transport::http_steps`]).
 
 pub mod lines;
+pub mod patience;
 pub mod process;
 pub mod reap;
+pub mod scripted;
 pub mod to_client;
 pub mod to_server;
 
@@ -37,6 +41,7 @@ pub use crate::exchange::{Channel, Head, StreamEnd};
 pub use to_client::{http_server, relay};
 pub use to_server::{http, http_headers, stdio};
 
+use crate::load::source::Load;
 use process::{Process, TargetLog};
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
@@ -217,6 +222,13 @@ pub trait Transport {
     /// it, in this one place; a transport that may have no process (a running HTTP server the
     /// harness only connects to) keeps its start and its log itself and says so.
     fn process(&self) -> Option<&Process>;
+
+    /// Where the engine reads how busy the machine is and how long the target waited for a
+    /// CPU: the kernel's figures for a real target (by default), a script's for a scripted
+    /// one. Every wait of a run that follows the load reads it from here.
+    fn load(&self) -> Load {
+        Load::machine()
+    }
 
     /// When the target was started; transcript times count from here. A transport without a
     /// process overrides it.

@@ -11,6 +11,7 @@ use super::lines::{read_lines, Chunk};
 use super::reap;
 use super::Event;
 pub use crate::exchange::{TargetLog, LOG_KEPT};
+use crate::load::source::Load;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -154,10 +155,15 @@ impl Process {
     }
 
     /// Writes one line (a newline is added). Gives up when stdin stays full for `patience`,
-    /// stretched for the machine's CPU pressure (see [`crate::load`]): a target that reads
-    /// slowly on a busy machine has not stopped reading. Meanwhile its output goes on being
-    /// read, up to [`UNREAD_BYTES`].
-    pub async fn write_line(&mut self, line: &[u8], patience: Duration) -> Result<(), WriteError> {
+    /// stretched for the machine's CPU pressure as `load` says (see
+    /// [`super::patience::within`]): a target that reads slowly on a busy machine has not
+    /// stopped reading. Meanwhile its output goes on being read, up to [`UNREAD_BYTES`].
+    pub async fn write_line(
+        &mut self,
+        line: &[u8],
+        patience: Duration,
+        load: &Load,
+    ) -> Result<(), WriteError> {
         let stdin = self.stdin.as_mut().ok_or(WriteError::Closed)?;
         let mut buf = Vec::with_capacity(line.len() + 1);
         buf.extend_from_slice(line);
@@ -166,24 +172,13 @@ impl Process {
             stdin.write_all(&buf).await?;
             stdin.flush().await
         };
-        let mut write = std::pin::pin!(write);
-        let began = Deadline::now();
-        let mut allowed = patience;
-        loop {
-            match tokio::time::timeout_at(began + allowed, write.as_mut()).await {
-                Ok(Ok(())) => return Ok(()),
-                Ok(Err(_)) => return Err(WriteError::Closed),
-                Err(_) => {
-                    // The machine's pressure is read only once a write has waited that long.
-                    let stretched = crate::load::stretched(patience, crate::load::stretch());
-                    if stretched > allowed {
-                        allowed = stretched;
-                        continue;
-                    }
-                    // A half-written line cannot be finished; nothing more goes to this stdin.
-                    self.stdin = None;
-                    return Err(WriteError::Stalled(allowed));
-                }
+        match super::patience::within(write, patience, load).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(WriteError::Closed),
+            Err(allowed) => {
+                // A half-written line cannot be finished; nothing more goes to this stdin.
+                self.stdin = None;
+                Err(WriteError::Stalled(allowed))
             }
         }
     }

@@ -47,7 +47,7 @@ pub async fn probe<T: Transport>(mut io: T, version: &str, wait: Duration) -> Pr
                 v.stamp(request);
             }
         };
-        let wait = crate::load::stretched(LIST_WAIT, crate::load::stretch().min(2.0));
+        let wait = crate::load::stretched(LIST_WAIT, io.load().stretch().min(2.0));
         Some(crate::discovery::list_tools(&mut io, !stateless, stamp, wait).await)
     } else {
         None
@@ -95,7 +95,7 @@ async fn ask<T: Transport>(
     // A start is slow on a busy machine, as in the cases: the allowance lasts as much longer
     // as the target waits for a CPU meanwhile (within a `Limit`'s bounds), and no longer for
     // a target that is merely silent, however busy the machine (see `Limit::start_up`).
-    let allowance = Limit::start_up(wait, io.process_group());
+    let allowance = Limit::start_up(wait, &io.load(), io.process_group());
     let request = question(version, stateless);
     let Ok(channel) = io.send(request.to_string().as_bytes(), None).await else {
         // A target that cannot be written to has most likely exited: say how.
@@ -114,12 +114,13 @@ async fn ask<T: Transport>(
         let proof = json!({"jsonrpc": "2.0", "id": PROOF, "method": "ping"});
         let _ = io.send(proof.to_string().as_bytes(), None).await;
     }
+    let clock = Clock::new(io.load());
     let mut waiting = Waiting {
         io,
         allowance,
         channel,
         started: Instant::now(),
-        clock: Clock::default(),
+        clock,
         proofs: Proofs::default(),
         status: None,
         said: None,

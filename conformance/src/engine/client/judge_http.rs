@@ -4,6 +4,7 @@
 //! and carries out `! disconnect`, whose outcome it records at the end (AMB-23).
 
 use super::ClientTarget;
+use crate::engine::parts::clock;
 use crate::engine::Engine;
 use crate::facts::streams::NotFound;
 use crate::outcome::{FindingKind, Severity};
@@ -13,7 +14,7 @@ use crate::transcript::Direction;
 use crate::transport::http_server::ClientRequest;
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// The standing rules for one HTTP request the client made.
@@ -58,7 +59,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 let current = self.side.sessions.current().and_then(|s| s.http_id.clone());
                 if seen.status == 200 && seen.session.is_some() && seen.session == current {
                     if let Some(session) = self.side.sessions.current_mut() {
-                        session.deleted.get_or_insert_with(Instant::now);
+                        session.deleted.get_or_insert_with(clock::now);
                     }
                 }
                 self.session_headers(&seen, &what);

@@ -19,7 +19,7 @@ mod message;
 mod run;
 pub mod session;
 mod start;
-pub use run::{run_client_case, ClientTransport};
+pub use run::{play_client, run_client_case, ClientTransport};
 pub use start::never_reached;
 mod stateless;
 pub(crate) mod tasks;

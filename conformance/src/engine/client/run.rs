@@ -11,6 +11,7 @@ use crate::error::StartError;
 use crate::transport::http_server::HttpServer;
 use crate::transport::process::{display_argv, Launch};
 use crate::transport::relay::Relay;
+use crate::transport::Transport;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 
@@ -84,22 +85,43 @@ pub async fn run_client_case(
         (ENV_CASE.to_string(), case.id.clone()),
         (ENV_VERSION.to_string(), options.protocol_version.clone()),
     ]);
-    let mut side = ClientTarget::default();
-    scripted_methods(&case.steps, &mut side.scripted);
-    // The server the harness plays is of the run's era, unless the case says otherwise (a
-    // client told to speak 2026-07-28 meeting a legacy server, LIF-14).
-    side.era.plays = case.plays.unwrap_or(version.era()) == Era::Stateless;
     let report = match transport {
         ClientTransport::Stdio { relay } => {
             let io = Relay::start(&launch, relay, options.reply_timeout).await?;
-            Engine::new(case, options, io, side).run(target).await
+            play_client(case, options, io, target).await
         }
         ClientTransport::Http => {
-            let io = HttpServer::start(&launch, options.reply_timeout, side.era.plays).await?;
-            Engine::new(case, options, io, side).run(target).await
+            let stateless = plays_stateless(case, version);
+            let io = HttpServer::start(&launch, options.reply_timeout, stateless).await?;
+            play_client(case, options, io, target).await
         }
     };
     Ok(report)
+}
+
+/// Whether the server the harness plays is of the stateless era: the run's era, unless the
+/// case says otherwise (a client told to speak 2026-07-28 meeting a legacy server, LIF-14).
+fn plays_stateless(case: &Case, version: ProtocolVersion) -> bool {
+    case.plays.unwrap_or(version.era()) == Era::Stateless
+}
+
+/// Plays one client case against the client behind `io`, whatever carries it: an adapter
+/// through the relay or the harness's HTTP server, or a scripted client
+/// (`transport::scripted`), at `options.protocol_version` (one the case covers); `target` is
+/// how the report names it. Never panics on client behaviour; the client is shut down when
+/// this returns.
+pub async fn play_client<T: Transport>(
+    case: &Case,
+    options: &Options,
+    io: T,
+    target: String,
+) -> Report {
+    let version =
+        ProtocolVersion::parse(&options.protocol_version).unwrap_or(ProtocolVersion::V2025_11_25);
+    let mut side = ClientTarget::default();
+    scripted_methods(&case.steps, &mut side.scripted);
+    side.era.plays = plays_stateless(case, version);
+    Engine::new(case, options, io, side).run(target).await
 }
 
 /// Methods the case's `>` lines expect: the harness leaves those to the case and answers

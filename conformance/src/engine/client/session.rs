@@ -12,6 +12,7 @@
 //! judging of those ends is in `ending`).
 
 use super::ClientTarget;
+use crate::engine::parts::clock;
 use crate::engine::Engine;
 use crate::pattern::id_key;
 use crate::requirement::Req;
@@ -217,7 +218,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         let Some(session) = self.side.sessions.of_channel(channel) else {
             return;
         };
-        let now = Instant::now();
+        let now = clock::now();
         let what = match signal {
             PeerSignal::StdinClosed => {
                 session.stdin_closed.get_or_insert(now);

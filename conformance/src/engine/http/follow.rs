@@ -4,11 +4,12 @@
 
 use super::super::{Engine, Side};
 use super::*;
+use crate::engine::parts::clock;
 use crate::facts::streams::{Opened, Stream};
 use crate::transcript::Entry;
 use crate::transport::{Channel, Event, Head, StreamEnd, Transport};
 use serde_json::Value;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
@@ -41,7 +42,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             channel,
             Stream {
                 entry: index,
-                sent: Instant::now(),
+                sent: clock::now(),
                 opened,
                 session: self.streams.session,
                 head: None,
@@ -92,7 +93,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// Takes in what the transport said about a channel: bookkeeping and the transcript. The
     /// side's rules judge it afterwards.
     pub(crate) fn stream_event(&mut self, at: Duration, event: &Event) {
-        let now = Instant::now();
+        let now = clock::now();
         let (channel, text) = match event {
             Event::Status { channel, head } => {
                 let mut text = format!("{channel}: {}", head.summary());

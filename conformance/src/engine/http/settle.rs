@@ -3,6 +3,7 @@
 //! cancels nothing proves were read, and waits until every accepted cancel counts as read.
 
 use super::super::{Engine, Side};
+use crate::engine::parts::clock;
 use crate::facts::ledger::CancelMark;
 use crate::facts::streams::Opened;
 use crate::outcome::Severity;
@@ -37,7 +38,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     async fn await_heads(&mut self, deadline: Deadline) {
         let arrival = self.arrival_window();
         loop {
-            let now = Instant::now();
+            let now = clock::now();
             // The earliest moment something may stop being awaited.
             let mut wake: Option<Instant> = None;
             for s in self.streams.by.values() {

@@ -4,11 +4,15 @@
 //!
 //! The machine's CPU pressure is read at most once a second (it is an average over ten
 //! seconds anyway); the target's waits for a CPU are read at most every [`FRESH`] (reading
-//! them scans `/proc`).
+//! them scans `/proc`). Time itself is read through [`now`]: tokio's clock, which a test can
+//! pause.
 
-use crate::load::{self, GroupWaits};
+use crate::load::source::{Counter, Load};
+use crate::load::{self};
 use std::cell::{Cell, OnceCell};
 use std::time::{Duration, Instant};
+
+pub use crate::time::{now, since};
 
 /// How long a reading of the target's wait counters is reused.
 pub const FRESH: Duration = Duration::from_millis(20);
@@ -20,6 +24,8 @@ const NOTEWORTHY: f64 = 1.5;
 /// How busy things were, and when things happened, in one run.
 #[derive(Debug)]
 pub struct Clock {
+    /// Where the figures of load come from (the kernel, or a test's script).
+    load: Load,
     /// How much waits are stretched now for the machine's CPU pressure (1.0 when calm).
     stretch: f64,
     /// When the pressure was last read.
@@ -36,28 +42,39 @@ pub struct Clock {
     /// When the harness last sent a case's message.
     last_send: Instant,
     /// The target's process group's wait counters, once known.
-    waits: OnceCell<Option<GroupWaits>>,
+    waits: OnceCell<Option<Box<dyn Counter>>>,
     /// The last reading of them, and when it was taken.
     cache: Cell<Option<(Instant, Option<Duration>)>>,
 }
 
 impl Default for Clock {
+    /// A clock that reads the machine's load.
     fn default() -> Self {
-        Clock::with_stretch(load::stretch())
+        Clock::new(Load::machine())
     }
 }
 
 impl Clock {
+    /// A clock that reads its figures of load from `load`.
+    pub fn new(load: Load) -> Clock {
+        let stretch = load.stretch();
+        Clock {
+            load,
+            ..Clock::with_stretch(stretch)
+        }
+    }
+
     /// A clock that starts at this stretch (tests give it one; runs read the machine's).
     pub fn with_stretch(stretch: f64) -> Clock {
         Clock {
+            load: Load::machine(),
             stretch,
-            read: Instant::now(),
+            read: now(),
             most: 1.0,
             lateness: Duration::ZERO,
             idle: Duration::ZERO,
             last_event: None,
-            last_send: Instant::now(),
+            last_send: now(),
             waits: OnceCell::new(),
             cache: Cell::new(None),
         }
@@ -65,11 +82,16 @@ impl Clock {
 
     /// Reads the machine's CPU pressure again, at most once a second.
     pub fn refresh(&mut self) {
-        if self.read.elapsed() >= PRESSURE_EVERY {
-            self.stretch = load::stretch();
-            self.read = Instant::now();
+        if since(self.read) >= PRESSURE_EVERY {
+            self.stretch = self.load.stretch();
+            self.read = now();
         }
         self.most = self.most.max(self.stretch);
+    }
+
+    /// Where the clock reads its figures of load.
+    pub fn load(&self) -> &Load {
+        &self.load
     }
 
     /// The stretch now.
@@ -111,7 +133,7 @@ impl Clock {
     /// An event came, `waited` after the harness began waiting for it.
     pub fn event(&mut self, waited: Duration) {
         self.idle += waited;
-        self.last_event = Some(Instant::now());
+        self.last_event = Some(now());
     }
 
     /// How long the harness has waited for the target to write, in all.
@@ -126,7 +148,7 @@ impl Clock {
 
     /// The harness sent a case's message now.
     pub fn sent(&mut self) {
-        self.last_send = Instant::now();
+        self.last_send = now();
     }
 
     /// When the harness last sent a case's message.
@@ -143,16 +165,16 @@ impl Clock {
     /// nothing, so a grace stops growing as soon as the target has done what it had to.
     pub fn target_waits(&self, group: impl FnOnce() -> Option<i32>) -> Option<Duration> {
         if let Some((at, waited)) = self.cache.get() {
-            if at.elapsed() < FRESH {
+            if since(at) < FRESH {
                 return waited;
             }
         }
         let waited = self
             .waits
-            .get_or_init(|| group().map(GroupWaits::new))
+            .get_or_init(|| self.load.target(group()))
             .as_ref()
-            .and_then(GroupWaits::read);
-        self.cache.set(Some((Instant::now(), waited)));
+            .and_then(|waits| waits.read());
+        self.cache.set(Some((now(), waited)));
         waited
     }
 }

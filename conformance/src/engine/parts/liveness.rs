@@ -2,6 +2,7 @@
 //! the harness writes, and whether what it writes can be read at all. Every wait asks this
 //! part before it waits on: a target that is gone, or cut off, has nothing more to say.
 
+use crate::engine::parts::clock;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
 
@@ -51,7 +52,7 @@ impl Liveness {
     /// The target process exited now (the first time counts).
     pub fn exit(&mut self) {
         self.exited = true;
-        self.exited_at.get_or_insert_with(Instant::now);
+        self.exited_at.get_or_insert_with(clock::now);
     }
 
     /// A complete message came.

@@ -3,6 +3,7 @@
 
 use super::super::Engine;
 use super::ServerTarget;
+use crate::engine::parts::clock;
 use crate::outcome::Severity;
 use crate::requirement::Req;
 use crate::transport::Transport;
@@ -19,7 +20,7 @@ use tokio::time::Instant as Deadline;
 /// that would have exited well within D (by `EXIT_MARGIN`) had it not waited gets a note that
 /// says so; one that sleeps past D is late however busy the machine was.
 pub(super) async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, window: Duration) {
-    let closed = Instant::now();
+    let closed = clock::now();
     let before = e.waited();
     let mut starved = Duration::ZERO;
     let sample = |e: &Engine<'_, T, ServerTarget>, starved: &mut Duration| {
@@ -27,8 +28,8 @@ pub(super) async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, wind
             *starved = (*starved).max(now.saturating_sub(before));
         }
     };
-    let watch = |until: Instant| Deadline::from_std(until.min(Instant::now() + SAMPLE_EVERY));
-    while !e.liveness.exited && Instant::now() < closed + window {
+    let watch = |until: Instant| Deadline::from_std(until.min(clock::now() + SAMPLE_EVERY));
+    while !e.liveness.exited && clock::now() < closed + window {
         let tick = watch(closed + window);
         if !e.next(tick).await {
             // Nothing more can come (a target that stopped reading): just wait.
@@ -49,7 +50,7 @@ pub(super) async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, wind
     // Long enough to say when it exited; longer for a target that is kept from running.
     loop {
         let until = closed + window + LATE_WATCH + starved.min(LATE_WATCH);
-        if e.liveness.exited || Instant::now() >= until {
+        if e.liveness.exited || clock::now() >= until {
             break;
         }
         let tick = watch(until);
@@ -60,7 +61,7 @@ pub(super) async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, wind
             sample(e, &mut starved);
         }
     }
-    let took = closed.elapsed();
+    let took = clock::since(closed);
     let when = if e.liveness.exited {
         format!("it exited after {:.1} s", took.as_secs_f64())
     } else {

@@ -112,9 +112,20 @@ pub async fn run_server_case(
         target: target.clone(),
         source,
     })?;
-    Ok(Engine::new(case, options, io, ServerTarget::default())
-        .run(target)
-        .await)
+    Ok(play(case, options, io, target).await)
+}
+
+/// Plays one case against the server behind `io`, whatever carries it: a process over stdio,
+/// a server over Streamable HTTP, or a scripted target (`transport::scripted`); `target` is
+/// how the report names it. Never panics on target behaviour; the target is shut down when
+/// this returns.
+pub async fn play<T: Transport>(case: &Case, options: &Options, io: T, target: String) -> Report {
+    let per_request = io.channel_per_request();
+    let mut engine = Engine::new(case, options, io, ServerTarget::default());
+    if per_request {
+        engine.streams = Streams::http();
+    }
+    engine.run(target).await
 }
 
 /// Runs one case against a server over Streamable HTTP, started for the case when the target
@@ -130,9 +141,7 @@ pub async fn run_http_server_case(
         return Ok(Report::skipped(reason, shown));
     }
     let io = Http::start(target, options.reply_timeout, options.startup_timeout).await?;
-    let mut engine = Engine::new(case, options, io, ServerTarget::default());
-    engine.streams = Streams::http();
-    Ok(engine.run(shown).await)
+    Ok(play(case, options, io, shown).await)
 }
 
 /// Why a case does not apply to this target before it starts: its transports, a cancel

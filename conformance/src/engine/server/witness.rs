@@ -5,6 +5,7 @@ use super::super::{Engine, Stop};
 use super::witnessed::{excused, listed_unasked, unstopped, witness_severity, Question};
 use super::ServerTarget;
 use crate::case::{Step, StepKind};
+use crate::engine::parts::clock;
 use crate::fixtures;
 use crate::outcome::Severity;
 use crate::pattern::{self, canonical};
@@ -12,7 +13,7 @@ use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transport::Transport;
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
 /// `! witness ID…`: asks the `cancellations` fixture which requests saw their cancellation. A
@@ -33,7 +34,7 @@ pub(super) async fn witness<T: Transport>(
         return Ok(());
     }
     let reply = e.clock.stretched(e.played.options().reply_timeout);
-    let deadline = Instant::now() + reply;
+    let deadline = clock::now() + reply;
     let mut pause = Duration::from_millis(2);
     loop {
         let asked = e.now();
@@ -58,7 +59,7 @@ pub(super) async fn witness<T: Transport>(
         let proof = latest_proof(e, &missing);
         let settled_at = proof.map(|(read, grace)| read + grace);
         let settled = settled_at.is_some_and(|at| asked >= at);
-        if settled || Instant::now() >= deadline {
+        if settled || clock::now() >= deadline {
             let missing = excused(e, missing);
             if !missing.is_empty() {
                 let question = Question {

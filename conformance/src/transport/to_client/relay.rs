@@ -21,6 +21,7 @@
 //! protocol), as one [`Transport`]. The relay program itself is in `relay_program`
 //! ([`run`], [`run_if_relay`]).
 
+use crate::load::source::Load;
 use crate::transport::lines::{read_lines, Chunk};
 use crate::transport::process::{Launch, Process, TargetLog, MAX_LINE};
 use crate::transport::{Channel, Event, PeerSignal, SendError, Transport};
@@ -72,6 +73,8 @@ pub struct Relay {
     admitted_tx: mpsc::Sender<Result<TcpStream, String>>,
     admitted: mpsc::Receiver<Result<TcpStream, String>>,
     patience: Duration,
+    /// The machine's load, which stretches the wait for a relay's token.
+    load: Load,
 }
 
 /// How many server processes one case may start; later connections are refused.
@@ -118,6 +121,7 @@ impl Relay {
             admitted_tx,
             admitted,
             patience,
+            load: Load::machine(),
         })
     }
 
@@ -127,7 +131,7 @@ impl Relay {
         let hello = self.hello.clone();
         let tx = self.admitted_tx.clone();
         // A relay presents its token as soon as it connects; a busy machine may delay it.
-        let allowed = crate::load::stretched(self.patience, crate::load::stretch());
+        let allowed = self.load.stretched(self.patience);
         tokio::spawn(async move {
             let mut got = vec![0u8; hello.len()];
             let read = tokio::time::timeout(allowed, stream.read_exact(&mut got)).await;
@@ -307,6 +311,10 @@ impl Transport for Relay {
 
     fn process(&self) -> Option<&Process> {
         Some(&self.process)
+    }
+
+    fn load(&self) -> Load {
+        self.load.clone()
     }
 
     async fn shutdown(&mut self, grace: Duration) -> TargetLog {

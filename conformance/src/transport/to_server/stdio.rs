@@ -3,6 +3,7 @@
 //! Stdin is a FIFO the target reads in order and stdout is one ordered stream, so the answer
 //! to a later request proves every earlier line was read: the barrier's proof.
 
+use crate::load::source::Load;
 use crate::transport::process::{Launch, Process, ProcessEvent, TargetLog, WriteError};
 use crate::transport::{Channel, Event, SendError, Transport};
 use std::time::{Duration, Instant};
@@ -12,6 +13,8 @@ use tokio::time::Instant as Deadline;
 pub struct Stdio {
     process: Process,
     patience: Duration,
+    /// The machine's load, which stretches the write patience.
+    load: Load,
 }
 
 impl Stdio {
@@ -20,13 +23,18 @@ impl Stdio {
         Ok(Stdio {
             process: Process::spawn(launch)?,
             patience,
+            load: Load::machine(),
         })
     }
 }
 
 impl Transport for Stdio {
     async fn send(&mut self, bytes: &[u8], _: Option<Channel>) -> Result<Channel, SendError> {
-        match self.process.write_line(bytes, self.patience).await {
+        match self
+            .process
+            .write_line(bytes, self.patience, &self.load)
+            .await
+        {
             Ok(()) => Ok(Channel::Stdio),
             Err(WriteError::Closed) => Err(SendError::Gone),
             Err(WriteError::Stalled(d)) => Err(SendError::Stalled(d)),
@@ -57,6 +65,10 @@ impl Transport for Stdio {
 
     fn ordered(&self) -> bool {
         true
+    }
+
+    fn load(&self) -> Load {
+        self.load.clone()
     }
 
     fn abort(&mut self, _: Channel) -> bool {

@@ -27,6 +27,7 @@ pub use target::{HttpTarget, PORT};
 
 use super::http_arrival::StampingConnector;
 use super::http_stream::Sink;
+use crate::load::source::Load;
 use crate::transport::process::{display_argv, Process, ProcessEvent, TargetLog};
 use crate::transport::{Channel, Event, HttpSteps, SendError, StreamEnd, Transport};
 use bytes::Bytes;
@@ -77,6 +78,8 @@ pub struct Http {
     /// The process group of a server the harness started for several cases, when this
     /// connection is one case's (its waits for a CPU lengthen the case's waits).
     shared_group: Option<i32>,
+    /// The machine's load, which stretches the wait for a started server to answer.
+    load: Load,
 }
 
 impl Http {
@@ -117,6 +120,7 @@ impl Http {
             initializing: HashSet::new(),
             shown_headers: HashMap::new(),
             shared_group: None,
+            load: Load::machine(),
         };
         if let Some(launch) = target.launch_at(&port) {
             let process = Process::spawn(&launch).map_err(|e| {
@@ -148,7 +152,7 @@ impl Http {
         // Stretched for the machine's CPU pressure, as every wait for a target is: a start
         // that is slow on a busy machine is not a failed one (re-read about once a second).
         let began = Deadline::now();
-        let mut allowed = crate::load::stretched(startup, crate::load::stretch());
+        let mut allowed = self.load.stretched(startup);
         let mut read = Deadline::now();
         let path = self.url.path().to_string();
         let mut closed = false;
@@ -158,8 +162,7 @@ impl Http {
                 tokio::net::TcpStream::connect(&authority),
             );
             if let Ok(Ok(stream)) = attempt.await {
-                let patience =
-                    crate::load::stretched(Duration::from_secs(1), crate::load::stretch());
+                let patience = self.load.stretched(Duration::from_secs(1));
                 if ready::probe(stream, &authority, &path, patience).await == Readiness::Ready {
                     return;
                 }
@@ -169,7 +172,7 @@ impl Http {
                 }
             }
             if read.elapsed() >= Duration::from_secs(1) {
-                allowed = allowed.max(crate::load::stretched(startup, crate::load::stretch()));
+                allowed = allowed.max(self.load.stretched(startup));
                 read = Deadline::now();
             }
             if self.process_done || began.elapsed() >= allowed {
@@ -336,6 +339,10 @@ impl Transport for Http {
 
     fn process(&self) -> Option<&Process> {
         self.process.as_ref()
+    }
+
+    fn load(&self) -> Load {
+        self.load.clone()
     }
 
     /// A shared server's group when this connection did not start one of its own.
