@@ -267,8 +267,11 @@ fn witness_tool(options: &Options) -> String {
     options
         .fixtures
         .as_ref()
-        .and_then(|f| f.mapping("cancellations"))
-        .map_or_else(|| "cancellations".to_string(), |m| m.tool.clone())
+        .and_then(|f| f.mapping(crate::fixtures::Role::Cancellations))
+        .map_or_else(
+            || crate::fixtures::Role::Cancellations.to_string(),
+            |m| m.tool.clone(),
+        )
 }
 
 /// Whether a pass left open whether the work stopped: a CAN-05 note (the witness does not
@@ -281,7 +284,7 @@ fn left_open(report: &Report, options: &Options) -> bool {
     let witness = options
         .fixtures
         .as_ref()
-        .is_none_or(|f| f.has("cancellations"));
+        .is_none_or(|f| f.has(crate::fixtures::Role::Cancellations));
     report.findings.iter().any(|f| {
         f.severity == Severity::Note
             && ((witness && f.requirement() == "CAN-05")

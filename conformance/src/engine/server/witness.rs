@@ -5,7 +5,7 @@ use super::super::{Engine, Stop};
 use super::witnessed::{excused, listed_unasked, unstopped, witness_severity, Question};
 use super::ServerTarget;
 use crate::case::{Step, StepKind};
-use crate::fixtures;
+use crate::fixtures::{self, Role};
 use crate::outcome::Severity;
 use crate::pattern::{self, canonical};
 use crate::requirement::Req;
@@ -89,7 +89,7 @@ fn no_fixture<T: Transport>(
     ids: &[Value],
     listed: bool,
 ) -> bool {
-    let absent = e.played.lacks_fixture("cancellations");
+    let absent = e.played.lacks_fixture(Role::Cancellations);
     if !absent {
         return false;
     }
@@ -182,7 +182,7 @@ pub(super) async fn remember_witness<T: Transport>(
     e: &mut Engine<'_, T, ServerTarget>,
     steps: &[Step],
 ) -> Result<(), Stop> {
-    let absent = e.played.lacks_fixture("cancellations");
+    let absent = e.played.lacks_fixture(Role::Cancellations);
     if e.io.fresh() || absent || !asks_witness(steps) {
         return Ok(());
     }
