@@ -7,7 +7,7 @@
 //! write, commit or delete. Mapping other tools onto roles is `conformance init`'s business,
 //! and a target file's.
 
-use crate::fixtures::{Declared, Fixtures, Listed, Mapping, Source, ROLES, TASK_ROLES};
+use crate::fixtures::{Declared, Fixtures, Listed, Mapping, Role, Source};
 use crate::transport::{Event, SendError, Transport};
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -98,12 +98,12 @@ impl Tool {
 }
 
 /// The arguments a role's calls carry, with the JSON Schema types that fit each.
-pub fn role_arguments(role: &str) -> &'static [(&'static str, &'static [&'static str])] {
+pub fn role_arguments(role: Role) -> &'static [(&'static str, &'static [&'static str])] {
     const NUMBER: &[&str] = &["integer", "number"];
     match role {
-        "echo" => &[("text", &["string"])],
-        "sleep" => &[("ms", NUMBER)],
-        "ticker" => &[("interval_ms", NUMBER)],
+        Role::Echo => &[("text", &["string"])],
+        Role::Sleep => &[("ms", NUMBER)],
+        Role::Ticker => &[("interval_ms", NUMBER)],
         _ => &[],
     }
 }
@@ -111,8 +111,8 @@ pub fn role_arguments(role: &str) -> &'static [(&'static str, &'static [&'static
 /// Whether `tool`'s input schema fits the calls the cases make of `role`: every argument the
 /// role passes is one it takes, with a type that fits, and it requires no other. A task role
 /// needs the task support it is named for (`work_required`: `"required"`).
-pub fn fits(tool: &Tool, role: &str) -> bool {
-    if role == "work_required" && tool.task_support.as_deref() != Some("required") {
+pub fn fits(tool: &Tool, role: Role) -> bool {
+    if role == Role::WorkRequired && tool.task_support.as_deref() != Some("required") {
         return false;
     }
     let arguments = role_arguments(role);
@@ -133,10 +133,12 @@ pub fn fixtures_of(tools: &[Tool]) -> Fixtures {
         source: Source::Discovered,
         ..Fixtures::default()
     };
-    for role in ROLES.iter().chain(&TASK_ROLES) {
-        let playing = tools.iter().find(|t| t.name == *role && fits(t, role));
+    for role in Role::PROFILE.into_iter().chain(Role::TASK) {
+        let playing = tools
+            .iter()
+            .find(|t| t.name == role.as_str() && fits(t, role));
         fixtures.roles.insert(
-            role.to_string(),
+            role,
             playing.map(|t| Mapping {
                 tool: t.name.clone(),
                 arguments: None,
@@ -211,7 +213,7 @@ pub fn misfits(
         return vec![];
     }
     let mut found = vec![];
-    for (role, mapping) in &fixtures.roles {
+    for (&role, mapping) in &fixtures.roles {
         let Some(mapping) = mapping else { continue };
         let Some(tool) = listed
             .iter()
@@ -229,7 +231,7 @@ pub fn misfits(
             ));
             continue;
         };
-        let base = role.strip_prefix("task_").unwrap_or(role);
+        let base = role.base();
         let given: Vec<String> = match &mapping.arguments {
             Some(template) => template
                 .as_object()
@@ -357,7 +359,7 @@ mod tests {
         // A version whose opening declared none plays no role, whatever the file maps.
         let mut file = Fixtures::default();
         file.roles.insert(
-            "echo".into(),
+            Role::Echo,
             Some(Mapping {
                 tool: "say".into(),
                 arguments: None,
@@ -366,9 +368,13 @@ mod tests {
         );
         let listings = [("2025-11-25".to_string(), Err(ListError::Undeclared))];
         let fixtures = fixtures_for(Some(file), &listings);
-        let why = fixtures.lacks("echo", "2025-11-25").unwrap();
+        let why = fixtures.lacks(&need("echo"), "2025-11-25").unwrap();
         assert!(why.contains("declares no `tools` capability"), "{why}");
-        assert_eq!(fixtures.lacks("echo", "2026-07-28"), None);
+        assert_eq!(fixtures.lacks(&need("echo"), "2026-07-28"), None);
+    }
+
+    fn need(word: &str) -> crate::fixtures::FixtureNeed {
+        crate::fixtures::FixtureNeed::parse(word).unwrap()
     }
 
     fn tool(entry: Value) -> Tool {
@@ -389,25 +395,25 @@ mod tests {
         let text_sleep = tool(json!({"name": "sleep", "inputSchema": {"type": "object",
             "properties": {"ms": {"type": "string"}}}}));
         let work = tool(json!({"name": "work"}));
-        assert!(fits(&echo, "echo"));
+        assert!(fits(&echo, Role::Echo));
         assert!(
-            !fits(&everything_echo, "echo"),
+            !fits(&everything_echo, Role::Echo),
             "takes `message`, not `text`"
         );
-        assert!(fits(&sleep, "sleep"));
+        assert!(fits(&sleep, Role::Sleep));
         assert!(
-            !fits(&strict_sleep, "sleep"),
+            !fits(&strict_sleep, Role::Sleep),
             "requires what the cases never pass"
         );
-        assert!(!fits(&text_sleep, "sleep"), "`ms` must be a number");
+        assert!(!fits(&text_sleep, Role::Sleep), "`ms` must be a number");
         assert!(
-            fits(&work, "work"),
+            fits(&work, Role::Work),
             "no schema: takes nothing, requires nothing"
         );
         let fixtures = fixtures_of(&[everything_echo, sleep, work]);
-        assert!(!fixtures.has("echo"));
-        assert!(fixtures.has("sleep") && fixtures.has("work"));
-        assert!(!fixtures.has("ticker") && !fixtures.has("cancellations"));
+        assert!(!fixtures.has(Role::Echo));
+        assert!(fixtures.has(Role::Sleep) && fixtures.has(Role::Work));
+        assert!(!fixtures.has(Role::Ticker) && !fixtures.has(Role::Cancellations));
     }
 
     #[test]
@@ -417,11 +423,11 @@ mod tests {
         let optional =
             tool(json!({"name": "work_required", "execution": {"taskSupport": "optional"}}));
         let unsaid = tool(json!({"name": "work_required"}));
-        assert!(fits(&required, "work_required"));
-        assert!(!fits(&optional, "work_required"), "a plain call may run");
-        assert!(!fits(&unsaid, "work_required"), "absent means forbidden");
-        assert!(fixtures_of(&[required]).has("work_required"));
-        assert!(!fixtures_of(&[optional]).has("work_required"));
+        assert!(fits(&required, Role::WorkRequired));
+        assert!(!fits(&optional, Role::WorkRequired), "a plain call may run");
+        assert!(!fits(&unsaid, Role::WorkRequired), "absent means forbidden");
+        assert!(fixtures_of(&[required]).has(Role::WorkRequired));
+        assert!(!fixtures_of(&[optional]).has(Role::WorkRequired));
     }
 
     #[test]

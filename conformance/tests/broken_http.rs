@@ -19,8 +19,9 @@ use conformance::case::Case;
 use conformance::engine::server::Connect;
 use conformance::engine::Options;
 use conformance::harness;
-use conformance::harness::expect::Expect;
+use conformance::harness::expect::{Expect, On};
 use conformance::outcome::{Outcome, Severity};
+use conformance::requirement::Req;
 use conformance::transport::http::HttpTarget;
 use libtest_mimic::Failed;
 use self_served::Target;
@@ -181,48 +182,48 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
     rows.extend([
         // The cancel of a running request: a -32800 on its stream is a response after the
         // cancel (AMB-03); a stream left open is allowed (AMB-04).
-        ("answers-after-cancel",     "http-cancelled-stream",       E::warns("CAN-05")),
-        ("answers-after-cancel",     "http-cancel-accepted",        E::warns("CAN-05")),
-        ("leaves-stream-open",       "http-cancelled-stream",       E::caught("HTTP-17", N).exactly(Pass)),
+        ("answers-after-cancel",     "http-cancelled-stream",       E::warns(Req::Can05)),
+        ("answers-after-cancel",     "http-cancel-accepted",        E::warns(Req::Can05)),
+        ("leaves-stream-open",       "http-cancelled-stream",       E::caught(Req::Http17, N).exactly(Pass)),
         // A stream that carried its response and stays open: a SHOULD broken (HTTP-09).
-        ("keeps-stream-after-response", "unknown-method",           E::warns("HTTP-09")),
-        ("keeps-stream-after-response", "ping-during-long-call",    E::warns("HTTP-09")),
+        ("keeps-stream-after-response", "unknown-method",           E::warns(Req::Http09)),
+        ("keeps-stream-after-response", "ping-during-long-call",    E::warns(Req::Http09)),
         // A server that sends a head only with its first message is waited for once: 22
         // cancels, each waiting the reply timeout for a head, would run past the case limit.
         ("holds-heads",              "server-alive-after-cancel",   E::outcome(Pass)),
         ("holds-heads",              "http-abort-cycles",           E::outcome(Pass)),
-        ("ignores-cancel-post",      "http-cancel-accepted",        E::warns("CAN-05")),
+        ("ignores-cancel-post",      "http-cancel-accepted",        E::warns(Req::Can05)),
         // The 500 ms sleep ends within the grace window after the cancel's 202: over HTTP its
         // answer may have crossed the cancel, and is allowed (a note says so).
-        ("ignores-cancel-post",      "no-response-after-cancel",    E::caught("CAN-08", N).exactly(Pass)),
-        ("cancel-on-disconnect",     "http-disconnect-not-cancel",  E::warns("HTTP-10")),
+        ("ignores-cancel-post",      "no-response-after-cancel",    E::caught(Req::Can08, N).exactly(Pass)),
+        ("cancel-on-disconnect",     "http-disconnect-not-cancel",  E::warns(Req::Http10)),
         // A running server whose witness lists requests 1 and 2 of earlier cases: only what
         // it lists since the case opened is this case's, either way.
         ("remembers",                "http-disconnect-not-cancel",  E::outcome(Pass)),
         ("remembers",                "http-cancel-accepted",        E::outcome(Pass)),
-        ("remembers-ignores-cancel", "http-cancel-accepted",        E::warns("CAN-05")),
-        ("cross-session-cancel",     "http-cross-session-cancel",   E::warns("case")),
+        ("remembers-ignores-cancel", "http-cancel-accepted",        E::warns(Req::Can05)),
+        ("cross-session-cancel",     "http-cross-session-cancel",   E::warns(On::Case)),
         // The -32800 for the other session's request 1 is that session's business: no
         // expectation of the first session is touched.
-        ("answers-after-cancel",     "http-cross-session-cancel",   E::warns("CAN-05").without("case")),
-        ("no-origin-check",          "http-origin-rejected",        E::fails("case")),
-        ("no-origin-check",          "http-origin-refused-before-2025-11-25", E::fails("case")),
-        ("duplicate-on-two-streams", "http-one-stream-per-message", E::fails("HTTP-13")),
-        ("ignores-delete",           "http-session-deleted",        E::fails("case")),
-        ("accepts-any-version",      "http-version-header",         E::fails("case")),
-        ("notifications-get-200",    "notifications-never-answered", E::fails("HTTP-07")),
-        ("bad-session-id",           "cancel-unknown-id",           E::fails("HTTP-16")),
+        ("answers-after-cancel",     "http-cross-session-cancel",   E::warns(Req::Can05).without(On::Case)),
+        ("no-origin-check",          "http-origin-rejected",        E::fails(On::Case)),
+        ("no-origin-check",          "http-origin-refused-before-2025-11-25", E::fails(On::Case)),
+        ("duplicate-on-two-streams", "http-one-stream-per-message", E::fails(Req::Http13)),
+        ("ignores-delete",           "http-session-deleted",        E::fails(On::Case)),
+        ("accepts-any-version",      "http-version-header",         E::fails(On::Case)),
+        ("notifications-get-200",    "notifications-never-answered", E::fails(Req::Http07)),
+        ("bad-session-id",           "cancel-unknown-id",           E::fails(Req::Http16)),
         // Hostile servers: a verdict in bounded time, with bounded memory, and the reason.
-        ("never-finishes-headers",   "cancel-unknown-id",           E::fails("LIF-02").within_calm(FAST)),
+        ("never-finishes-headers",   "cancel-unknown-id",           E::fails(Req::Lif02).within_calm(FAST)),
         // How far an endless flood of comments gets before the reply timeout depends on the
         // machine: the verdict is a failure either way, the limit or the missing response.
-        ("sse-forever",              "unknown-method",              E::fails("limit|case").within_calm(FAST).small(PEAK_MIB)),
-        ("sse-trickle",              "unknown-method",              E::fails("case").within_calm(FAST)),
-        ("gigabyte-body",            "cancel-unknown-id",           E::fails("limit").within_calm(FAST).small(PEAK_MIB)),
-        ("answers-500",              "cancel-unknown-id",           E::fails("LIF-02").within_calm(FAST)),
-        ("redirects",                "cancel-unknown-id",           E::fails("LIF-02").within_calm(FAST)),
-        ("closes-mid-event",         "cancel-unknown-id",           E::caught("HTTP-09", W).exactly(Fail).within_calm(FAST)),
-        ("events-for-other-streams", "cancel-unknown-id",           E::fails("RPC-04").within_calm(FAST)),
+        ("sse-forever",              "unknown-method",              E::fails(On::Limit).or_on(On::Case).within_calm(FAST).small(PEAK_MIB)),
+        ("sse-trickle",              "unknown-method",              E::fails(On::Case).within_calm(FAST)),
+        ("gigabyte-body",            "cancel-unknown-id",           E::fails(On::Limit).within_calm(FAST).small(PEAK_MIB)),
+        ("answers-500",              "cancel-unknown-id",           E::fails(Req::Lif02).within_calm(FAST)),
+        ("redirects",                "cancel-unknown-id",           E::fails(Req::Lif02).within_calm(FAST)),
+        ("closes-mid-event",         "cancel-unknown-id",           E::caught(Req::Http09, W).exactly(Fail).within_calm(FAST)),
+        ("events-for-other-streams", "cancel-unknown-id",           E::fails(Req::Rpc04).within_calm(FAST)),
         // A correct server behind a pass-through proxy that listens before the server does:
         // the harness waits for an HTTP answer, not only an accepted connection.
         ("starts-behind-proxy",      "cancel-unknown-id",           E::outcome(Pass)),
@@ -234,19 +235,19 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
     rows.extend([
         // The work goes on after its stream closed: the witness does not list it. Stopping is
         // a SHOULD (HTTP-11), so a warning; nothing can come on the closed stream.
-        ("ignores-closed-stream",    "http-stateless-cancel",        E::warns("CAN-05").at(STATELESS)),
+        ("ignores-closed-stream",    "http-stateless-cancel",        E::warns(Req::Can05).at(STATELESS)),
         ("remembers",                "http-stateless-cancel",        E::outcome(Pass).at(STATELESS)),
         ("starts-behind-proxy",      "stateless-discover",           E::outcome(Pass).at(STATELESS)),
-        ("ignores-closed-stream",    "http-stateless-abort-cycles",  E::warns("CAN-05").at(STATELESS)),
-        ("ignores-closed-stream",    "cancel-by-deadline",           E::warns("CAN-05").at(STATELESS)),
-        ("ignores-closed-stream",    "cancel-after-progress",        E::warns("CAN-05").at(STATELESS)),
-        ("no-result-type",           "stateless-result-type",        E::fails("RPC-14").at(STATELESS)),
-        ("requests-client",          "stateless-no-server-requests", E::fails("RPC-15").at(STATELESS)),
-        ("mints-session-id",         "http-stateless-no-sessions",   E::warns("HTTP-20").at(STATELESS)),
-        ("no-header-check",          "http-stateless-headers",       E::fails("case").at(STATELESS)),
+        ("ignores-closed-stream",    "http-stateless-abort-cycles",  E::warns(Req::Can05).at(STATELESS)),
+        ("ignores-closed-stream",    "cancel-by-deadline",           E::warns(Req::Can05).at(STATELESS)),
+        ("ignores-closed-stream",    "cancel-after-progress",        E::warns(Req::Can05).at(STATELESS)),
+        ("no-result-type",           "stateless-result-type",        E::fails(Req::Rpc14).at(STATELESS)),
+        ("requests-client",          "stateless-no-server-requests", E::fails(Req::Rpc15).at(STATELESS)),
+        ("mints-session-id",         "http-stateless-no-sessions",   E::warns(Req::Http20).at(STATELESS)),
+        ("no-header-check",          "http-stateless-headers",       E::fails(On::Case).at(STATELESS)),
         // 404 is the MUST for an unknown method in this era over HTTP (RPC-09); the code
         // alone passes the cases that ask only for the code.
-        ("unknown-method-200",       "http-stateless-unknown-method", E::fails("case").at(STATELESS)),
+        ("unknown-method-200",       "http-stateless-unknown-method", E::fails(On::Case).at(STATELESS)),
         ("unknown-method-200",       "unknown-method-code",          E::outcome(Pass).at(STATELESS)),
     ]);
     rows

@@ -20,8 +20,9 @@ mod shared_rows;
 use conformance::case::Case;
 use conformance::engine::server::Connect;
 use conformance::harness;
-use conformance::harness::expect::Expect;
+use conformance::harness::expect::{Expect, On};
 use conformance::outcome::{Outcome, Severity};
+use conformance::requirement::Req;
 use libtest_mimic::Failed;
 use serde_json::{json, Value};
 use std::io::{BufRead, Write};
@@ -39,13 +40,13 @@ fn table() -> Vec<(&'static str, Expect)> {
     vec![
         ("correct",         E::outcome(Pass)),
         // Both readings of AMB-19 pass, and the run says which one it saw.
-        ("graceful-result", E::outcome(Pass).noting("AMB-19", Note, "completion result|graceful")),
-        ("cancels-back",    E::outcome(Pass).noting("AMB-19", Note, "notifications/cancelled")),
+        ("graceful-result", E::outcome(Pass).noting(Req::Amb19, Note, "completion result|graceful")),
+        ("cancels-back",    E::outcome(Pass).noting(Req::Amb19, Note, "notifications/cancelled")),
         // Nothing may come for a subscription once its cancel was read.
-        ("keeps-notifying", E::fails("CAN-14").saying("after the client's cancel")),
+        ("keeps-notifying", E::fails(Req::Can14).saying("after the client's cancel")),
         // A server cancels nothing but a subscription.
-        ("cancels-other",   E::fails("CAN-14").saying("server/discover")),
-        ("no-ack",          E::fails("case").saying("subscriptions/acknowledged")),
+        ("cancels-other",   E::fails(Req::Can14).saying("server/discover")),
+        ("no-ack",          E::fails(On::Case).saying("subscriptions/acknowledged")),
     ]
 }
 

@@ -18,8 +18,9 @@ mod shared_rows;
 use conformance::case::Case;
 use conformance::engine::server::Connect;
 use conformance::harness;
-use conformance::harness::expect::Expect;
+use conformance::harness::expect::{Expect, On};
 use conformance::outcome::Outcome;
+use conformance::requirement::Req;
 use libtest_mimic::Failed;
 use std::time::Duration;
 
@@ -47,30 +48,30 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
     }
     rows.extend([
         // Cancelled, yet its progress goes on: PRG-10; its work never stops: the witness.
-        ("keeps-working",                  "task-cancel-after-progress", E::fails("PRG-10")),
-        ("keeps-working",                  "task-call-cancel-ignored",   E::warns("TSK-04").saying("task")),
+        ("keeps-working",                  "task-cancel-after-progress", E::fails(Req::Prg10)),
+        ("keeps-working",                  "task-call-cancel-ignored",   E::warns(Req::Tsk04).saying("task")),
         // The answer to tasks/cancel must already say cancelled (TSK-04).
-        ("answers-cancel-first",           "task-cancel-after-progress", E::fails("case").saying("cancelled")),
-        ("answers-cancel-first",           "task-cancel-again-rejected", E::fails("case")),
+        ("answers-cancel-first",           "task-cancel-after-progress", E::fails(On::Case).saying("cancelled")),
+        ("answers-cancel-first",           "task-cancel-again-rejected", E::fails(On::Case)),
         // A terminal task's cancel must be refused with -32602 (TSK-04).
-        ("cancels-terminal",               "task-cancel-again-rejected", E::fails("case").saying("-32602")),
+        ("cancels-terminal",               "task-cancel-again-rejected", E::fails(On::Case).saying("-32602")),
         // notifications/cancelled for the creating call is no task cancel (TSK-03).
-        ("cancelled-notification-cancels", "task-call-cancel-ignored",   E::warns("case").saying("working")),
+        ("cancelled-notification-cancels", "task-call-cancel-ignored",   E::warns(On::Case).saying("working")),
         ("cancelled-notification-cancels", "task-cancel-after-progress", E::outcome(Pass)),
         // A plain call of a tool that only runs as a task must be refused with -32601 (TSK-01).
-        ("required-makes-task",            "task-required-refused",      E::fails("case").saying("-32601")),
+        ("required-makes-task",            "task-required-refused",      E::fails(On::Case).saying("-32601")),
         // The 2026-07-28 extension. A request that did not declare it gets -32021, and never
         // a task (TSK-05).
-        ("ext-undeclared",                 "task-ext-needs-declaration", E::fails("case").saying("-32021").at(EXT)),
-        ("ext-undeclared-call",            "task-ext-needs-declaration", E::fails("case").saying("no answer matched").at(EXT)),
+        ("ext-undeclared",                 "task-ext-needs-declaration", E::fails(On::Case).saying("-32021").at(EXT)),
+        ("ext-undeclared-call",            "task-ext-needs-declaration", E::fails(On::Case).saying("no answer matched").at(EXT)),
         // Its cancel is answered with the empty ack, not the task (TSK-05, RPC-14).
-        ("ext-cancel-returns-task",        "task-ext-cancel-ack",        E::fails("case").saying("absent").at(EXT)),
+        ("ext-cancel-returns-task",        "task-ext-cancel-ack",        E::fails(On::Case).saying("absent").at(EXT)),
         // An id never given out gets an error (a SHOULD).
-        ("ext-unknown-acked",              "task-ext-cancel-unknown-id", E::warns("case").at(EXT)),
+        ("ext-unknown-acked",              "task-ext-cancel-unknown-id", E::warns(On::Case).at(EXT)),
         // notifications/cancelled for the creating call is no task cancel (CAN-15).
-        ("cancelled-notification-cancels", "task-ext-call-cancel-ignored", E::warns("case").saying("working").at(EXT)),
+        ("cancelled-notification-cancels", "task-ext-call-cancel-ignored", E::warns(On::Case).saying("working").at(EXT)),
         // Acknowledged as cancelled, yet its work goes on: the witness.
-        ("keeps-working",                  "task-ext-cancel-ack",        E::warns("TSK-05").saying("task").at(EXT)),
+        ("keeps-working",                  "task-ext-cancel-ack",        E::warns(Req::Tsk05).saying("task").at(EXT)),
         // The extension's cancel is cooperative: an ack before anything changed is no fault.
         ("answers-cancel-first",           "task-ext-cancel-ack",        E::outcome(Pass).at(EXT)),
     ]);

@@ -20,6 +20,7 @@ mod args;
 use clap::Parser;
 use conformance::case::{Case, Role, TransportKind};
 use conformance::era::{HANDSHAKE_VERSIONS, STATELESS_VERSION};
+use conformance::fixtures;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -535,18 +536,15 @@ fn needs(case: &Case) -> String {
     }
     case.fixtures
         .iter()
-        .map(|f| {
-            let need = conformance::fixtures::FixtureNeed::parse(f).expect("the cases parse");
+        .map(|need| {
             let mut said = format!("`{}`", need.role);
             if need.progress {
                 said.push_str(" with progress");
             }
             match need.task {
-                Some(conformance::fixtures::TaskUse::Task) => said.push_str(" as a task"),
-                Some(conformance::fixtures::TaskUse::NoTask) => {
-                    said.push_str(" that does not run as a task")
-                }
-                None if need.role == "cancellations" => said.push_str(" (optional)"),
+                Some(fixtures::TaskUse::Task) => said.push_str(" as a task"),
+                Some(fixtures::TaskUse::NoTask) => said.push_str(" that does not run as a task"),
+                None if need.role == fixtures::Role::Cancellations => said.push_str(" (optional)"),
                 None => {}
             }
             said
@@ -604,17 +602,15 @@ fn role_summary() -> String {
         "| Your server offers | Server cases |\n|---|---|\n| nothing beyond the protocol | {none} of {} need nothing more |\n",
         cases.len()
     );
-    let roles = conformance::fixtures::ROLES.iter();
-    for role in roles.chain(&conformance::fixtures::TASK_ROLES) {
+    for role in fixtures::Role::PROFILE
+        .into_iter()
+        .chain(fixtures::Role::TASK)
+    {
         let calling = cases
             .iter()
-            .filter(|c| {
-                c.fixtures
-                    .iter()
-                    .any(|f| f.split(':').next() == Some(*role))
-            })
+            .filter(|c| c.fixtures.iter().any(|f| f.role == role))
             .count();
-        let what = if *role == "cancellations" {
+        let what = if role == fixtures::Role::Cancellations {
             format!("the `{role}` witness | makes {calling} cases' `! witness` steps verdicts, not notes |")
         } else {
             format!("a tool playing `{role}` | {calling} call it |")

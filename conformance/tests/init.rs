@@ -7,7 +7,7 @@
 pub mod cli;
 
 use cli::{conformance, TempDir};
-use conformance::fixtures::{Mapping, AS_TASK_ROLES, ROLES, TASK_ROLES};
+use conformance::fixtures::{Mapping, Role};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -69,17 +69,12 @@ fn the_reference_server_gets_exactly_the_fixture_mapping_and_passes_with_it() {
     );
     let loaded = conformance::target_file::load(&file).expect("the file loads");
     let fixtures = loaded.fixtures.expect("a mapping");
-    let roles: Vec<&str> = ROLES
-        .iter()
-        .chain(&TASK_ROLES)
-        .chain(&AS_TASK_ROLES)
-        .copied()
-        .collect();
-    for role in roles.iter().copied() {
+    let roles = Role::ALL;
+    for role in roles {
         assert_eq!(
             fixtures.mapping(role),
             Some(&Mapping {
-                tool: role.trim_start_matches("task_").to_string(),
+                tool: role.base().to_string(),
                 arguments: None,
                 progress: true,
             }),
@@ -87,8 +82,8 @@ fn the_reference_server_gets_exactly_the_fixture_mapping_and_passes_with_it() {
         );
     }
     assert_eq!(fixtures.roles.len(), roles.len());
-    for role in roles.iter().copied() {
-        let note = fixtures_of(&file)[role]["note"]
+    for role in roles {
+        let note = fixtures_of(&file)[role.as_str()]["note"]
             .as_str()
             .unwrap_or("")
             .to_string();
@@ -299,7 +294,7 @@ fn a_candidate_that_does_not_behave_is_left_out_with_the_reason() {
     assert!(fixtures.get("ticker").is_none() && fixtures.get("cancellations").is_none());
     let loaded = conformance::target_file::load(&file).expect("loads");
     let fixtures = loaded.fixtures.expect("fixtures");
-    assert!(fixtures.has("sleep") && !fixtures.has("echo") && !fixtures.has("work"));
+    assert!(fixtures.has(Role::Sleep) && !fixtures.has(Role::Echo) && !fixtures.has(Role::Work));
 }
 
 #[test]

@@ -22,8 +22,9 @@ use conformance::case_report::Report;
 use conformance::engine::client::{run_client_case, ClientTransport};
 use conformance::engine::Options;
 use conformance::harness;
-use conformance::harness::expect::{Expect, Run};
+use conformance::harness::expect::{Expect, On, Run};
 use conformance::outcome::{Outcome, Severity};
+use conformance::requirement::Req;
 use conformance::transport::process::Launch;
 use conformance::transport::relay::{run_if_relay, RELAY_FLAG};
 use libtest_mimic::{Failed, Trial};
@@ -108,31 +109,31 @@ fn table() -> Vec<(&'static str, &'static str, Expect)> {
     use Severity::{Fail as F, Warn as W};
     type E = Expect;
     vec![
-        ("cancels-initialize",          "cancel-initialize-never-sent",  E::caught("CAN-04", F)),
-        ("string-request-id",           "client-cancel-after-progress",  E::caught("CAN-01", F)),
-        ("cancels-at-once",             "client-cancel-on-deadline",     E::caught("case", W).saying("allows 50 to 550 ms")),
-        ("cancels-after-answer",        "client-progress-tolerance",     E::caught("CAN-03", W)),
+        ("cancels-initialize",          "cancel-initialize-never-sent",  E::caught(Req::Can04, F)),
+        ("string-request-id",           "client-cancel-after-progress",  E::caught(Req::Can01, F)),
+        ("cancels-at-once",             "client-cancel-on-deadline",     E::caught(On::Case, W).saying("allows 50 to 550 ms")),
+        ("cancels-after-answer",        "client-progress-tolerance",     E::caught(Req::Can03, W)),
         ("gives-up-before-starting",    "cancel-initialize-never-sent",  E::clean()),
-        ("omits-initialized",           "client-shutdown-sequence",      E::caught("LIF-03", F).saying("never sent")),
-        ("lists-tools-early",           "client-handshake-order",        E::caught("LIF-04", W).saying("tools/list")),
-        ("reuses-answered-id",          "client-ids-unique",             E::caught("RPC-03", F).saying("already answered")),
-        ("sigterms-server",             "client-shutdown-sequence",      E::caught("STD-06", W).saying("SIGTERM").without("TMO-02")),
-        ("exits-with-cancel-in-flight", "cancel-initialize-never-sent",  E::caught("CAN-04", F)),
+        ("omits-initialized",           "client-shutdown-sequence",      E::caught(Req::Lif03, F).saying("never sent")),
+        ("lists-tools-early",           "client-handshake-order",        E::caught(Req::Lif04, W).saying("tools/list")),
+        ("reuses-answered-id",          "client-ids-unique",             E::caught(Req::Rpc03, F).saying("already answered")),
+        ("sigterms-server",             "client-shutdown-sequence",      E::caught(Req::Std06, W).saying("SIGTERM").without(Req::Tmo02)),
+        ("exits-with-cancel-in-flight", "cancel-initialize-never-sent",  E::caught(Req::Can04, F)),
         ("exits-without-closing",       "client-shutdown-sequence",      E::clean()),
         ("probes-first",                "client-shutdown-sequence",      E::clean()),
         ("stray-connections",           "client-cancel-after-progress",  E::clean()),
-        ("answers-cancelled-request",   "client-server-cancels-request", E::caught("CAN-13", W)),
-        ("bad-progress",                "client-server-cancels-request", E::caught("PRG-05", F)),
-        ("resets-forever",              "client-max-timeout",            E::caught("case", W).saying("no message matching")),
-        ("times-out-silently",          "client-max-timeout",            E::caught("case", W).saying("no message matching")),
-        ("hangs-on-server-exit",        "client-server-exits",           E::caught("TMO-02", F)),
-        ("never-cancels",               "client-cancel-after-progress",  E::caught("case", F).saying("no message matching").never_saying("never reported")),
-        ("http-cancel-without-session", "client-http-session",           E::caught("HTTP-16", F).saying("the cancel POST")),
-        ("http-no-version",             "client-http-session",           E::caught("HTTP-18", F)),
-        ("http-accepts-json-only",      "client-http-session",           E::caught("HTTP-05", F)),
-        ("http-no-delete",              "client-http-session",           E::caught("HTTP-16", W).saying("DELETE")),
-        ("http-oversized",              "client-http-session",           E::caught("limit", F)),
-        ("http-ignores-404",            "client-http-expired-session",   E::caught("HTTP-16", F).saying("next request|never started a new session")),
+        ("answers-cancelled-request",   "client-server-cancels-request", E::caught(Req::Can13, W)),
+        ("bad-progress",                "client-server-cancels-request", E::caught(Req::Prg05, F)),
+        ("resets-forever",              "client-max-timeout",            E::caught(On::Case, W).saying("no message matching")),
+        ("times-out-silently",          "client-max-timeout",            E::caught(On::Case, W).saying("no message matching")),
+        ("hangs-on-server-exit",        "client-server-exits",           E::caught(Req::Tmo02, F)),
+        ("never-cancels",               "client-cancel-after-progress",  E::caught(On::Case, F).saying("no message matching").never_saying("never reported")),
+        ("http-cancel-without-session", "client-http-session",           E::caught(Req::Http16, F).saying("the cancel POST")),
+        ("http-no-version",             "client-http-session",           E::caught(Req::Http18, F)),
+        ("http-accepts-json-only",      "client-http-session",           E::caught(Req::Http05, F)),
+        ("http-no-delete",              "client-http-session",           E::caught(Req::Http16, W).saying("DELETE")),
+        ("http-oversized",              "client-http-session",           E::caught(On::Limit, F)),
+        ("http-ignores-404",            "client-http-expired-session",   E::caught(Req::Http16, F).saying("next request|never started a new session")),
     ]
 }
 

@@ -179,11 +179,11 @@ fn request(case: &Case, method: &str, params: Option<&Value>) -> Option<String> 
     let role = params
         .and_then(|p| p.get("name"))
         .and_then(Value::as_str)
-        .unwrap_or_default();
-    let forbidden = case.fixtures.iter().any(|f| {
-        crate::fixtures::FixtureNeed::parse(f)
-            .is_ok_and(|n| n.role == role && n.task == Some(crate::fixtures::TaskUse::NoTask))
-    });
+        .and_then(crate::fixtures::Role::parse);
+    let forbidden = case
+        .fixtures
+        .iter()
+        .any(|n| Some(n.role) == role && n.task == Some(crate::fixtures::TaskUse::NoTask));
     if task && (forbidden || !case.needs.contains(&Need::Tasks)) {
         return Some("task augmentation of a call the server did not offer it for (TSK-01)".into());
     }

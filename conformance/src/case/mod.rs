@@ -106,8 +106,8 @@ pub struct Case {
     pub level: Level,
     /// Protocol versions the case applies to.
     pub versions: Vec<String>,
-    /// Fixture tools the case needs.
-    pub fixtures: Vec<String>,
+    /// The fixture roles the case calls, and how (`@fixtures work:task`).
+    pub fixtures: Vec<crate::fixtures::FixtureNeed>,
     /// Whether the harness performs the `initialize` handshake before the steps (in the
     /// handshake era; the stateless era has none).
     pub handshake: bool,

@@ -35,10 +35,9 @@ fn skip_group(reason: &str) -> String {
         } else {
             "map one with a target file (`conformance init` drafts it)"
         };
-        return format!(
-            "need a tool playing `{role}` ({}): {how}",
-            conformance::fixtures::role_needs(role)
-        );
+        let needs = conformance::fixtures::Role::parse(role)
+            .map_or("a tool of the fixture profile", |r| r.needs());
+        return format!("need a tool playing `{role}` ({needs}): {how}");
     }
     if reason.starts_with("the case applies to http only") {
         return "need Streamable HTTP: give the server's endpoint with --url".into();

@@ -6,18 +6,20 @@
 //! table of their own broken targets the same way.
 //!
 //! ```
-//! use conformance::harness::expect::Expect;
+//! use conformance::harness::expect::{Expect, On};
 //! use conformance::outcome::Outcome;
+//! use conformance::requirement::Req;
 //! use std::time::Duration;
 //!
 //! let fast = Duration::from_secs(3);
 //! // mode of the broken target, case, what the run must show.
 //! let table = [
 //!     ("correct",           "cancel-unknown-id",        Expect::outcome(Outcome::Pass)),
-//!     ("ignores-cancels",   "no-response-after-cancel", Expect::warns("CAN-05")),
-//!     ("crashes-on-cancel", "cancel-unknown-id",        Expect::fails("STD-01").within(fast).reaped()),
-//!     ("garbage",           "stdio-framing",            Expect::fails("STD-03").saying("not JSON")),
-//!     ("answers-late",      "no-response-after-cancel", Expect::warns("CAN-05").at("2026-07-28")),
+//!     ("ignores-cancels",   "no-response-after-cancel", Expect::warns(Req::Can05)),
+//!     ("crashes-on-cancel", "cancel-unknown-id",        Expect::fails(Req::Std01).within(fast).reaped()),
+//!     ("garbage",           "stdio-framing",            Expect::fails(Req::Std03).saying("not JSON")),
+//!     ("answers-late",      "no-response-after-cancel", Expect::warns(Req::Can05).at("2026-07-28")),
+//!     ("wrong-result",      "unknown-method",           Expect::fails(On::Case).without(Req::Rpc04)),
 //! ];
 //! assert_eq!(table[2].2.to_string(), "outcome=fail finding=STD-01/Fail within=3s stretched reaped");
 //! ```
@@ -25,26 +27,30 @@
 //! A test plays each row with [`Expect::options`] (calm, and again under
 //! [`saturate_cpus`](super::saturate_cpus): the verdict must not depend on how busy the
 //! machine is) and judges the report with [`Expect::check`], which says what did not hold and
-//! explains the run. Words and requirements may list alternatives as `a|b`.
+//! explains the run. A finding is named by what it rests on ([`On`]: a [`Req`](crate::requirement::Req), or a kind of
+//! finding that cites none), so a misspelt id does not compile; words may list alternatives as
+//! `a|b`, and [`Expect::or_on`] gives a finding another thing it may rest on.
 
 mod check;
+mod on;
 
 pub use check::{peak_rss_kib, Run, Unmet};
+pub use on::On;
 
 use crate::engine::Options;
 use crate::outcome::{Outcome, Severity};
 use std::fmt;
 use std::time::Duration;
 
-/// What a run must show, built row by row: `Expect::fails("STD-01").within(fast).reaped()`.
+/// What a run must show, built row by row: `Expect::fails(Req::Std01).within(fast).reaped()`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Expect {
     /// The run's outcome is exactly this.
     outcome: Option<Outcome>,
     /// A finding that must be there.
     finding: Option<Wanted>,
-    /// No finding above a note rests on any of these requirements.
-    absent: Vec<&'static str>,
+    /// No finding above a note rests on any of these.
+    absent: Vec<On>,
     /// No finding above a note says this.
     never_saying: Option<&'static str>,
     /// Every finding is a note, and the case ran.
@@ -75,11 +81,19 @@ pub struct Expect {
 /// A finding a run must show.
 #[derive(Clone, Debug, PartialEq)]
 struct Wanted {
-    /// The requirement id, or `case`, `limit`, `observed`… (`a|b`: either).
-    requirement: &'static str,
+    /// What it rests on (any of these).
+    on: Vec<On>,
     severity: Severity,
     /// Words its message contains (`a|b`: either; empty: any message).
     saying: &'static str,
+}
+
+impl Wanted {
+    /// What it may rest on, as reports write it (`limit|case`: either).
+    fn on_shown(&self) -> String {
+        let on: Vec<String> = self.on.iter().map(On::to_string).collect();
+        on.join("|")
+    }
 }
 
 /// How long a run may take.
@@ -106,20 +120,20 @@ impl Expect {
         Expect::default().exactly(outcome)
     }
 
-    /// The run fails, with a failure on `requirement`.
-    pub fn fails(requirement: &'static str) -> Expect {
-        Expect::caught(requirement, Severity::Fail).exactly(Outcome::Fail)
+    /// The run fails, with a failure on `on` (a [`Req`](crate::requirement::Req), or [`On::Case`], …).
+    pub fn fails(on: impl Into<On>) -> Expect {
+        Expect::caught(on, Severity::Fail).exactly(Outcome::Fail)
     }
 
-    /// The run warns, with a warning on `requirement`.
-    pub fn warns(requirement: &'static str) -> Expect {
-        Expect::caught(requirement, Severity::Warn).exactly(Outcome::Warn)
+    /// The run warns, with a warning on `on`.
+    pub fn warns(on: impl Into<On>) -> Expect {
+        Expect::caught(on, Severity::Warn).exactly(Outcome::Warn)
     }
 
-    /// A finding of `severity` on `requirement`, in a run that does not pass (unless
+    /// A finding of `severity` on `on`, in a run that does not pass (unless
     /// [`exactly`](Expect::exactly) says it passes).
-    pub fn caught(requirement: &'static str, severity: Severity) -> Expect {
-        Expect::default().noting(requirement, severity, "")
+    pub fn caught(on: impl Into<On>, severity: Severity) -> Expect {
+        Expect::default().noting(on, severity, "")
     }
 
     /// Nothing above a note was found, and the case ran.
@@ -149,25 +163,33 @@ impl Expect {
         self
     }
 
-    /// A finding of `severity` on `requirement` saying `text`, in a run otherwise as `self`
-    /// says (the form for a note in a clean run).
-    pub fn noting(
-        mut self,
-        requirement: &'static str,
-        severity: Severity,
-        text: &'static str,
-    ) -> Expect {
+    /// The expected finding may rest on `on` instead (`Expect::fails(On::Limit).or_on(On::Case)`).
+    ///
+    /// # Panics
+    /// When no finding is expected yet: a mistake in the table.
+    pub fn or_on(mut self, on: impl Into<On>) -> Expect {
+        let finding = self
+            .finding
+            .as_mut()
+            .expect("or_on() widens a finding: caught, fails or warns first");
+        finding.on.push(on.into());
+        self
+    }
+
+    /// A finding of `severity` on `on` saying `text`, in a run otherwise as `self` says (the
+    /// form for a note in a clean run).
+    pub fn noting(mut self, on: impl Into<On>, severity: Severity, text: &'static str) -> Expect {
         self.finding = Some(Wanted {
-            requirement,
+            on: vec![on.into()],
             severity,
             saying: text,
         });
         self
     }
 
-    /// No finding above a note rests on `requirement` (or `case`, …).
-    pub fn without(mut self, requirement: &'static str) -> Expect {
-        self.absent.push(requirement);
+    /// No finding above a note rests on `on` (a [`Req`](crate::requirement::Req), or [`On::Case`], …).
+    pub fn without(mut self, on: impl Into<On>) -> Expect {
+        self.absent.push(on.into());
         self
     }
 
@@ -298,13 +320,14 @@ impl fmt::Display for Expect {
         };
         let mut parts = vec![format!("outcome={outcome}")];
         if let Some(w) = &self.finding {
-            parts.push(format!("finding={}/{:?}", w.requirement, w.severity));
+            parts.push(format!("finding={}/{:?}", w.on_shown(), w.severity));
             if !w.saying.is_empty() {
                 parts.push(format!("saying=`{}`", w.saying));
             }
         }
         if !self.absent.is_empty() {
-            parts.push(format!("without={}", self.absent.join(",")));
+            let absent: Vec<String> = self.absent.iter().map(On::to_string).collect();
+            parts.push(format!("without={}", absent.join(",")));
         }
         if let Some(text) = self.never_saying {
             parts.push(format!("never-saying=`{text}`"));

@@ -3,7 +3,7 @@
 //! progress token of a call, and the median gap between progress notifications.
 
 use super::Candidate;
-use crate::fixtures::fill_arguments;
+use crate::fixtures::{fill_arguments, Role};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -25,7 +25,7 @@ pub(super) fn arguments(candidate: &Candidate, case_arguments: Value) -> Value {
 }
 
 /// A progress token of its own for each call.
-pub(super) fn token(role: &str) -> String {
+pub(super) fn token(role: Role) -> String {
     format!(
         "init-{role}-{}",
         fresh_text().rsplit(' ').next().unwrap_or("")

@@ -10,7 +10,7 @@ use super::calls::{arguments, fresh_text, median_gap, token, SLEEPS, TICK_MS, WO
 use super::propose::PING_TEXT;
 use super::session::{cut, failure, result_text, Enough, Session, Watched};
 use super::{Candidate, Verdict};
-use crate::fixtures::{sleep_natural_end, witness_list};
+use crate::fixtures::{sleep_natural_end, witness_list, Role};
 use crate::transcript::span;
 use crate::transport::Transport;
 use serde_json::{json, Value};
@@ -23,17 +23,19 @@ pub async fn check<T: Transport>(
     candidate: &Candidate,
     reply: Duration,
 ) -> Verdict {
-    match candidate.role.as_str() {
-        "echo" => echo(session, candidate, reply).await,
-        "ping" => ping(session, candidate, reply).await,
-        "sleep" => sleep(session, candidate, reply).await,
-        "work" => work(session, candidate, reply).await,
-        "ticker" => ticker(session, candidate, reply).await,
-        "cancellations" => witness(session, candidate, reply).await,
-        role if role.starts_with("task_") => {
-            super::tasks::check(session, candidate, &role["task_".len()..], reply).await
+    match candidate.role {
+        Role::Echo => echo(session, candidate, reply).await,
+        Role::Ping => ping(session, candidate, reply).await,
+        Role::Sleep => sleep(session, candidate, reply).await,
+        Role::Work => work(session, candidate, reply).await,
+        Role::Ticker => ticker(session, candidate, reply).await,
+        Role::Cancellations => witness(session, candidate, reply).await,
+        Role::TaskWork | Role::TaskTicker | Role::TaskSleep => {
+            super::tasks::check(session, candidate, reply).await
         }
-        other => Verdict::Unchecked(format!("init knows no check for `{other}`")),
+        other @ Role::WorkRequired => {
+            Verdict::Unchecked(format!("init knows no check for `{other}`"))
+        }
     }
 }
 
@@ -175,7 +177,7 @@ async fn sleep<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration)
 
 async fn work<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration) -> Verdict {
     let arguments = arguments(c, json!({}));
-    let token = token("work");
+    let token = token(Role::Work);
     let enough = Enough {
         within: reply.max(WORK_WATCH),
         progress: Some((1, WORK_WATCH)),
@@ -210,7 +212,7 @@ async fn ticker<T: Transport>(s: &mut Session<T>, c: &Candidate, reply: Duration
         Some(_) => format!("{arguments} (`interval_ms` {TICK_MS})"),
         None => arguments.to_string(),
     };
-    let token = token("ticker");
+    let token = token(Role::Ticker);
     let enough = Enough {
         within: reply,
         progress: Some((4, Duration::ZERO)),

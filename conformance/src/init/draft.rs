@@ -3,9 +3,9 @@
 //! which cases the mapping lets run.
 
 use super::{Inspection, RoleDraft, Verdict};
-use crate::case::{Case, Role, TransportKind};
+use crate::case::{Case, TransportKind};
 use crate::discovery::{self, Tool};
-use crate::fixtures::{role_needs, Fixtures, AS_TASK_ROLES, ROLES, TASK_ROLES};
+use crate::fixtures::{Fixtures, Role};
 use crate::transport::http::HttpTarget;
 use crate::transport::process::Launch;
 use serde_json::{json, Value};
@@ -19,22 +19,22 @@ pub enum Reach<'a> {
 }
 
 /// What a call of the role does not show, and the cases judge.
-fn not_checked(role: &str) -> &'static str {
+fn not_checked(role: Role) -> &'static str {
     match role {
-        "work" => "that it never ends on its own (init watched it for a second or so) and that it stops when cancelled (the cases judge that)",
-        "ticker" => "that it stops when cancelled (the cases judge that)",
-        "sleep" => "that it stops when cancelled (the cases judge that)",
-        "cancellations" => {
+        Role::Work => "that it never ends on its own (init watched it for a second or so) and that it stops when cancelled (the cases judge that)",
+        Role::Ticker => "that it stops when cancelled (the cases judge that)",
+        Role::Sleep => "that it stops when cancelled (the cases judge that)",
+        Role::Cancellations => {
             "that it lists the requests whose handlers saw their cancel (the cases judge by it)"
         }
-        "work_required" => {
+        Role::WorkRequired => {
             "that a plain call of it is refused and that it runs as a task (the cases judge that)"
         }
-        "task_work" | "task_ticker" => {
+        Role::TaskWork | Role::TaskTicker => {
             "that its task never ends on its own (init watched it for a second or so) and that it stops when cancelled (the cases judge that)"
         }
-        "task_sleep" => "that its task stops when cancelled (the cases judge that)",
-        _ => "how it answers while other calls run (the cases judge that)",
+        Role::TaskSleep => "that its task stops when cancelled (the cases judge that)",
+        Role::Echo | Role::Ping => "how it answers while other calls run (the cases judge that)",
     }
 }
 
@@ -118,13 +118,7 @@ pub fn target_file(reach: Reach<'_>, inspection: &Inspection) -> String {
     }
     let mut roles = vec![];
     let mut drafts: Vec<&RoleDraft> = inspection.roles.iter().collect();
-    drafts.sort_by_key(|d| {
-        ROLES
-            .iter()
-            .chain(&TASK_ROLES)
-            .chain(&AS_TASK_ROLES)
-            .position(|r| *r == d.role)
-    });
+    drafts.sort_by_key(|d| Role::ALL.iter().position(|r| *r == d.role));
     for draft in drafts {
         let Some(note) = note(draft) else { continue };
         let mut fields = vec![];
@@ -140,7 +134,7 @@ pub fn target_file(reach: Reach<'_>, inspection: &Inspection) -> String {
         fields.push(format!("\"note\": {}", json!(note)));
         roles.push(format!(
             "    {}: {{\n      {}\n    }}",
-            json!(draft.role),
+            json!(draft.role.as_str()),
             fields.join(",\n      ")
         ));
     }
@@ -207,7 +201,9 @@ pub fn unlocked(
         ..Unlocked::default()
     };
     for case in cases.iter().filter(|c| {
-        c.role == Role::Server && !c.fixtures.is_empty() && c.transports.contains(&transport)
+        c.role == crate::case::Role::Server
+            && !c.fixtures.is_empty()
+            && c.transports.contains(&transport)
     }) {
         unlocked.calling += 1;
         // At init's version where the case covers it; else at the case's newest, of which
@@ -235,8 +231,8 @@ pub fn unlocked(
         match case.fixtures.iter().find_map(|f| mapped.lacks(f, version)) {
             Some(why) => unlocked.locked.push((case.id.clone(), why)),
             None => {
-                if case.fixtures.iter().any(|f| f == "cancellations")
-                    && !mapped.has("cancellations")
+                if case.fixtures.iter().any(|f| f.role == Role::Cancellations)
+                    && !mapped.has(Role::Cancellations)
                 {
                     unlocked.without_witness += 1;
                 }
@@ -280,7 +276,7 @@ pub fn role_lines(draft: &RoleDraft) -> Vec<String> {
         Some((candidate, checked, _)) => format!("{head} {}: {checked}", candidate.shown()),
         None if draft.tried.is_empty() => format!(
             "{head} left out: no tool fits (needs {})",
-            role_needs(draft.role)
+            draft.role.needs()
         ),
         None => format!("{head} left out: no candidate held"),
     }];

@@ -20,7 +20,7 @@ pub mod tasks;
 
 use crate::discovery::{self, Tool};
 use crate::era::ProtocolVersion;
-use crate::fixtures::{Fixtures, Mapping, Source, TASK_ROLES};
+use crate::fixtures::{Fixtures, Mapping, Role, Source};
 use crate::transport::Transport;
 use crate::versions::Identity;
 pub use error::{InspectError, OpenError, OpeningError};
@@ -32,13 +32,20 @@ use std::time::Duration;
 
 /// The order roles are checked in: `sleep` before `work` and `ticker`, whose duration's unit
 /// a passing `sleep` on the same tool settles.
-pub const CHECK_ORDER: [&str; 6] = ["echo", "ping", "sleep", "work", "ticker", "cancellations"];
+pub const CHECK_ORDER: [Role; 6] = [
+    Role::Echo,
+    Role::Ping,
+    Role::Sleep,
+    Role::Work,
+    Role::Ticker,
+    Role::Cancellations,
+];
 
 /// One way a tool could play a role.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     /// The role.
-    pub role: String,
+    pub role: Role,
     /// The tool.
     pub tool: String,
     /// The argument template (`None`: the case's arguments, unchanged).
@@ -52,9 +59,9 @@ pub struct Candidate {
 }
 
 impl Candidate {
-    fn of(role: &str, tool: &Tool, arguments: Option<Value>, why: String) -> Candidate {
+    fn of(role: Role, tool: &Tool, arguments: Option<Value>, why: String) -> Candidate {
         Candidate {
-            role: role.to_string(),
+            role,
             tool: tool.name.clone(),
             arguments,
             read_only: tool.read_only,
@@ -101,7 +108,7 @@ pub struct Tried {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoleDraft {
     /// The role.
-    pub role: &'static str,
+    pub role: Role,
     /// Its candidates, as far as they were considered.
     pub tried: Vec<Tried>,
     /// The index of the chosen one, if one passed.
@@ -159,11 +166,7 @@ impl Inspection {
     /// The roles as a target file maps them.
     pub fn fixtures(&self) -> Fixtures {
         Fixtures {
-            roles: self
-                .roles
-                .iter()
-                .map(|r| (r.role.to_string(), r.mapping()))
-                .collect(),
+            roles: self.roles.iter().map(|r| (r.role, r.mapping())).collect(),
             source: Source::TargetFile,
             listed: [(
                 self.version.as_str().to_string(),
@@ -246,7 +249,7 @@ pub async fn inspect<S: Start>(
         seen(Seen::Role(&draft));
         roles.push(draft);
     }
-    for role in TASK_ROLES {
+    for role in Role::TASK {
         let draft = task_role(role, &tools, &ask.tries);
         if !draft.tried.is_empty() {
             seen(Seen::Role(&draft));
@@ -254,8 +257,8 @@ pub async fn inspect<S: Start>(
         }
     }
     if tasks::offered(&session) {
-        for (role, base) in tasks::roles(version) {
-            let (candidates, passed_over) = tasks::candidates(role, base, &tools, version);
+        for &role in tasks::roles(version) {
+            let (candidates, passed_over) = tasks::candidates(role, &tools, version);
             let mut draft = settle(&mut session, role, candidates, ask).await;
             draft.tried.extend(passed_over.forbidding);
             if draft.chosen.is_none() {
@@ -274,7 +277,7 @@ pub async fn inspect<S: Start>(
     {
         if let Some(draft) = stateless_task_work(start, ask).await {
             seen(Seen::Role(&draft));
-            match roles.iter_mut().find(|r| r.role == "task_work") {
+            match roles.iter_mut().find(|r| r.role == Role::TaskWork) {
                 Some(earlier) => {
                     let mut tried = draft.tried;
                     let chosen = draft.chosen;
@@ -312,8 +315,8 @@ async fn stateless_task_work<S: Start>(start: &S, ask: &Ask) -> Option<RoleDraft
     let listed = discovery::list_tools(&mut session.io, false, stamp, ask.reply).await;
     let draft = match listed {
         Ok(tools) if tasks::offered(&session) => {
-            let (candidates, _) = tasks::candidates("task_work", "work", &tools, version);
-            Some(settle(&mut session, "task_work", candidates, ask).await)
+            let (candidates, _) = tasks::candidates(Role::TaskWork, &tools, version);
+            Some(settle(&mut session, Role::TaskWork, candidates, ask).await)
         }
         _ => None,
     };
@@ -328,10 +331,10 @@ async fn stateless_task_work<S: Start>(start: &S, ask: &Ask) -> Option<RoleDraft
 /// the cases' business. But the case calls it plainly, and a server that wrongly ran it
 /// would run it for real: a tool not annotated read-only is mapped only when named with
 /// `--try`.
-fn task_role(role: &'static str, tools: &[Tool], tries: &[String]) -> RoleDraft {
+fn task_role(role: Role, tools: &[Tool], tries: &[String]) -> RoleDraft {
     let named = tools
         .iter()
-        .filter(|t| t.name == role && discovery::fits(t, role))
+        .filter(|t| t.name == role.as_str() && discovery::fits(t, role))
         .map(|tool| {
             let why =
                 format!("named `{role}`, with `execution.taskSupport: \"required\"` in tools/list");
@@ -339,7 +342,7 @@ fn task_role(role: &'static str, tools: &[Tool], tries: &[String]) -> RoleDraft 
         });
     let requiring = tools
         .iter()
-        .filter(|t| t.name != role && t.task_support.as_deref() == Some("required"))
+        .filter(|t| t.name != role.as_str() && t.task_support.as_deref() == Some("required"))
         .map(|tool| {
             let why = "`execution.taskSupport: \"required\"` in tools/list".to_string();
             (Candidate::of(role, tool, placeholders(tool), why), tool)
@@ -399,7 +402,7 @@ fn placeholders(tool: &Tool) -> Option<Value> {
 /// candidate that sends progress: one that passes without is kept only if none does.
 async fn settle<T: Transport>(
     session: &mut Session<T>,
-    role: &'static str,
+    role: Role,
     candidates: Vec<Candidate>,
     ask: &Ask,
 ) -> RoleDraft {
@@ -429,7 +432,7 @@ async fn settle<T: Transport>(
             if draft.chosen.is_none() || with_progress {
                 draft.chosen = Some(draft.tried.len() - 1);
             }
-            if role != "work" || with_progress {
+            if role != Role::Work || with_progress {
                 break;
             }
         }

@@ -25,6 +25,7 @@ mod timed;
 
 use super::Candidate;
 use crate::discovery::{fits, Tool};
+use crate::fixtures::Role;
 use serde_json::{json, Value};
 use timed::{long_running, sleep_like};
 
@@ -44,10 +45,11 @@ pub enum Unit {
 }
 
 /// The candidates for `role` among `tools`, best first.
-pub fn candidates(role: &str, tools: &[Tool]) -> Vec<Candidate> {
+pub fn candidates(role: Role, tools: &[Tool]) -> Vec<Candidate> {
+    let named = |t: &Tool| t.name == role.as_str() && fits(t, role);
     let mut found: Vec<Candidate> = tools
         .iter()
-        .filter(|t| t.name == role && fits(t, role))
+        .filter(|t| named(t))
         .map(|t| {
             Candidate::of(
                 role,
@@ -57,26 +59,26 @@ pub fn candidates(role: &str, tools: &[Tool]) -> Vec<Candidate> {
             )
         })
         .collect();
-    for tool in tools.iter().filter(|t| !(t.name == role && fits(t, role))) {
+    for tool in tools.iter().filter(|t| !named(t)) {
         found.extend(by_likeness(role, tool));
     }
     found.truncate(MAX_PER_ROLE);
     found
 }
 
-fn by_likeness(role: &str, tool: &Tool) -> Vec<Candidate> {
+fn by_likeness(role: Role, tool: &Tool) -> Vec<Candidate> {
     match role {
-        "echo" => echo_like(tool)
+        Role::Echo => echo_like(tool)
             .map(|(property, why)| {
                 Candidate::of(role, tool, Some(json!({ property: "{text}" })), why)
             })
             .into_iter()
             .collect(),
-        "ping" => ping_like(tool),
-        "sleep" => sleep_like(tool),
-        "work" | "ticker" => long_running(role, tool),
-        "cancellations" => witness_like(tool).into_iter().collect(),
-        _ => vec![],
+        Role::Ping => ping_like(tool),
+        Role::Sleep => sleep_like(tool),
+        Role::Work | Role::Ticker => long_running(role, tool),
+        Role::Cancellations => witness_like(tool).into_iter().collect(),
+        Role::WorkRequired | Role::TaskWork | Role::TaskTicker | Role::TaskSleep => vec![],
     }
 }
 
@@ -161,14 +163,14 @@ fn ping_like(tool: &Tool) -> Vec<Candidate> {
     if let Some(word) = any_word(&tool.name, &NAMES) {
         if tool.required().is_empty() {
             return vec![Candidate::of(
-                "ping",
+                Role::Ping,
                 tool,
                 None,
                 format!("named like a liveness check (`{word}`), requires nothing"),
             )];
         }
     }
-    let exact_echo = tool.name == "echo" && fits(tool, "echo");
+    let exact_echo = tool.name == Role::Echo.as_str() && fits(tool, Role::Echo);
     let property = if exact_echo {
         Some(("text".to_string(), "the fixture's `echo`".to_string()))
     } else {
@@ -177,7 +179,7 @@ fn ping_like(tool: &Tool) -> Vec<Candidate> {
     property
         .map(|(property, why)| {
             Candidate::of(
-                "ping",
+                Role::Ping,
                 tool,
                 Some(json!({ property: PING_TEXT })),
                 format!("{why}; the text fixed to `{PING_TEXT}`"),
@@ -188,11 +190,13 @@ fn ping_like(tool: &Tool) -> Vec<Candidate> {
 }
 
 fn witness_like(tool: &Tool) -> Option<Candidate> {
-    let named = words(&tool.name).iter().any(|w| w == "cancellations");
+    let named = words(&tool.name)
+        .iter()
+        .any(|w| w == Role::Cancellations.as_str());
     let lists_requests = any_word(description(tool), &["request", "requests"]).is_some();
     (named && lists_requests && tool.required().is_empty()).then(|| {
         Candidate::of(
-            "cancellations",
+            Role::Cancellations,
             tool,
             None,
             "named `cancellations`, described as listing requests".into(),
@@ -230,7 +234,7 @@ mod tests {
             "properties": {"sql": {"type": "string"}}, "required": ["sql"]}}));
         let two = tool(json!({"name": "echo_to", "inputSchema": {"type": "object",
             "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["a", "b"]}}));
-        let found = candidates("echo", &[query, two, say]);
+        let found = candidates(Role::Echo, &[query, two, say]);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].tool, "say");
         assert_eq!(found[0].arguments, Some(json!({"message": "{text}"})));
@@ -240,10 +244,10 @@ mod tests {
     fn whole_seconds_cannot_sleep_and_an_unknown_unit_is_tried_both_ways() {
         let whole = tool(json!({"name": "wait", "inputSchema": {"type": "object",
             "properties": {"seconds": {"type": "integer"}}, "required": ["seconds"]}}));
-        assert!(candidates("sleep", &[whole]).is_empty());
+        assert!(candidates(Role::Sleep, &[whole]).is_empty());
         let vague = tool(json!({"name": "pause", "inputSchema": {"type": "object",
             "properties": {"duration": {"type": "number"}}}}));
-        let found = candidates("sleep", &[vague]);
+        let found = candidates(Role::Sleep, &[vague]);
         assert_eq!(
             found
                 .iter()
@@ -262,7 +266,7 @@ mod tests {
             json!({"name": "set_cache", "inputSchema": {"type": "object",
             "properties": {"duration": {"type": "number"}}}}),
         );
-        assert!(candidates("sleep", &[ttl]).is_empty());
+        assert!(candidates(Role::Sleep, &[ttl]).is_empty());
     }
 
     /// server-everything 2026.8.31's tools as it lists them (the ones that matter here):
@@ -290,7 +294,7 @@ mod tests {
         .iter()
         .map(|t| Tool::of(t).expect("a tool"))
         .collect();
-        let first = |role: &str| {
+        let first = |role: Role| {
             candidates(role, &tools)
                 .into_iter()
                 .next()
@@ -298,34 +302,34 @@ mod tests {
         };
         let long = "trigger-long-running-operation".to_string();
         assert_eq!(
-            first("work"),
+            first(Role::Work),
             Some((
                 long.clone(),
                 Some(json!({"duration": 3600, "steps": 18000}))
             ))
         );
         assert_eq!(
-            first("sleep"),
+            first(Role::Sleep),
             Some((
                 long.clone(),
                 Some(json!({"duration": "{ms/1000}", "steps": 1}))
             ))
         );
         assert_eq!(
-            first("ticker"),
+            first(Role::Ticker),
             Some((
                 long,
                 Some(json!({"duration": "{interval_ms*1000}", "steps": 1000000}))
             ))
         );
         assert_eq!(
-            first("echo"),
+            first(Role::Echo),
             Some(("echo".into(), Some(json!({"message": "{text}"}))))
         );
         assert_eq!(
-            first("ping"),
+            first(Role::Ping),
             Some(("echo".into(), Some(json!({"message": PING_TEXT}))))
         );
-        assert_eq!(first("cancellations"), None);
+        assert_eq!(first(Role::Cancellations), None);
     }
 }

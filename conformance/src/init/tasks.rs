@@ -19,21 +19,17 @@ use super::{Candidate, Tried, Verdict};
 use crate::case::{Need, TASKS_EXTENSION};
 use crate::discovery::Tool;
 use crate::era::{ProtocolVersion, META_CAPABILITIES};
-use crate::fixtures::sleep_natural_end;
+use crate::fixtures::{sleep_natural_end, Role};
 use crate::rules::envelope::short;
 use crate::transcript::span;
 use crate::transport::Transport;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
-/// The roles init drafts at a version, as (task role, the profile role it plays as a task):
-/// at 2026-07-28 only `task_work`, the one role its cases call as a task.
-pub fn roles(version: ProtocolVersion) -> &'static [(&'static str, &'static str)] {
-    const CORE: [(&str, &str); 3] = [
-        ("task_work", "work"),
-        ("task_sleep", "sleep"),
-        ("task_ticker", "ticker"),
-    ];
+/// The task roles init drafts at a version (each plays its [`Role::base`] as a task): at
+/// 2026-07-28 only `task_work`, the one role its cases call as a task.
+pub fn roles(version: ProtocolVersion) -> &'static [Role] {
+    const CORE: [Role; 3] = [Role::TaskWork, Role::TaskSleep, Role::TaskTicker];
     if version.has_core_tasks() {
         &CORE
     } else {
@@ -58,16 +54,16 @@ pub struct PassedOver {
     pub unlike: Vec<Tried>,
 }
 
-/// The candidates for `role` (a task role playing `base`), best first, and the tools passed
-/// over: at 2025-11-25 only tools that declare they run as a task are proposed.
+/// The candidates for `role` (a task role playing its [`Role::base`]), best first, and the
+/// tools passed over: at 2025-11-25 only tools that declare they run as a task are proposed.
 pub fn candidates(
-    role: &'static str,
-    base: &str,
+    role: Role,
     tools: &[Tool],
     version: ProtocolVersion,
 ) -> (Vec<Candidate>, PassedOver) {
+    let base = role.base();
     let as_task = |mut c: Candidate| {
-        c.role = role.to_string();
+        c.role = role;
         c
     };
     if !version.has_core_tasks() {
@@ -94,7 +90,7 @@ pub fn candidates(
             let why = format!(
                 "declares `taskSupport: {}`, but nothing in its name, description or input schema says it plays `{base}` ({})",
                 tool.task_support.as_deref().unwrap_or_default(),
-                crate::fixtures::role_needs(base)
+                base.needs()
             );
             passed.unlike.push(passed_over(role, tool, why));
         }
@@ -121,10 +117,10 @@ pub fn candidates(
 }
 
 /// A tool noted as passed over for `role`, never called.
-fn passed_over(role: &'static str, tool: &Tool, why: String) -> Tried {
+fn passed_over(role: Role, tool: &Tool, why: String) -> Tried {
     Tried {
         candidate: Candidate {
-            role: role.to_string(),
+            role,
             tool: tool.name.clone(),
             arguments: None,
             read_only: tool.read_only,
@@ -152,12 +148,12 @@ pub fn hinted(opening: &Value, tools: &[Tool]) -> bool {
 pub async fn check<T: Transport>(
     session: &mut Session<T>,
     candidate: &Candidate,
-    base: &str,
     reply: Duration,
 ) -> Verdict {
+    let base = candidate.role.base();
     let case_arguments = match base {
-        "sleep" => json!({"ms": SLEEPS[0]}),
-        "ticker" => json!({"interval_ms": TICK_MS}),
+        Role::Sleep => json!({"ms": SLEEPS[0]}),
+        Role::Ticker => json!({"interval_ms": TICK_MS}),
         _ => json!({}),
     };
     let arguments = arguments(candidate, case_arguments);
@@ -207,11 +203,11 @@ pub async fn check<T: Transport>(
     };
     let created_after = span(created.answered_after.unwrap_or_default());
     let seen = match base {
-        "sleep" => sleep(session, &id, sent, reply).await,
-        "ticker" => ticker(session, &token, reply).await,
+        Role::Sleep => sleep(session, &id, sent, reply).await,
+        Role::Ticker => ticker(session, &token, reply).await,
         _ => work(session, &id, reply).await,
     };
-    if base != "sleep" {
+    if base != Role::Sleep {
         let _ = ask(session, "tasks/cancel", &id, reply).await;
     }
     match seen {

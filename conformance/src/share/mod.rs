@@ -267,8 +267,11 @@ fn witness_tool(options: &Options) -> String {
     options
         .fixtures
         .as_ref()
-        .and_then(|f| f.mapping("cancellations"))
-        .map_or_else(|| "cancellations".to_string(), |m| m.tool.clone())
+        .and_then(|f| f.mapping(crate::fixtures::Role::Cancellations))
+        .map_or_else(
+            || crate::fixtures::Role::Cancellations.to_string(),
+            |m| m.tool.clone(),
+        )
 }
 
 /// Whether a pass left open whether the work stopped: a note with a [`Doubt`] (the witness

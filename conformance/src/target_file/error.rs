@@ -3,7 +3,7 @@
 //! or do instead.
 
 use super::expand::{ExpandError, Used};
-use crate::fixtures::{AS_TASK_ROLES, ROLES, TASK_ROLES};
+use crate::fixtures::Role;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -78,7 +78,7 @@ pub enum FileError {
     Missing(Box<MissingPath>),
     /// A role in `fixtures` the profile does not have.
     #[error("`fixtures.{role}` is no role of the profile; roles: {roles}, and for a server with tasks {tasks} and {as_tasks} (the tool a case calls as a task)",
-        roles = ROLES.join(", "), tasks = TASK_ROLES.join(", "), as_tasks = AS_TASK_ROLES.join(", "))]
+        roles = Role::listed(&Role::PROFILE), tasks = Role::listed(&Role::TASK), as_tasks = Role::listed(&Role::AS_TASK))]
     UnknownRole {
         /// The role, as written.
         role: String,
@@ -87,7 +87,7 @@ pub enum FileError {
     #[error("`fixtures.{role}{member}` must be {want}")]
     WrongMapping {
         /// The role.
-        role: String,
+        role: Role,
         /// The member (`.tool`, `.note`, …), or empty for the mapping itself.
         member: &'static str,
         /// What it must be.

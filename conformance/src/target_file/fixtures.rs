@@ -3,22 +3,17 @@
 //! Apart from the rest of the file's fields because it is the part a person edits most.
 
 use super::FileError;
-use crate::fixtures::{is_role, Fixtures, Mapping};
+use crate::fixtures::{Fixtures, Mapping, Role};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// The `fixtures` object: per role, the server's tool that plays it, or `null` (absent).
 pub(super) fn parse_fixtures(map: &Map<String, Value>) -> Result<Fixtures, FileError> {
     let mut roles = BTreeMap::new();
-    for (role, spec) in map {
-        if !is_role(role) {
-            return Err(FileError::UnknownRole { role: role.clone() });
-        }
-        let wrong = |member, want| FileError::WrongMapping {
-            role: role.clone(),
-            member,
-            want,
-        };
+    for (name, spec) in map {
+        let role =
+            Role::parse(name).ok_or_else(|| FileError::UnknownRole { role: name.clone() })?;
+        let wrong = |member, want| FileError::WrongMapping { role, member, want };
         let mapping = match spec {
             Value::Null => None,
             Value::Object(o) => {
@@ -27,7 +22,7 @@ pub(super) fn parse_fixtures(map: &Map<String, Value>) -> Result<Fixtures, FileE
                 }
                 if o.get("tool").is_none() && o.contains_key("note") {
                     // A role left out, with the reason (`conformance init` writes these).
-                    roles.insert(role.clone(), None);
+                    roles.insert(role, None);
                     continue;
                 }
                 let tool = o.get("tool").and_then(Value::as_str).ok_or_else(|| {
@@ -50,7 +45,7 @@ pub(super) fn parse_fixtures(map: &Map<String, Value>) -> Result<Fixtures, FileE
             }
             _ => return Err(wrong("", "{\"tool\": …, \"arguments\": …} or null")),
         };
-        roles.insert(role.clone(), mapping);
+        roles.insert(role, mapping);
     }
     Ok(Fixtures {
         roles,

@@ -2,7 +2,12 @@
 //! name the field and say what to do, and every target file of the repository.
 
 use super::*;
+use crate::fixtures::{FixtureNeed, Role};
 use serde_json::json;
+
+fn need(word: &str) -> FixtureNeed {
+    FixtureNeed::parse(word).unwrap()
+}
 
 fn nothing_set(_: &str) -> Option<String> {
     None
@@ -212,9 +217,9 @@ fn parses_a_target_file() {
     assert_eq!(launch.env, [("A".to_string(), "1".to_string())]);
     assert_eq!(file.url, None);
     let fixtures = file.fixtures.unwrap();
-    assert!(fixtures.has("work"));
-    assert!(!fixtures.has("ticker"));
-    assert!(!fixtures.has("echo"));
+    assert!(fixtures.has(Role::Work));
+    assert!(!fixtures.has(Role::Ticker));
+    assert!(!fixtures.has(Role::Echo));
 }
 
 #[test]
@@ -225,17 +230,17 @@ fn lacks_names_absent_roles_and_tools_without_progress() {
     }))
     .unwrap();
     let fixtures = file.fixtures.unwrap();
-    assert_eq!(fixtures.lacks("echo", "2025-11-25"), None);
-    assert_eq!(fixtures.lacks("work", "2025-11-25"), None);
+    assert_eq!(fixtures.lacks(&need("echo"), "2025-11-25"), None);
+    assert_eq!(fixtures.lacks(&need("work"), "2025-11-25"), None);
     assert!(fixtures
-        .lacks("work:progress", "2025-11-25")
+        .lacks(&need("work:progress"), "2025-11-25")
         .unwrap()
         .contains("sends no progress"));
     assert!(fixtures
-        .lacks("ticker", "2025-11-25")
+        .lacks(&need("ticker"), "2025-11-25")
         .unwrap()
         .contains("needs a tool that plays `ticker`"));
-    assert_eq!(fixtures.lacks("cancellations", "2025-11-25"), None);
+    assert_eq!(fixtures.lacks(&need("cancellations"), "2025-11-25"), None);
     let noted = parse_here(&json!({"command": ["srv"], "fixtures": {
         "echo": {"tool": "say", "note": "checked"},
         "sleep": {"note": "no tool sleeps"}
@@ -243,8 +248,8 @@ fn lacks_names_absent_roles_and_tools_without_progress() {
     .unwrap()
     .fixtures
     .unwrap();
-    assert!(noted.has("echo"));
-    assert!(noted.roles.contains_key("sleep") && !noted.has("sleep"));
+    assert!(noted.has(Role::Echo));
+    assert!(noted.roles.contains_key(&Role::Sleep) && !noted.has(Role::Sleep));
     assert!(
         parse_here(&json!({"command": ["x"], "fixtures": {"echo": {"tool": "e", "note": 1}}}))
             .unwrap_err()

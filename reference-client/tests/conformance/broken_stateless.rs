@@ -3,8 +3,9 @@
 //! purpose (or, for the fair ones, doing something unusual the era allows).
 
 use crate::broken::{report, Server, INITIALIZE};
-use conformance::harness::expect::Expect;
+use conformance::harness::expect::{Expect, On};
 use conformance::outcome::{Outcome, Severity};
+use conformance::requirement::Req;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -215,25 +216,25 @@ pub(crate) fn rows() -> Vec<(&'static str, &'static str, Expect)> {
     use Severity::Note as N;
     type E = Expect;
     vec![
-        ("stateless-omits-meta",                "client-stateless-call",                      E::fails("LIF-10").saying("lacks")),
-        ("stateless-no-client-info",            "client-stateless-call",                      E::warns("LIF-10").saying("clientInfo")),
-        ("stateless-sends-response",            "client-stateless-call",                      E::fails("RPC-15")),
+        ("stateless-omits-meta",                "client-stateless-call",                      E::fails(Req::Lif10).saying("lacks")),
+        ("stateless-no-client-info",            "client-stateless-call",                      E::warns(Req::Lif10).saying("clientInfo")),
+        ("stateless-sends-response",            "client-stateless-call",                      E::fails(Req::Rpc15)),
         ("stateless-opens-with-initialize",     "client-stateless-call",                      E::outcome(Skip)),
-        ("stateless-reuses-outstanding-id",     "client-stateless-ids",                       E::fails("RPC-03").saying("still outstanding")),
-        ("stateless-reuses-cancelled-id",       "client-stateless-ids",                       E::warns("RPC-03").saying("AMB-20")),
+        ("stateless-reuses-outstanding-id",     "client-stateless-ids",                       E::fails(Req::Rpc03).saying("still outstanding")),
+        ("stateless-reuses-cancelled-id",       "client-stateless-ids",                       E::warns(Req::Rpc03).saying("AMB-20")),
         ("stateless-reuses-answered-id",        "client-stateless-result-type",               E::clean().exactly(Pass)),
-        ("stateless-never-cancels",             "client-stateless-cancel",                    E::fails("case").saying("no message matching")),
-        ("stateless-falls-back-on-32022",       "client-stateless-unsupported-version",       E::warns("LIF-12").saying("fell back")),
-        ("stateless-gives-up-on-32602",         "client-stateless-fallback-invalid-params",   E::fails("case").saying("no message matching")),
-        ("stateless-retries-under-same-id",     "client-stateless-unsupported-version",       E::warns("LIF-12").saying("same id")),
-        ("stateless-restarts-server",           "client-stateless-call",                      E::fails("CAN-08").saying("in use").without("LIF-03")),
+        ("stateless-never-cancels",             "client-stateless-cancel",                    E::fails(On::Case).saying("no message matching")),
+        ("stateless-falls-back-on-32022",       "client-stateless-unsupported-version",       E::warns(Req::Lif12).saying("fell back")),
+        ("stateless-gives-up-on-32602",         "client-stateless-fallback-invalid-params",   E::fails(On::Case).saying("no message matching")),
+        ("stateless-retries-under-same-id",     "client-stateless-unsupported-version",       E::warns(Req::Lif12).saying("same id")),
+        ("stateless-restarts-server",           "client-stateless-call",                      E::fails(Req::Can08).saying("in use").without(Req::Lif03)),
         ("stateless-skips-probe",               "client-stateless-fallback-method-not-found", E::outcome(Skip)),
-        ("http-stateless-wrong-version-header", "client-stateless-call",                      E::fails("HTTP-19").saying("MCP-Protocol-Version \"2025-11-25\"")),
-        ("http-stateless-no-name",              "client-stateless-call",                      E::fails("HTTP-19").saying("no Mcp-Name")),
-        ("http-stateless-cancels-by-post",      "client-stateless-cancel",                    E::warns("CAN-12").saying("POSTed")),
-        ("http-stateless-never-closes",         "client-stateless-cancel",                    E::warns("CAN-12").saying("did not close")),
-        ("http-stateless-closes-and-posts",     "client-stateless-cancel",                    E::clean().exactly(Pass).noting("CAN-12", N, "AMB-06")),
-        ("http-stateless-falls-back-on-32022",  "client-stateless-unsupported-version",       E::fails("HTTP-20")),
-        ("http-cancels-after-disconnect",       "client-http-stream-closed",                  E::outcome(Info).noting("observed", N, "cancelled it")),
+        ("http-stateless-wrong-version-header", "client-stateless-call",                      E::fails(Req::Http19).saying("MCP-Protocol-Version \"2025-11-25\"")),
+        ("http-stateless-no-name",              "client-stateless-call",                      E::fails(Req::Http19).saying("no Mcp-Name")),
+        ("http-stateless-cancels-by-post",      "client-stateless-cancel",                    E::warns(Req::Can12).saying("POSTed")),
+        ("http-stateless-never-closes",         "client-stateless-cancel",                    E::warns(Req::Can12).saying("did not close")),
+        ("http-stateless-closes-and-posts",     "client-stateless-cancel",                    E::clean().exactly(Pass).noting(Req::Can12, N, "AMB-06")),
+        ("http-stateless-falls-back-on-32022",  "client-stateless-unsupported-version",       E::fails(Req::Http20)),
+        ("http-cancels-after-disconnect",       "client-http-stream-closed",                  E::outcome(Info).noting(On::Observed, N, "cancelled it")),
     ]
 }

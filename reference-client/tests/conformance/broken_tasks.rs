@@ -5,8 +5,9 @@
 //! leaving the `tasks/result` in flight (TSK-06).
 
 use crate::broken::{report, Server};
-use conformance::harness::expect::Expect;
+use conformance::harness::expect::{Expect, On};
 use conformance::outcome::Severity;
+use conformance::requirement::Req;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -158,12 +159,12 @@ pub(crate) fn rows() -> Vec<(&'static str, &'static str, Expect)> {
     use Severity::{Fail as F, Warn as W};
     type E = Expect;
     vec![
-        ("task-cancelled-by-notification",           "client-task-cancel",                    E::fails("TSK-03").saying("tasks/cancel")),
-        ("task-augments-without-capability",         "client-task-no-capability",             E::caught("case", F).saying("/params/task")),
-        ("stateless-task-cancelled-by-notification", "client-stateless-task-cancel",          E::fails("CAN-15").saying("tasks/cancel")),
-        ("abandon-cancels-task",                     "client-task-abandon-wait",              E::warns("TSK-06").saying("tasks/cancel")),
-        ("abandon-leaves-wait",                      "client-task-abandon-wait",              E::warns("TSK-06").saying("never cancelled")),
-        ("stateless-abandon-cancels-task",            "client-stateless-task-abandon",         E::warns("TSK-06").saying("tasks/cancel")),
-        ("stateless-task-polls-fast",                "client-stateless-task-poll-interval",   E::caught("case", W)),
+        ("task-cancelled-by-notification",           "client-task-cancel",                    E::fails(Req::Tsk03).saying("tasks/cancel")),
+        ("task-augments-without-capability",         "client-task-no-capability",             E::caught(On::Case, F).saying("/params/task")),
+        ("stateless-task-cancelled-by-notification", "client-stateless-task-cancel",          E::fails(Req::Can15).saying("tasks/cancel")),
+        ("abandon-cancels-task",                     "client-task-abandon-wait",              E::warns(Req::Tsk06).saying("tasks/cancel")),
+        ("abandon-leaves-wait",                      "client-task-abandon-wait",              E::warns(Req::Tsk06).saying("never cancelled")),
+        ("stateless-abandon-cancels-task",            "client-stateless-task-abandon",         E::warns(Req::Tsk06).saying("tasks/cancel")),
+        ("stateless-task-polls-fast",                "client-stateless-task-poll-interval",   E::caught(On::Case, W)),
     ]
 }

@@ -160,17 +160,19 @@ pub(super) fn check_task_calls(p: &Parser, case: &Case, steps: &[Step]) -> Resul
         let Some(params) = message.get("params") else {
             continue;
         };
-        let role = params
+        let Some(role) = params
             .get("name")
             .and_then(Value::as_str)
-            .unwrap_or_default();
+            .and_then(crate::fixtures::Role::parse)
+        else {
+            continue;
+        };
         let called_as_task = message.get("method").and_then(Value::as_str) == Some("tools/call")
-            && crate::fixtures::is_role(role)
             && crate::fixtures::is_task_call(params);
-        let declared = case.fixtures.iter().any(|word| {
-            crate::fixtures::FixtureNeed::parse(word)
-                .is_ok_and(|need| need.role == role && need.task.is_some())
-        });
+        let declared = case
+            .fixtures
+            .iter()
+            .any(|need| need.role == role && need.task.is_some());
         if called_as_task && !declared {
             return Err(p.error(
                 step.line,

@@ -36,11 +36,11 @@ pub(super) fn header(
         "versions" => case.versions = versions(p, line, value)?,
         "stamp" => case.stamp = auto_or_none(p, line, value, "`@stamp` is `auto` or `none`")?,
         "fixtures" => {
-            for word in words() {
-                crate::fixtures::FixtureNeed::parse(&word)
-                    .map_err(|e| p.error(line, format!("`@fixtures`: {e}")))?;
-            }
-            case.fixtures = words()
+            case.fixtures = value
+                .split_whitespace()
+                .map(crate::fixtures::FixtureNeed::parse)
+                .collect::<Result<_, _>>()
+                .map_err(|e| p.error(line, format!("`@fixtures`: {e}")))?
         }
         "needs" => case.needs = needs(p, line, value)?,
         "deviation" if value.is_empty() => {

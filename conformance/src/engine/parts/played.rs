@@ -5,6 +5,7 @@
 use crate::case::Case;
 use crate::engine::Options;
 use crate::era::ProtocolVersion;
+use crate::fixtures::Role;
 use crate::outcome::Severity;
 use std::time::Duration;
 
@@ -31,10 +32,10 @@ impl<'a> Played<'a> {
         self.options
     }
 
-    /// Whether the target's tools are known to have nothing that plays fixture role `name`
+    /// Whether the target's tools are known to have nothing that plays fixture role `role`
     /// (a target that implements the fixture profile itself lacks none).
-    pub fn lacks_fixture(&self, name: &str) -> bool {
-        self.options.fixtures.as_ref().is_some_and(|f| !f.has(name))
+    pub fn lacks_fixture(&self, role: Role) -> bool {
+        self.options.fixtures.as_ref().is_some_and(|f| !f.has(role))
     }
 
     /// How much a broken expectation of the case weighs.
@@ -81,17 +82,17 @@ mod tests {
     fn only_a_mapping_of_the_fixtures_can_lack_one() {
         let plain = case("@level must\n");
         let options = Options::default();
-        assert!(!Played::new(&plain, &options).lacks_fixture("cancellations"));
+        assert!(!Played::new(&plain, &options).lacks_fixture(Role::Cancellations));
         let mut fixtures = crate::fixtures::Fixtures::default();
-        fixtures.roles.insert("cancellations".into(), None);
+        fixtures.roles.insert(Role::Cancellations, None);
         let mapped = Options {
             fixtures: Some(fixtures),
             ..Options::default()
         };
         let played = Played::new(&plain, &mapped);
-        assert!(played.lacks_fixture("cancellations"));
+        assert!(played.lacks_fixture(Role::Cancellations));
         assert!(
-            played.lacks_fixture("sleep"),
+            played.lacks_fixture(Role::Sleep),
             "a role not in the map is absent"
         );
     }

@@ -315,6 +315,7 @@ impl Side for ServerTarget {
 
     fn prepare<T: Transport>(e: &Engine<'_, T, Self>, message: &mut Value) -> Option<String> {
         fixtures::rewrite_call(message, e.played.options().fixtures.as_ref()?)
+            .map(|role| role.to_string())
     }
 
     async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, _error: SendError) -> Stop {

@@ -6,7 +6,7 @@ use super::witnessed::{excused, listed_unasked, unstopped, witness_severity, Que
 use super::ServerTarget;
 use crate::case::{Step, StepKind};
 use crate::engine::parts::clock;
-use crate::fixtures;
+use crate::fixtures::{self, Role};
 use crate::outcome::Severity;
 use crate::pattern::{self, canonical};
 use crate::requirement::Req;
@@ -90,7 +90,7 @@ fn no_fixture<T: Transport>(
     ids: &[Value],
     listed: bool,
 ) -> bool {
-    let absent = e.played.lacks_fixture("cancellations");
+    let absent = e.played.lacks_fixture(Role::Cancellations);
     if !absent {
         return false;
     }
@@ -183,7 +183,7 @@ pub(super) async fn remember_witness<T: Transport>(
     e: &mut Engine<'_, T, ServerTarget>,
     steps: &[Step],
 ) -> Result<(), Stop> {
-    let absent = e.played.lacks_fixture("cancellations");
+    let absent = e.played.lacks_fixture(Role::Cancellations);
     if e.io.fresh() || absent || !asks_witness(steps) {
         return Ok(());
     }

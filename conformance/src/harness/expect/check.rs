@@ -87,7 +87,8 @@ impl Expect {
             };
             let what = format!(
                 "{:?} finding on {}{says}",
-                wanted.severity, wanted.requirement
+                wanted.severity,
+                wanted.on_shown()
             );
             if !report.findings.iter().any(|f| wanted.matches(f)) {
                 return Some(format!("expected a {what}"));
@@ -102,7 +103,7 @@ impl Expect {
             .iter()
             .filter(|f| f.severity > Severity::Note)
         {
-            if self.absent.contains(&f.requirement()) {
+            if self.absent.iter().any(|on| on.holds_for(f.kind)) {
                 return Some(format!(
                     "expected no finding on {}: {}",
                     f.requirement(),
@@ -164,7 +165,7 @@ impl Expect {
 impl Wanted {
     fn matches(&self, f: &Finding) -> bool {
         f.severity == self.severity
-            && self.requirement.split('|').any(|r| f.requirement() == r)
+            && self.on.iter().any(|on| on.holds_for(f.kind))
             && self
                 .saying
                 .split('|')

@@ -5,6 +5,7 @@
 
 use super::{any_word, description, is_number, properties, type_of, words, Unit};
 use crate::discovery::Tool;
+use crate::fixtures::Role;
 use crate::init::Candidate;
 use serde_json::{json, Map, Value};
 
@@ -123,7 +124,7 @@ pub(super) fn sleep_like(tool: &Tool) -> Vec<Candidate> {
                 ""
             };
             let mut candidate = Candidate::of(
-                "sleep",
+                Role::Sleep,
                 tool,
                 Some(Value::Object(arguments)),
                 format!("{hint}, takes `{}` in {said}{guessed}", duration.property),
@@ -134,7 +135,7 @@ pub(super) fn sleep_like(tool: &Tool) -> Vec<Candidate> {
         .collect()
 }
 
-pub(super) fn long_running(role: &str, tool: &Tool) -> Vec<Candidate> {
+pub(super) fn long_running(role: Role, tool: &Tool) -> Vec<Candidate> {
     let Some(hint) = long_running_hint(tool) else {
         return vec![];
     };
@@ -144,7 +145,7 @@ pub(super) fn long_running(role: &str, tool: &Tool) -> Vec<Candidate> {
     let steps = steps_of(tool);
     let mut allowed = vec![duration.property.as_str()];
     allowed.extend(steps.as_deref());
-    if !requires_only(tool, &allowed) || (role == "ticker" && steps.is_none()) {
+    if !requires_only(tool, &allowed) || (role == Role::Ticker && steps.is_none()) {
         return vec![];
     }
     let units: Vec<Unit> = match duration.unit {
@@ -159,7 +160,7 @@ pub(super) fn long_running(role: &str, tool: &Tool) -> Vec<Candidate> {
                 Unit::Seconds => 1,
             };
             let mut arguments = Map::new();
-            let said = if role == "work" {
+            let said = if role == Role::Work {
                 // An hour, with progress every 200 ms where the steps can say so.
                 arguments.insert(duration.property.clone(), json!(3600 * per_second));
                 if let Some(steps) = &steps {
