@@ -42,7 +42,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// Sends one message (a case's line, or the harness's own when `internal`) and records
     /// what it means in the ledger: a request to track, a cancel, an answer.
     pub(crate) async fn write(&mut self, text: String, internal: bool) -> Result<(), Stop> {
-        if self.liveness.ended {
+        if self.liveness.is_done() {
             // Nobody is left to send it to; the diff still shows what the case would send.
             if !internal {
                 self.diff.push(format!("{} {text}", S::SENDS));
@@ -243,7 +243,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             }
             Err(error) => match S::lost(self, error).await {
                 Stop::Done => {
-                    self.liveness.ended = true;
+                    self.liveness.done();
                     Ok(())
                 }
                 stop => Err(stop),
@@ -253,8 +253,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
 
     /// The target stopped reading what the harness writes: the case cannot go on.
     fn stall(&mut self, waited: Duration) {
-        if !self.liveness.stalled {
-            self.liveness.stalled = true;
+        if self.liveness.stall() {
             self.rule(
                 Severity::Fail,
                 Req::Can11,

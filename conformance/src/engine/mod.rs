@@ -195,7 +195,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
     async fn drain(&mut self) {
         self.io.close_input();
         let until = Deadline::now() + Duration::from_millis(250);
-        while !self.liveness.exited && !self.liveness.stalled && self.next(until).await {}
+        while !self.liveness.has_exited() && self.next(until).await {}
     }
 
     /// Records a finding at the case line being carried out (see [`Findings`]).

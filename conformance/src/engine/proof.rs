@@ -106,7 +106,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// [`crate::load`]): a slow answer there is not a missing one.
     fn allowance_deadline(&self, began: Deadline) -> (Deadline, Duration) {
         let reply = self.clock.stretched(self.played.options().reply_timeout);
-        match self.liveness.heard {
+        match self.liveness.first_heard() {
             Some(at) => {
                 let heard = Deadline::from_std(self.io.started() + at);
                 (began.max(heard) + reply, reply)
@@ -164,7 +164,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             || waited < PROBE_AFTER
             || now < due_at
             || self.liveness.cut_off()
-            || self.liveness.exited
+            || self.liveness.has_exited()
         {
             return;
         }
@@ -229,7 +229,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     format!(
                         "no answer to `initialize` {}; {}",
                         ran.explain(),
-                        self.what_was_heard()
+                        self.liveness.what_was_heard()
                     )
                 } else {
                     format!(
@@ -296,25 +296,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             .max(MIN_GRACE)
     }
 
-    /// What the target wrote meanwhile, for a finding about a missing answer.
-    pub(crate) fn what_was_heard(&self) -> String {
-        match (self.liveness.received, self.liveness.partial) {
-            (0, false) => "the target wrote nothing, so it never started serving (check the command, or raise --startup-timeout for a slow start)".into(),
-            (0, true) => "the target wrote the start of a line and never finished it".into(),
-            (n, _) => format!(
-                "the target wrote {n} message{} meanwhile, but not this answer",
-                if n == 1 { "" } else { "s" }
-            ),
-        }
-    }
-
     /// A wait ran out: the stop to take when that is because the target is gone or stopped
     /// reading (already reported), else `None`.
     pub(crate) fn wait_ended(&mut self) -> Option<Stop> {
         if self.liveness.cut_off() {
             return Some(Stop::Hung);
         }
-        if self.liveness.exited || self.liveness.output_closed {
+        if self.liveness.gone() {
             S::gone(self);
             return Some(Stop::Gone);
         }
@@ -327,7 +315,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// barrier first waits for every earlier POST's status and the grace after the last
     /// accepted cancel (see `http.rs`), and the probe then checks liveness.
     pub(crate) async fn barrier(&mut self) -> Result<(), Stop> {
-        if self.liveness.ended {
+        if self.liveness.is_done() {
             return Ok(());
         }
         if self.io.channel_per_request() {
@@ -376,7 +364,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     pub(crate) fn proof_arrived(&mut self, index: usize, sent: Duration, now: Duration) {
         // A round trip counts only once the target was running: the first answer of a slow
         // start says how long the start took, not how long a round trip takes.
-        let running = self.liveness.heard.is_some_and(|heard| heard <= sent);
+        let running = self
+            .liveness
+            .first_heard()
+            .is_some_and(|heard| heard <= sent);
         if let Some(rtt) = now.checked_sub(sent).filter(|_| running) {
             self.proofs.round_trip(rtt);
         }

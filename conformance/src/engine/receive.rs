@@ -34,10 +34,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             return false;
         }
         self.clock.refresh();
-        let deadline = match (self.liveness.exited_at, S::EXIT_GRACE) {
-            (Some(at), Some(grace)) => deadline.min(Deadline::from_std(at + grace)),
-            _ => deadline,
-        };
+        let deadline = self.liveness.read_until(deadline, S::EXIT_GRACE);
         let waiting = Instant::now();
         let Some((at, event)) = self.io.next(deadline).await else {
             let late = Deadline::now().saturating_duration_since(deadline);
@@ -51,14 +48,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let at = at.saturating_duration_since(self.io.started());
         match event {
             Event::Message { channel, bytes } => {
-                self.liveness.heard(at);
-                self.liveness.received += 1;
-                self.liveness.partial = false;
+                self.liveness.message(at);
                 self.receive(at, channel, bytes).await;
             }
             Event::Partial(_) => {
-                self.liveness.heard(at);
-                self.liveness.partial = true;
+                self.liveness.partial(at);
             }
             Event::Overlong(channel) if channel != Channel::Stdio => {
                 self.liveness.heard(at);
@@ -95,11 +89,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     ),
                 );
             }
-            Event::OutputClosed => self.liveness.output_closed = true,
-            Event::Exited(_) => {
-                self.liveness.exited = true;
-                self.liveness.exited_at.get_or_insert_with(Instant::now);
-            }
+            Event::OutputClosed => self.liveness.output_closed(),
+            Event::Exited(_) => self.liveness.exit(),
             event @ (Event::Status { .. } | Event::Body { .. } | Event::Closed { .. }) => {
                 self.liveness.heard(at);
                 self.stream_event(at, &event);
@@ -191,7 +182,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if channel == Channel::Stdio && self.transcript[index].value.is_none() {
             // Stdout carries only messages: past a line that is not one, nothing the target
             // says can be read as it meant it. The case ends here, with that line quoted.
-            self.liveness.garbled = true;
+            self.liveness.garble();
             return;
         }
         let session = self.transcript[index].session;

@@ -89,7 +89,7 @@ pub(super) fn actions_done<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> boo
 /// After the last step: the adapter reports its remaining actions and exits.
 pub(super) async fn wind_down<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
     let waited = e.await_exit(e.played.options().reply_timeout).await;
-    if !e.liveness.exited {
+    if !e.liveness.has_exited() {
         e.side.hung = true;
         let done = e.side.outcomes.len();
         e.rule(
@@ -123,7 +123,7 @@ pub(super) async fn wind_down<T: Transport>(e: &mut Engine<'_, T, ClientTarget>)
 pub(super) async fn settle<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
     e.serve_outstanding().await;
     e.await_exit(e.played.options().reply_timeout).await;
-    if e.liveness.exited {
+    if e.liveness.has_exited() {
         e.read_to_end().await;
     }
     judge_outcomes(e);

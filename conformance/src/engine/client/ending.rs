@@ -78,7 +78,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     pub(crate) async fn judge_exit(&mut self, within: Duration) {
         let waited = self.await_exit(within).await;
         let severity = self.case_severity();
-        if !self.liveness.exited {
+        if !self.liveness.has_exited() {
             let shown = crate::transcript::millis(waited);
             self.rule(
                 severity,

@@ -367,7 +367,7 @@ impl Side for ClientTarget {
     }
 
     fn absence<T: Transport>(e: &Engine<'_, T, Self>) -> String {
-        if e.liveness.exited {
+        if e.liveness.has_exited() {
             format!(
                 " (the client had exited with {})",
                 e.io.exit_status()

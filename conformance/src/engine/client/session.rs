@@ -207,7 +207,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             );
         }
         self.ledger.received.clear();
-        self.liveness.output_closed = false;
+        self.liveness.reconnected();
         self.side.sessions.list.push(Session::new(channel, http_id));
     }
 
@@ -230,7 +230,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             PeerSignal::Ended => {
                 session.ended.get_or_insert(now);
                 if current {
-                    self.liveness.output_closed = true;
+                    self.liveness.output_closed();
                 }
                 "the server's connection ended"
             }
@@ -256,7 +256,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// in proportion to the CPU pressure, so a slow exit is not taken for a hang. Returns how
     /// long it waited at most.
     pub(crate) async fn await_exit(&mut self, within: Duration) -> Duration {
-        self.wait_until(within, |e| e.liveness.exited).await
+        self.wait_until(within, |e| e.liveness.has_exited()).await
     }
 
     /// Takes in events until `done` holds or `within`, stretched for the machine's CPU

@@ -32,7 +32,7 @@ pub(super) async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -
     let start = e
         .wait_allowed(
             |e| e.clock.stretched(START_TIMEOUT).min(e.case_limit()),
-            |e| e.side.connected || e.liveness.exited || e.side.declined.is_some(),
+            |e| e.side.connected || e.liveness.has_exited() || e.side.declined.is_some(),
         )
         .await;
     if let Some(stop) = super::adapter::declined(e) {
@@ -41,7 +41,7 @@ pub(super) async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -
     if e.side.connected {
         return Ok(());
     }
-    if e.liveness.exited {
+    if e.liveness.has_exited() {
         // What it wrote before exiting may still be on its way.
         e.read_to_end().await;
         if e.side.connected {

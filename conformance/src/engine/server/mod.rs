@@ -194,7 +194,7 @@ impl Side for ServerTarget {
                     format!(
                         "{what} did not complete within {} (the startup allowance and the case's time limit, longer on a busy machine); {}",
                         crate::transcript::span(ran),
-                        e.what_was_heard()
+                        e.liveness.what_was_heard()
                     ),
                 );
                 return Err(Stop::Hung);
@@ -311,7 +311,7 @@ impl Side for ServerTarget {
     async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, _error: SendError) -> Stop {
         // The target is gone; the exit event tells how.
         let until = Deadline::now() + Duration::from_millis(200);
-        while !e.liveness.exited && e.next(until).await {}
+        while !e.liveness.has_exited() && e.next(until).await {}
         Self::gone(e);
         Stop::Gone
     }
@@ -336,7 +336,7 @@ impl Side for ServerTarget {
     }
 
     fn ended<T: Transport>(e: &mut Engine<'_, T, Self>) -> Option<Stop> {
-        if e.liveness.exited || e.liveness.output_closed {
+        if e.liveness.gone() {
             Self::gone(e);
             return Some(Stop::Gone);
         }
@@ -380,7 +380,7 @@ async fn body<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), S
     e.steps(&steps).await?;
     // A session the case ended has nobody left to answer the last barrier.
     let ended = e.streams.deleted.contains(&e.streams.session);
-    if e.io.input_open() && !e.liveness.exited && !ended && !e.liveness.cut_off() {
+    if e.io.input_open() && !e.liveness.has_exited() && !ended && !e.liveness.cut_off() {
         e.barrier().await?;
         let unwatched = e
             .ledger
