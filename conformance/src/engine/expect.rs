@@ -51,7 +51,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 e.direction == Direction::Received
                     && e.consumed_by.is_none()
                     && !e.internal
-                    && e.session == self.streams.session
+                    && e.session == self.streams.session()
                     && e.value.as_ref().is_some_and(|v| {
                         v.get("method").is_none()
                             && v.get("id").is_some_and(|v| pattern::json_equal(v, id))
@@ -63,7 +63,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// The unmatched message a pattern is closest to: the one with its id, or else the first
     /// of its method (a response pattern is only ever compared with responses).
     fn candidate_for(&self, pattern: &Value) -> Option<usize> {
-        let session = self.streams.session;
+        let session = self.streams.session();
         let unconsumed = |e: &Entry| {
             e.direction == Direction::Received
                 && e.consumed_by.is_none()
@@ -156,7 +156,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 &pattern,
                 self.step.captures_mut(),
                 line,
-                self.streams.session,
+                self.streams.session(),
             ) {
                 self.show_channel(index, channel);
                 self.arrived(line, at);

@@ -64,7 +64,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let reply_to = self.reply_channel(out.value.as_ref());
         let text = out.text.clone();
         let mut entry = Entry::sent(now, out.text, out.value, internal);
-        entry.session = self.streams.session;
+        entry.session = self.streams.session();
         if out.stamped {
             entry.shown = Some(out.as_written);
             entry.stamped = true;
@@ -319,7 +319,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         S::sent(self, &answer);
         if kept {
             let mut entry = Entry::sent(self.now(), text.clone(), Some(answer), true);
-            entry.session = self.streams.session;
+            entry.session = self.streams.session();
             self.transcript.keep(entry);
         } else {
             self.not_kept();

@@ -14,13 +14,6 @@ use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
-    /// The ledger scope of session `session`.
-    pub(crate) fn scope_of(&self, session: usize) -> Option<String> {
-        (session > 0)
-            .then(|| self.streams.names.get(session).cloned())
-            .flatten()
-    }
-
     /// Takes in events until the deadline.
     pub(crate) async fn pump_until(&mut self, deadline: Deadline) {
         while self.next(deadline).await {}
@@ -111,9 +104,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     ) -> usize {
         let mut entry = Entry::received(at, channel, text, value);
         entry.session = self.streams.session_of(channel);
-        if let Some(stream) = self.streams.by.get_mut(&channel) {
-            stream.messages += 1;
-        }
+        self.streams.message(channel);
         self.transcript.keep(entry)
     }
 
@@ -154,7 +145,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         else {
             return false;
         };
-        let key = self.ledger.key_in(self.scope_of(session).as_deref(), id);
+        let key = self.ledger.key_in(self.streams.scope(session), id);
         self.ledger
             .sent
             .get(&key)
@@ -188,7 +179,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let session = self.transcript[index].session;
         if is_object {
             // Ids are scoped to the session of the channel the message came on.
-            let scope = self.scope_of(session);
+            let scope = self.streams.scope(session).map(str::to_string);
             let own = std::mem::replace(&mut self.ledger.scope, scope);
             S::judge(self, index).await;
             self.ledger.scope = own;

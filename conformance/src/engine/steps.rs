@@ -23,10 +23,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.step.at(step.line);
                 // A request whose status the next step judges is left to it by the standing
                 // rules.
-                self.streams.next_status = match steps.get(i + 1).map(|s| &s.kind) {
-                    Some(StepKind::Status(codes)) => Some(codes.clone()),
-                    _ => None,
-                };
+                self.streams
+                    .expect_status(match steps.get(i + 1).map(|s| &s.kind) {
+                        Some(StepKind::Status(codes)) => Some(codes.clone()),
+                        _ => None,
+                    });
                 if let Some(stop) = S::halted(self) {
                     return Err(stop);
                 }

@@ -25,35 +25,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.ledger.key(id)
             }),
         };
-        let case_expects = if self.transcript[index].internal {
-            None
-        } else {
-            self.streams.next_status.take()
-        };
-        let shown_status = case_expects
-            .as_ref()
-            .map(|codes| codes.join("|"))
-            .or_else(|| opened.wants_accepted().then(|| "202".to_string()));
-        if !self.transcript[index].internal {
-            self.streams.last = Some(channel);
-        }
-        self.streams.by.insert(
-            channel,
-            Stream {
-                entry: index,
-                sent: Instant::now(),
-                opened,
-                session: self.streams.session,
-                head: None,
-                messages: 0,
-                end: None,
-                bytes: 0,
-                expected: case_expects,
-                shown_status: shown_status.clone(),
-                body: None,
-                base: String::new(),
-            },
-        );
         let entry = &mut self.transcript[index];
         entry.channel = channel;
         // A stamped line shows as the case wrote it.
@@ -61,6 +32,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             (Some(written), true) => written.clone(),
             _ => entry.text.clone(),
         };
+        let internal = entry.internal;
+        let shown_status = self
+            .streams
+            .open(channel, index, opened, internal, base.clone());
+        let entry = &mut self.transcript[index];
         let line = match &shown_status {
             Some(status) => format!("{channel} {base} → {status}"),
             None => format!("{channel} {base}"),
@@ -70,9 +46,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             Some(_) => format!("{channel} {base} → no status"),
             None => line.clone(),
         });
-        if let Some(stream) = self.streams.by.get_mut(&channel) {
-            stream.base = base;
-        }
         if let Some(at) = expected {
             self.diff.replace(at, format!("{} {line}", S::SENDS));
         }
@@ -84,7 +57,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if let Some(headers) = headers {
             let mut entry =
                 Entry::event(self.now(), channel, format!("{channel} headers: {headers}"));
-            entry.session = self.streams.session;
+            entry.session = self.streams.session();
             self.transcript.push(entry);
         }
     }
@@ -99,24 +72,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 if let Some(session) = &head.session {
                     text.push_str(&format!(", session {}", String::from_utf8_lossy(session)));
                 }
-                let mut accepted_cancel = None;
-                let mut rtt = None;
-                if let Some(stream) = self.streams.by.get_mut(channel) {
-                    stream.head = Some((now, head.clone()));
-                    if stream.opened.wants_accepted() && head.code == 202 {
-                        rtt = Some(now.duration_since(stream.sent));
-                        if let Opened::Notification {
-                            cancels: Some(_), ..
-                        } = stream.opened
-                        {
-                            accepted_cancel = Some(stream.entry);
-                        }
-                    }
-                }
-                if let Some(rtt) = rtt {
-                    self.streams.sample(rtt);
-                }
-                if let Some(cancel) = accepted_cancel {
+                if let Some(cancel) = self.streams.headed(*channel, head, now) {
                     // Accepted: the server has read it at the latest a grace later, and later
                     // by what it waits for a CPU from now on (`Engine::read_by`).
                     let (grace, waited) = (self.calm_grace(), self.waited());
@@ -126,9 +82,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 (*channel, text)
             }
             Event::Body { channel, text } => {
-                if let Some(stream) = self.streams.by.get_mut(channel) {
-                    stream.body.get_or_insert_with(|| text.clone());
-                }
+                self.streams.body(*channel, text);
                 (*channel, format!("{channel}: {text}"))
             }
             Event::Closed {
@@ -136,12 +90,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 end,
                 bytes,
             } => {
-                let mut unseen = false;
-                if let Some(stream) = self.streams.by.get_mut(channel) {
-                    stream.end = Some(end.clone());
-                    stream.bytes = *bytes;
-                    unseen = stream.head.is_none();
-                }
+                let unseen = self.streams.ended(*channel, end, *bytes);
                 if unseen && *end != StreamEnd::Aborted {
                     self.show_status(*channel, None);
                 }
@@ -158,7 +107,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// Shows a channel's status on the line that opened it, normalised toward what was
     /// expected: a status that meets the expectation reads exactly as expected.
     fn show_status(&mut self, channel: Channel, head: Option<&Head>) {
-        let Some(stream) = self.streams.by.get(&channel) else {
+        let Some(stream) = self.streams.stream(channel) else {
             return;
         };
         let met = |codes: &str| {
@@ -207,7 +156,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if request.answers > 0 {
             return None;
         }
-        let stream = self.streams.by.get(&request.channel)?;
+        let stream = self.streams.stream(request.channel)?;
         if stream.messages > 0 && stream.end.is_none() {
             return None;
         }
@@ -224,15 +173,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             return None;
         }
         let channel = self.expected_channel(pattern)?;
-        let waiting = self.streams.by.get(&channel)?.head.is_none();
-        let session = self.streams.session;
-        let json = self.streams.by.values().any(|s| {
-            s.session == session
-                && s.head.as_ref().is_some_and(|(_, h)| {
-                    h.code == 200 && h.content_type.as_deref() == Some("application/json")
-                })
-        });
-        (waiting && json).then(|| {
+        self.streams.no_stream_for_progress(channel).then(|| {
             "the server answers requests with application/json, so a running request has no stream for its progress to reach the client on (sending no progress is allowed, PRG-08)".to_string()
         })
     }
@@ -248,29 +189,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// waiting for heads only delays the case (22 cancels × `--reply-timeout` ran a correct
     /// server past its time limit) and its later requests get the arrival window.
     pub(crate) fn arrival_window(&self) -> Duration {
-        let session = self.streams.session;
-        if self.streams.holds_heads.contains(&session) {
-            return self.streams.arrival();
-        }
-        let answered = |kind: &str| {
-            self.streams.by.values().any(|s| {
-                s.session == session
-                    && matches!(s.opened, Opened::Request(_))
-                    && s.head.as_ref().is_some_and(|(_, h)| {
-                        (200..300).contains(&h.code) && h.content_type.as_deref() == Some(kind)
-                    })
-            })
-        };
         // In 2026-07-28 a server may hold back a call's head until its result (rmcp, the
         // Python SDK and the TypeScript SDK 2.x do, for a call that sends no progress).
         let held = self
             .protocol()
             .is_some_and(|v| v.era() == crate::era::Era::Stateless);
-        if held || (answered("application/json") && !answered("text/event-stream")) {
-            self.streams.arrival()
-        } else {
-            self.reply_allowance()
-        }
+        self.streams.arrival_window(held, self.reply_allowance())
     }
 
     /// `--reply-timeout`, stretched for the machine's CPU pressure now.
@@ -287,20 +211,19 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             return;
         };
         let channel = request.channel;
-        let Some(sent) = self.streams.by.get(&channel).map(|s| s.sent) else {
+        let Some(sent) = self.streams.stream(channel).map(|s| s.sent) else {
             return;
         };
         let until = Deadline::from_std(sent + self.arrival_window());
         loop {
-            let arrived = self.streams.by.get(&channel).is_none_or(Stream::arrived)
+            let arrived = self.streams.stream(channel).is_none_or(Stream::arrived)
                 || self.ledger.sent(id).is_some_and(|r| r.answers > 0);
             if arrived {
                 return;
             }
             if !self.next(until).await {
                 // Nothing came since `arrived` was computed: the request went its whole wait.
-                let session = self.streams.session_of(channel);
-                self.streams.holds_heads.insert(session);
+                self.streams.holds_heads(channel);
                 return;
             }
         }

@@ -40,7 +40,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             let now = Instant::now();
             // The earliest moment something may stop being awaited.
             let mut wake: Option<Instant> = None;
-            for s in self.streams.by.values() {
+            for s in self.streams.channels().values() {
                 let until = match s.opened {
                     Opened::Request(_) if !s.arrived() && now < s.sent + arrival => {
                         s.sent + arrival
@@ -79,7 +79,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let mut closed = vec![];
         for (key, mark) in marks {
             if mark.read.is_some() && (mark.accepted.is_some() || mark.closed.is_some()) {
-                if mark.closed.is_some() && self.streams.unproven.insert(mark.at) {
+                if mark.closed.is_some() && self.streams.note_unproven(mark.at) {
                     closed.push((key, mark.closed.map_or(Duration::ZERO, |c| c.grace)));
                 }
                 accepted.push(mark);
@@ -89,16 +89,16 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 .transcript
                 .get(mark.at)
                 .map_or(Channel::Stdio, |e| e.channel);
-            let Some(stream) = self.streams.by.get(&channel) else {
+            let Some(stream) = self.streams.stream(channel) else {
                 continue;
             };
-            if !stream.opened.wants_accepted() || !self.streams.unproven.insert(mark.at) {
-                continue;
-            }
             let what = match &stream.head {
                 Some((_, head)) => format!("got HTTP {}", head.summary()),
                 None => format!("got no status within {:?}", self.reply_allowance()),
             };
+            if !stream.opened.wants_accepted() || !self.streams.note_unproven(mark.at) {
+                continue;
+            }
             self.rule(
                 Severity::Note,
                 Req::Http17,

@@ -165,7 +165,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         // Ids belong to the session the response came in.
         let cancelled = |session: usize, v: &Value| {
             v.get("id")
-                .map(|id| self.ledger.key_in(self.scope_of(session).as_deref(), id))
+                .map(|id| self.ledger.key_in(self.streams.scope(session), id))
                 .and_then(|key| self.ledger.sent.get(&key))
                 .is_some_and(|r| r.cancel.is_some())
         };

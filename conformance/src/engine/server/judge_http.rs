@@ -29,7 +29,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
     }
 
     fn judge_status(&mut self, channel: Channel, head: &Head) {
-        let stream = self.streams.by.get(&channel);
+        let stream = self.streams.stream(channel);
         let about = stream.and_then(|s| match &s.opened {
             Opened::Request(key) => Some(key),
             Opened::Notification { cancels, .. } => cancels.as_ref(),
@@ -46,7 +46,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
     }
 
     fn judge_end(&mut self, channel: Channel, end: &StreamEnd, bytes: u64) {
-        let Some(stream) = self.streams.by.get(&channel) else {
+        let Some(stream) = self.streams.stream(channel) else {
             return;
         };
         let accepted_body = http::accepted_body(channel, stream, bytes);
@@ -61,7 +61,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 ),
             );
         }
-        let Some(stream) = self.streams.by.get(&channel) else {
+        let Some(stream) = self.streams.stream(channel) else {
             return;
         };
         let Opened::Request(key) = &stream.opened else {
@@ -98,7 +98,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             return;
         };
         let text = format!("{}\u{0}{}", entry.session, canonical(value));
-        let first = self.streams.seen.get(&text).copied();
+        let first = self.streams.seen_first(text, channel);
         let about = match once {
             Once::Response => value
                 .get("id")
@@ -114,9 +114,6 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             once == Once::Progress && about.as_ref().is_some_and(|(key, _)| self.owns_task(key));
         let about = about.as_ref().map(|(key, own)| (key.as_str(), *own));
         let problems = http::channel(channel, value, once, first, about, task);
-        if first.is_none() {
-            self.streams.seen.insert(text, channel);
-        }
         self.problems(problems);
     }
 
@@ -128,7 +125,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             return;
         }
         let grace = self.grace_after(self.waited());
-        let open = |e: &Self| http::left_open(&e.ledger.sent, &e.streams.by, &e.transcript);
+        let open = |e: &Self| http::left_open(&e.ledger.sent, e.streams.channels(), &e.transcript);
         let Some(last) = open(self).iter().map(|(_, _, at)| *at).max() else {
             return;
         };
@@ -144,7 +141,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         if !self.io.channel_per_request() {
             return;
         }
-        let notes = http::cancelled_streams(&self.ledger.sent, &self.streams.by);
+        let notes = http::cancelled_streams(&self.ledger.sent, self.streams.channels());
         self.problems(notes);
     }
 

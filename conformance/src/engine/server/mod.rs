@@ -14,7 +14,6 @@ mod tasks;
 mod witness;
 mod witnessed;
 
-use super::http::Streams;
 use super::{Engine, Options, Report, Side, Stop};
 use crate::case::{Case, Step, StepKind, TransportKind};
 use crate::era::Era;
@@ -130,9 +129,9 @@ pub async fn run_http_server_case(
         return Ok(Report::skipped(reason, shown));
     }
     let io = Http::start(target, options.reply_timeout, options.startup_timeout).await?;
-    let mut engine = Engine::new(case, options, io, ServerTarget::default());
-    engine.streams = Streams::http();
-    Ok(engine.run(shown).await)
+    Ok(Engine::new(case, options, io, ServerTarget::default())
+        .run(shown)
+        .await)
 }
 
 /// Why a case does not apply to this target before it starts: its transports, a cancel
@@ -379,7 +378,7 @@ async fn body<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), S
     remember_witness(e, &steps).await?;
     e.steps(&steps).await?;
     // A session the case ended has nobody left to answer the last barrier.
-    let ended = e.streams.deleted.contains(&e.streams.session);
+    let ended = e.streams.is_deleted();
     if e.io.input_open() && !e.liveness.has_exited() && !ended && !e.liveness.cut_off() {
         e.barrier().await?;
         let unwatched = e

@@ -66,22 +66,14 @@ pub(super) async fn session<T: Transport>(
     if http.session_name() == name {
         return Ok(());
     }
-    let known = e.streams.names.iter().position(|n| n == name);
-    if known.is_none() && !http.has_session_id() {
+    if !e.streams.knows(name) && !http.has_session_id() {
         return Err(Stop::Skip(
             "the server assigned no session id, so there is no second session to open (sessions are optional, HTTP-16)".into(),
         ));
     }
     let fresh = http.switch_session(name);
-    let index = match known {
-        Some(index) => index,
-        None => {
-            e.streams.names.push(name.to_string());
-            e.streams.names.len() - 1
-        }
-    };
-    e.streams.session = index;
-    e.ledger.scope = e.scope_of(index);
+    let index = e.streams.enter(name);
+    e.ledger.scope = e.streams.scope(index).map(str::to_string);
     e.mark(format!("[session {name}]"), Channel::Stdio);
     if fresh {
         let line = e.step.line();
