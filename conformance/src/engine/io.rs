@@ -61,7 +61,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             };
             self.diff.push(format!("{} {shown}", S::SENDS))
         });
-        let reply_to = self.reply_channel(out.value.as_ref());
+        let reply_to = out
+            .value
+            .as_ref()
+            .and_then(|v| self.ledger.reply_channel(v));
         let text = out.text.clone();
         let mut entry = Entry::sent(now, out.text, out.value, internal);
         entry.session = self.streams.session();
@@ -74,11 +77,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if let Some(value) = self.transcript[index].value.clone() {
             S::sent(self, &value);
         }
-        if let Some((key, request)) = &request {
-            self.ledger.sent.insert(key.clone(), request.clone());
-        }
-        self.deliver(text, reply_to, index, expected, request.map(|(key, _)| key))
-            .await
+        let request = request.map(|(key, request, token)| {
+            self.ledger.request_sent(key.clone(), request, token);
+            key
+        });
+        self.deliver(text, reply_to, index, expected, request).await
     }
 
     /// A message as it will be sent: the side's fixture mapping (`prepare`) and the stateless
@@ -114,15 +117,15 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     }
 
     /// What an outgoing message at transcript index `index` means to the ledger: a cancel is
-    /// marked, an answer to the target's request noted; a request is returned, keyed, to be
-    /// tracked once it is recorded.
+    /// marked, an answer to the target's request noted; a request is returned, keyed and with
+    /// its progress token's key, to be tracked once it is recorded.
     fn ledger_outgoing(
         &mut self,
         out: &Outgoing,
         index: usize,
         now: Duration,
         internal: bool,
-    ) -> Option<(String, SentRequest)> {
+    ) -> Option<(String, SentRequest, Option<String>)> {
         let msg = out.value.as_ref().and_then(Value::as_object)?;
         let id = msg.get("id").filter(|id| id.is_string() || id.is_number());
         match (msg.get("method").and_then(Value::as_str), id) {
@@ -139,21 +142,14 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     .and_then(|p| p.pointer("/_meta/progressToken"))
                     .filter(|t| t.is_string() || t.is_number())
                     .map(|t| self.ledger.key(t));
-                if let Some(token) = &token {
-                    self.ledger
-                        .tokens
-                        .insert(token.clone(), self.ledger.key(id));
-                }
                 let request = self.sent_request(out, method, params, index, now, internal);
-                Some((self.ledger.key(id), request))
+                Some((self.ledger.key(id), request, token))
             }
             (None, Some(id)) => {
                 let key = self.ledger.key(id);
                 let waited = self.waited();
-                if let (Some(r), Some(answer)) =
-                    (self.ledger.received.get_mut(&key), out.value.as_ref())
-                {
-                    r.answer(answer, waited);
+                if let Some(answer) = out.value.as_ref() {
+                    self.ledger.answered(&key, answer, waited);
                 }
                 None
             }
@@ -231,9 +227,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.transcript[index].channel = channel;
                 self.opened(channel, index, expected);
                 if let Some(key) = request {
-                    if let Some(r) = self.ledger.sent.get_mut(&key) {
-                        r.channel = channel;
-                    }
+                    self.ledger.travelled(&key, channel);
                 }
                 Ok(())
             }
@@ -265,36 +259,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
     }
 
-    /// The channel a response or a notification about one of the target's requests belongs on.
-    /// Progress for one of the target's requests goes on that request's channel too.
-    fn reply_channel(&self, value: Option<&Value>) -> Option<Channel> {
-        let value = value?;
-        if value.get("method").and_then(Value::as_str) == Some("notifications/progress") {
-            let token = value
-                .pointer("/params/progressToken")
-                .map(|t| self.ledger.key(t))?;
-            return self
-                .ledger
-                .received
-                .values()
-                .find(|r| r.token.as_ref() == Some(&token))
-                .map(|r| r.channel);
-        }
-        if value.get("method").is_some() {
-            return None;
-        }
-        let id = value.get("id")?;
-        self.ledger
-            .received
-            .get(&self.ledger.key(id))
-            .map(|r| r.channel)
-    }
-
     /// Sends the harness's own answer to one of the target's requests, without waiting on
     /// anything but the transport's write deadline: a target that is gone is noticed by the
     /// steps, one that stopped reading fails the case.
     pub(crate) async fn reply(&mut self, answer: Value) {
-        let reply_to = self.reply_channel(Some(&answer));
+        let reply_to = self.ledger.reply_channel(&answer);
         self.reply_via(answer, reply_to).await;
     }
 
@@ -308,9 +277,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if let Some(id) = answer.get("id") {
             let key = self.ledger.key(id);
             let waited = self.waited();
-            if let Some(r) = self.ledger.received.get_mut(&key) {
-                r.answer(&answer, waited);
-            }
+            self.ledger.answered(&key, &answer, waited);
         }
         // Past the budget a reply on stdio is sent and counted, not kept (over HTTP its stream
         // is followed through its entry).

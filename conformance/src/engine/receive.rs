@@ -145,10 +145,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         else {
             return false;
         };
-        let key = self.ledger.key_in(self.streams.scope(session), id);
+        let key = crate::facts::ledger::key_in(self.streams.scope(session), id);
         self.ledger
-            .sent
-            .get(&key)
+            .request(&key)
             .is_some_and(|r| r.answer == Some(index))
     }
 
@@ -180,9 +179,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if is_object {
             // Ids are scoped to the session of the channel the message came on.
             let scope = self.streams.scope(session).map(str::to_string);
-            let own = std::mem::replace(&mut self.ledger.scope, scope);
-            S::judge(self, index).await;
-            self.ledger.scope = own;
+            S::judge(self, index, scope.as_deref()).await;
         }
         // No step has looked at it yet; one that took it (a case line) would keep it. Only the
         // last entry goes, so no index kept elsewhere moves.

@@ -5,7 +5,7 @@
 
 use super::{Engine, Side};
 use crate::era::Era;
-use crate::facts::ledger::SentRequest;
+use crate::facts::ledger::{key_in, SentRequest};
 use crate::outcome::FindingKind;
 use crate::rules::envelope::Problem;
 use crate::rules::response;
@@ -22,21 +22,23 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
     }
 
-    /// The rules every response obeys, whoever wrote it (see [`response`]). Returns the
-    /// request on its first answer.
-    pub(crate) fn settle_response(&mut self, index: usize) -> Option<SentRequest> {
+    /// The rules every response obeys, whoever wrote it (see [`response`]); its id is scoped
+    /// as `scope`. Returns the request on its first answer.
+    pub(crate) fn settle_response(
+        &mut self,
+        index: usize,
+        scope: Option<&str>,
+    ) -> Option<SentRequest> {
         let value = self.value(index);
         self.problems(response::shape(&value));
         let id = value.get("id").filter(|id| !id.is_null())?;
-        let key = self.ledger.key(id);
+        let key = key_in(scope, id);
         let who = S::WRITER.who;
-        let Some(request) = self.ledger.sent.get_mut(&key) else {
+        let Some(request) = self.ledger.settle(&key, index) else {
             self.transcript[index].consumed_by = Some(0);
             self.problems([response::unknown_id(who, &key)]);
             return None;
         };
-        request.answers += 1;
-        request.answer.get_or_insert(index);
         let request = request.clone();
         self.transcript[index].internal = request.internal;
         if request.answers == 1 {

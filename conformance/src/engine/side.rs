@@ -39,8 +39,9 @@ pub trait Side: Sized {
     ) -> Option<String>;
 
     /// The standing rules for one message the target wrote (transcript index `index`, parsed
-    /// as a JSON object that passed the envelope check).
-    async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize);
+    /// as a JSON object that passed the envelope check), which came in the session whose ids
+    /// the ledger scopes as `scope`.
+    async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize, scope: Option<&str>);
 
     /// Events other than messages that only this role knows what to make of.
     fn observe<T: Transport>(e: &mut Engine<'_, T, Self>, at: Duration, event: Event);

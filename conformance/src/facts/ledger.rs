@@ -203,35 +203,211 @@ pub struct TaskRecord {
     pub cancel_answered: Option<(Duration, Option<Duration>)>,
 }
 
-/// Every request of one case, both ways.
+/// Every request of one case, both ways. The engine tells it what was sent and what came
+/// (intent by intent: a request sent, its answer settled, a cancel, a task learned); the rules
+/// read its records ([`SentRequest`], [`ReceivedRequest`], [`TaskRecord`]) through it.
 #[derive(Debug, Default)]
 pub struct Ledger {
     /// Tasks the harness's requests created, by task id.
-    pub tasks: HashMap<String, TaskRecord>,
+    tasks: HashMap<String, TaskRecord>,
     /// Requests the harness sent, by id key.
-    pub sent: HashMap<String, SentRequest>,
+    sent: HashMap<String, SentRequest>,
     /// Progress tokens of the harness's requests → the request's id key.
-    pub tokens: HashMap<String, String>,
+    tokens: HashMap<String, String>,
     /// Requests the target sent, by id key.
-    pub received: HashMap<String, ReceivedRequest>,
-    /// The session ids are scoped to right now (`None`: the first, whose keys are the bare
-    /// ids).
-    pub scope: Option<String>,
+    received: HashMap<String, ReceivedRequest>,
+    /// The session the steps are in (`None`: the first, whose keys are the bare ids).
+    scope: Option<String>,
 }
 
 impl Ledger {
-    /// The key of a request id or progress token in the current scope.
+    /// The key of a request id or progress token in the session the steps are in.
     pub fn key(&self, id: &Value) -> String {
-        self.key_in(self.scope.as_deref(), id)
+        key_in(self.scope.as_deref(), id)
     }
 
-    /// The key of a request id or progress token in the scope of session `scope` (`None`:
-    /// the first).
-    pub fn key_in(&self, scope: Option<&str>, id: &Value) -> String {
-        match scope {
-            None => id_key(id),
-            Some(session) => format!("{} in session {session}", id_key(id)),
+    /// The steps go on in session `scope` (`None`: the first): the ids they name are its.
+    pub fn enter(&mut self, scope: Option<String>) {
+        self.scope = scope;
+    }
+
+    /// The harness sent `request` (keyed `key`), with progress token `token` (a key) if it
+    /// carries one.
+    pub fn request_sent(&mut self, key: String, request: SentRequest, token: Option<String>) {
+        if let Some(token) = token {
+            self.tokens.insert(token, key.clone());
         }
+        self.sent.insert(key, request);
+    }
+
+    /// The harness's request `key` travelled on `channel`.
+    pub fn travelled(&mut self, key: &str, channel: Channel) {
+        if let Some(request) = self.sent.get_mut(key) {
+            request.channel = channel;
+        }
+    }
+
+    /// The harness's request with this id, in the session the steps are in.
+    pub fn sent(&self, id: &Value) -> Option<&SentRequest> {
+        self.sent.get(&self.key(id))
+    }
+
+    /// The harness's request with key `key`.
+    pub fn request(&self, key: &str) -> Option<&SentRequest> {
+        self.sent.get(key)
+    }
+
+    /// Every request the harness sent, by key, for the rules to read.
+    pub fn sent_requests(&self) -> &HashMap<String, SentRequest> {
+        &self.sent
+    }
+
+    /// The key of the harness's request that carries progress token `token`, in the session
+    /// the steps are in.
+    pub fn token(&self, token: &Value) -> Option<&String> {
+        self.tokens.get(&self.key(token))
+    }
+
+    /// The harness's request with this id in session `scope` (`None`: the first).
+    pub fn sent_in(&self, scope: Option<&str>, id: &Value) -> Option<&SentRequest> {
+        self.sent.get(&key_in(scope, id))
+    }
+
+    /// The key of the harness's request that carries progress token `token` in session
+    /// `scope`.
+    pub fn token_in(&self, scope: Option<&str>, token: &Value) -> Option<&String> {
+        self.tokens.get(&key_in(scope, token))
+    }
+
+    /// A response to the harness's request `key` came at transcript index `index`: one more
+    /// answer, the first one noted. The request, unless the harness never sent it.
+    pub fn settle(&mut self, key: &str, index: usize) -> Option<&SentRequest> {
+        let request = self.sent.get_mut(key)?;
+        request.answers += 1;
+        request.answer.get_or_insert(index);
+        Some(request)
+    }
+
+    /// A `! silent` step watched the harness's request `key`.
+    pub fn watched(&mut self, key: &str) {
+        if let Some(request) = self.sent.get_mut(key) {
+            request.watched = true;
+        }
+    }
+
+    /// Progress for the harness's request `key` came: `counted` toward what it owed, `late`
+    /// when after the proof that its cancel was read, and its value and channel.
+    pub fn progress(
+        &mut self,
+        key: &str,
+        counted: bool,
+        late: Option<LateProgress>,
+        value: Option<(f64, Channel)>,
+    ) {
+        let Some(request) = self.sent.get_mut(key) else {
+            return;
+        };
+        if counted {
+            request.progress_seen += 1;
+        }
+        request.after_proof.extend(late);
+        if let Some(value) = value {
+            request.last_progress = Some(value);
+        }
+    }
+
+    /// The harness's request `key` created task `task` (the first such answer counts).
+    pub fn task_created(&mut self, task: String, key: String) {
+        self.tasks.entry(task).or_insert(TaskRecord {
+            request: key,
+            terminal: None,
+            cancel_answered: None,
+        });
+    }
+
+    /// A `tasks/cancel` of `task` was answered with a result `at` (since the target started),
+    /// when it had waited `waited` for a CPU; the first counts.
+    pub fn task_cancel_answered(&mut self, task: &str, at: Duration, waited: Option<Duration>) {
+        if let Some(record) = self.tasks.get_mut(task) {
+            record.cancel_answered.get_or_insert((at, waited));
+        }
+    }
+
+    /// An answer `at` showed `task` terminal with `status`; the first counts.
+    pub fn task_terminal(
+        &mut self,
+        task: &str,
+        at: Duration,
+        status: String,
+        waited: Option<Duration>,
+    ) {
+        if let Some(record) = self.tasks.get_mut(task) {
+            record.terminal.get_or_insert((at, status, waited));
+        }
+    }
+
+    /// The target sent `request`, keyed `key`.
+    pub fn request_received(&mut self, key: String, request: ReceivedRequest) {
+        self.received.insert(key, request);
+    }
+
+    /// The target's request `key`.
+    pub fn received(&self, key: &str) -> Option<&ReceivedRequest> {
+        self.received.get(key)
+    }
+
+    /// Every request the target sent (in its current session), by key, for the rules.
+    pub fn received_requests(&self) -> &HashMap<String, ReceivedRequest> {
+        &self.received
+    }
+
+    /// The harness answered the target's request `key` with `answer`, when the target had
+    /// waited `waited` for a CPU.
+    pub fn answered(&mut self, key: &str, answer: &Value, waited: Option<Duration>) {
+        if let Some(request) = self.received.get_mut(key) {
+            request.answer(answer, waited);
+        }
+    }
+
+    /// The target cancelled its request `key`.
+    pub fn cancelled(&mut self, key: &str) {
+        if let Some(request) = self.received.get_mut(key) {
+            request.cancelled = true;
+        }
+    }
+
+    /// The target closed `channel`, which carried one of its requests not yet answered: the
+    /// request's key, and whether the close cancelled it (a request of the stateless era).
+    pub fn stream_closed(&mut self, channel: Channel) -> Option<(String, bool)> {
+        let (key, request) = self
+            .received
+            .iter_mut()
+            .find(|(_, r)| r.channel == channel && r.answered.is_none())?;
+        request.cancelled |= request.stateless;
+        Some((key.clone(), request.stateless))
+    }
+
+    /// The target began a new session: ids are unique only within one.
+    pub fn new_session(&mut self) {
+        self.received.clear();
+    }
+
+    /// The channel a message of the harness's about one of the target's requests belongs on:
+    /// the request's own for its answer and for progress on it; `None` for anything else.
+    pub fn reply_channel(&self, message: &Value) -> Option<Channel> {
+        if message.get("method").and_then(Value::as_str) == Some("notifications/progress") {
+            let token = self.key(message.pointer("/params/progressToken")?);
+            return self
+                .received
+                .values()
+                .find(|r| r.token.as_ref() == Some(&token))
+                .map(|r| r.channel);
+        }
+        if message.get("method").is_some() {
+            return None;
+        }
+        let id = message.get("id")?;
+        self.received.get(&self.key(id)).map(|r| r.channel)
     }
 
     /// Records the harness's cancel of request `id`, sent at transcript index `at`, `sent`
@@ -309,11 +485,6 @@ impl Ledger {
         }
     }
 
-    /// The harness's request with this id.
-    pub fn sent(&self, id: &Value) -> Option<&SentRequest> {
-        self.sent.get(&self.key(id))
-    }
-
     /// The task a witness id names, if it names one of the case's tasks.
     pub fn task_named(&self, id: &Value) -> Option<&TaskRecord> {
         id.as_str().and_then(|id| self.tasks.get(id))
@@ -330,6 +501,15 @@ impl Ledger {
     }
 }
 
+/// The key of a request id or progress token in the scope of session `scope` (`None`: the
+/// first).
+pub fn key_in(scope: Option<&str>, id: &Value) -> String {
+    match scope {
+        None => id_key(id),
+        Some(session) => format!("{} in session {session}", id_key(id)),
+    }
+}
+
 /// The task id a `tools/call` answer created, if it is a `CreateTaskResult` of either era.
 pub fn created_task(answer: &Value) -> Option<String> {
     let result = answer.get("result")?;
@@ -340,4 +520,80 @@ pub fn created_task(answer: &Value) -> Option<String> {
     core.or(extension)
         .and_then(Value::as_str)
         .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn received(channel: Channel, stateless: bool) -> ReceivedRequest {
+        ReceivedRequest {
+            method: "tools/call".into(),
+            answered: None,
+            answered_waited: None,
+            succeeded: false,
+            cancelled: false,
+            token: Some("\"t\"".into()),
+            channel,
+            stateless,
+            task: None,
+        }
+    }
+
+    #[test]
+    fn ids_are_keyed_by_the_session_they_belong_to() {
+        let mut ledger = Ledger::default();
+        assert_eq!(ledger.key(&json!(1)), "1");
+        ledger.enter(Some("b".into()));
+        assert_eq!(ledger.key(&json!(1)), "1 in session b");
+        assert_eq!(key_in(None, &json!("1")), "\"1\"");
+    }
+
+    #[test]
+    fn a_settled_answer_counts_and_the_first_is_kept() {
+        let mut ledger = Ledger::default();
+        let request = crate::rules::testing::call();
+        ledger.request_sent("1".into(), request, Some("\"p\"".into()));
+        assert_eq!(ledger.token(&json!("p")).map(String::as_str), Some("1"));
+        assert_eq!(ledger.settle("1", 4).map(|r| r.answers), Some(1));
+        let again = ledger.settle("1", 9).expect("sent");
+        assert_eq!((again.answers, again.answer), (2, Some(4)));
+        assert!(ledger.settle("2", 5).is_none(), "never sent");
+        assert_eq!(ledger.answer_of(&json!(1)), Some(4));
+    }
+
+    #[test]
+    fn a_closed_stream_cancels_only_a_stateless_request() {
+        let mut ledger = Ledger::default();
+        ledger.request_received("1".into(), received(Channel::Post(1), false));
+        ledger.request_received("2".into(), received(Channel::Post(2), true));
+        assert_eq!(
+            ledger.stream_closed(Channel::Post(1)),
+            Some(("1".into(), false))
+        );
+        assert!(!ledger.received("1").unwrap().cancelled);
+        assert_eq!(
+            ledger.stream_closed(Channel::Post(2)),
+            Some(("2".into(), true))
+        );
+        assert!(ledger.received("2").unwrap().cancelled);
+        assert_eq!(ledger.stream_closed(Channel::Post(3)), None);
+    }
+
+    #[test]
+    fn replies_go_on_the_channel_of_the_request_they_are_about() {
+        let mut ledger = Ledger::default();
+        ledger.request_received("1".into(), received(Channel::Post(1), false));
+        let answer = json!({"jsonrpc": "2.0", "id": 1, "result": {}});
+        assert_eq!(ledger.reply_channel(&answer), Some(Channel::Post(1)));
+        let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "t"}});
+        assert_eq!(ledger.reply_channel(&progress), Some(Channel::Post(1)));
+        let other = json!({"jsonrpc": "2.0", "method": "notifications/message"});
+        assert_eq!(ledger.reply_channel(&other), None);
+        ledger.answered("1", &answer, None);
+        assert!(ledger.received("1").unwrap().succeeded);
+        ledger.new_session();
+        assert_eq!(ledger.reply_channel(&answer), None);
+    }
 }

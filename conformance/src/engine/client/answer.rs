@@ -127,7 +127,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     pub(crate) async fn serve_outstanding(&mut self) {
         let waiting: Vec<(String, String)> = self
             .ledger
-            .received
+            .received_requests()
             .iter()
             .filter(|(_, r)| r.outstanding())
             .map(|(k, r)| (k.clone(), r.method.clone()))

@@ -16,7 +16,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// the client sent is held while that request's POST may still be on its way.
     pub(crate) fn client_cancel(&mut self, params: Option<&Value>, at: Duration) {
         let key = params.and_then(|p| p.get("requestId")).map(id_key);
-        let request = key.and_then(|k| self.ledger.received.get(&k));
+        let request = key.as_deref().and_then(|k| self.ledger.received(k));
         let (problems, named) = client_cancel::client_cancel(&CancelFacts {
             params,
             request,
@@ -27,9 +27,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             case_severity: self.case_severity(),
         });
         if let Named::Own(key) = &named {
-            if let Some(request) = self.ledger.received.get_mut(key) {
-                request.cancelled = true;
-            }
+            self.ledger.cancelled(key);
         }
         self.problems(problems);
         let (Named::Unknown, Some(params)) = (named, params) else {

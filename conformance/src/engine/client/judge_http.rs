@@ -137,8 +137,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     pub(crate) fn disconnect(&mut self, id: &Value) {
         let channel = self
             .ledger
-            .received
-            .get(&crate::pattern::id_key(id))
+            .received(&crate::pattern::id_key(id))
             .map(|r| r.channel);
         let closed = channel.is_some_and(|c| self.io.abort(c));
         let shown = crate::pattern::canonical(id);

@@ -30,7 +30,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
 
     /// RPC-03 (and AMB-20, LIF-12 in the stateless era): a request id the client used before.
     pub(crate) fn judge_reuse(&mut self, key: &str, method: &str, stateless: bool) {
-        let Some(earlier) = self.ledger.received.get(key) else {
+        let Some(earlier) = self.ledger.received(key) else {
             return;
         };
         let problem = rules::reuse(&Reuse {

@@ -95,12 +95,13 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         let token = params.and_then(|p| p.pointer("/_meta/progressToken"));
         let token_key = token.map(id_key);
         if let Some(token) = token {
-            let problems = client_request::progress_token(token, &key, &self.ledger.received);
+            let problems =
+                client_request::progress_token(token, &key, self.ledger.received_requests());
             self.problems(problems);
         }
         let channel = self.transcript[index].channel;
         let at = self.transcript[index].at;
-        self.ledger.received.insert(
+        self.ledger.request_received(
             key.clone(),
             ReceivedRequest {
                 method: method.to_string(),
@@ -137,7 +138,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if self.side.era.plays {
             return self.stateless_response(index);
         }
-        let Some(request) = self.settle_response(index) else {
+        let Some(request) = self.settle_response(index, None) else {
             return;
         };
         let key = self.value(index).get("id").map(id_key).unwrap_or_default();
@@ -151,9 +152,9 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     fn client_progress(&mut self, params: Option<&Value>, at: std::time::Duration) {
         let key = params
             .and_then(|p| p.get("progressToken"))
-            .and_then(|t| self.ledger.tokens.get(&id_key(t)))
+            .and_then(|t| self.ledger.token(t))
             .cloned();
-        let sent = key.as_ref().and_then(|k| self.ledger.sent.get(k));
+        let sent = key.as_ref().and_then(|k| self.ledger.request(k));
         let previous_at = key
             .as_ref()
             .and_then(|k| self.side.crossing.progress.get(k))
@@ -167,9 +168,8 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             crossed,
         });
         if let (Some(key), Some(value)) = (key, value) {
-            if let Some(sent) = self.ledger.sent.get_mut(&key) {
-                sent.last_progress = Some((value, Channel::Stdio));
-            }
+            self.ledger
+                .progress(&key, false, None, Some((value, Channel::Stdio)));
             self.side.crossing.progress.insert(key, at);
         }
         self.problems(problems);

@@ -178,8 +178,10 @@ impl Side for ClientTarget {
                 wind_down(e).await;
                 if crate::rules::client_cancel::abandons_only(&e.played.case().actions) {
                     let level = e.case_severity();
-                    let open =
-                        crate::rules::client_cancel::waits_left_open(&e.ledger.received, level);
+                    let open = crate::rules::client_cancel::waits_left_open(
+                        e.ledger.received_requests(),
+                        level,
+                    );
                     e.problems(open);
                 }
             }
@@ -199,7 +201,9 @@ impl Side for ClientTarget {
         None
     }
 
-    async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize) {
+    /// A client's ids are scoped by its sessions: the ledger starts afresh with each one, and
+    /// the harness's server has no second session of its own, so `scope` is always the first.
+    async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize, _scope: Option<&str>) {
         e.judge_client_message(index).await;
     }
 
@@ -343,7 +347,7 @@ impl Side for ClientTarget {
         let answered = message
             .get("id")
             .filter(|_| message.get("method").is_none())
-            .and_then(|id| e.ledger.received.get(&e.ledger.key(id)));
+            .and_then(|id| e.ledger.received(&e.ledger.key(id)));
         if let (Some(request), Some(id)) = (answered, message.get("id")) {
             let method = request.method.clone();
             let key = e.ledger.key(id);

@@ -162,7 +162,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             .sessions
             .current()
             .and_then(|s| s.initialize.as_ref())
-            .and_then(|key| self.ledger.received.get(key))
+            .and_then(|key| self.ledger.received(key))
             .is_some_and(|r| r.succeeded)
     }
 
@@ -206,7 +206,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 ),
             );
         }
-        self.ledger.received.clear();
+        self.ledger.new_session();
         self.liveness.reconnected();
         self.side.sessions.list.push(Session::new(channel, http_id));
     }

@@ -178,7 +178,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             return;
         };
         let key = self.ledger.key(id);
-        let Some(request) = self.ledger.received.get(&key) else {
+        let Some(request) = self.ledger.received(&key) else {
             return;
         };
         let agreed = message
@@ -203,15 +203,8 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// The client closed the response stream of `channel` before it ended. In 2026-07-28
     /// that is its cancel of the request (CAN-12); up to 2025-11-25 it is no cancel (HTTP-10).
     pub(crate) fn stream_closed(&mut self, at: Duration, channel: Channel) {
-        let request = self
-            .ledger
-            .received
-            .iter_mut()
-            .find(|(_, r)| r.channel == channel && r.answered.is_none());
-        match request {
-            Some((key, request)) if request.stateless => {
-                request.cancelled = true;
-                let key = key.clone();
+        match self.ledger.stream_closed(channel) {
+            Some((key, true)) => {
                 self.side.era.closed.insert(channel, at);
                 self.io.note(format!(
                     "[http] the client closed the stream of {channel} (request {key}) before its answer: in 2026-07-28 that cancels it"
@@ -237,11 +230,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         id: &Value,
     ) -> Result<(), super::Stop> {
         let key = id_key(id);
-        let request = self
-            .ledger
-            .received
-            .get(&key)
-            .map(|r| (r.channel, r.stateless));
+        let request = self.ledger.received(&key).map(|r| (r.channel, r.stateless));
         let by_closing =
             !self.io.ordered() && request.map_or(self.side.era.plays, |(_, stateless)| stateless);
         if !by_closing {

@@ -139,11 +139,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             (Some(id), _) if !is_wildcard(id) => self.ledger.sent(id),
             (_, Some(token)) if !is_wildcard(token) => self
                 .ledger
-                .tokens
-                .get(&self.ledger.key(token))
+                .token(token)
                 // A task's progress may come on any stream of the session.
                 .filter(|key| !self.owns_task(key))
-                .and_then(|key| self.ledger.sent.get(key)),
+                .and_then(|key| self.ledger.request(key)),
             _ => None,
         };
         request.map(|r| r.channel)

@@ -72,7 +72,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let mut accepted: Vec<CancelMark> = vec![];
         let marks: Vec<(String, CancelMark)> = self
             .ledger
-            .sent
+            .sent_requests()
             .iter()
             .filter_map(|(key, r)| r.cancel.map(|m| (key.clone(), m)))
             .collect();

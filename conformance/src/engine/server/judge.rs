@@ -5,7 +5,7 @@
 
 use super::ServerTarget;
 use crate::engine::Engine;
-use crate::facts::ledger::CancelMark;
+use crate::facts::ledger::{key_in, CancelMark};
 use crate::facts::waits::Waits;
 use crate::outcome::FindingKind;
 use crate::rules::server::{self, listen, ProgressFacts, ServerRequest};
@@ -14,8 +14,9 @@ use serde_json::Value;
 
 impl<T: Transport> Engine<'_, T, ServerTarget> {
     /// Applies the standing rules to one message object the server wrote.
-    pub(crate) async fn judge_server_message(&mut self, index: usize) {
-        self.judge_channel(index);
+    /// Its ids are scoped as `scope` (the session it came in).
+    pub(crate) async fn judge_server_message(&mut self, index: usize, scope: Option<&str>) {
+        self.judge_channel(index, scope);
         let value = self.value(index);
         let method = value.get("method").and_then(Value::as_str);
         match (method, value.get("id")) {
@@ -28,35 +29,44 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                     ServerRequest::Refused(problem) => self.problems([problem]),
                 }
             }
-            (Some("notifications/progress"), None) => self.progress(index, value.get("params")),
-            (Some(method), None) => self.subscription_message(index, method, value.get("params")),
-            (None, _) => self.response(index, &value),
+            (Some("notifications/progress"), None) => {
+                self.progress(index, value.get("params"), scope)
+            }
+            (Some(method), None) => {
+                self.subscription_message(index, method, value.get("params"), scope)
+            }
+            (None, _) => self.response(index, &value, scope),
         }
     }
 
     /// A notification other than progress: in 2026-07-28, a server cancel must end a
     /// subscription, and nothing may come for a subscription after its cancel was read
     /// (see [`listen`]).
-    fn subscription_message(&mut self, index: usize, method: &str, params: Option<&Value>) {
+    fn subscription_message(
+        &mut self,
+        index: usize,
+        method: &str,
+        params: Option<&Value>,
+        scope: Option<&str>,
+    ) {
         if self.protocol().is_none_or(|v| v.servers_may_request()) {
             return;
         }
         if method == "notifications/cancelled" {
             let named = params
                 .and_then(|p| p.get("requestId"))
-                .and_then(|id| self.ledger.sent.get(&self.ledger.key(id)));
+                .and_then(|id| self.ledger.sent_in(scope, id));
             let problem = listen::server_cancel(params, named);
             return self.problems([problem]);
         }
         let Some(id) = listen::subscription_of(params) else {
             return;
         };
-        let key = self.ledger.key(id);
+        let key = key_in(scope, id);
         let at = self.transcript[index].at;
         let problem = self
             .ledger
-            .sent
-            .get(&key)
+            .request(&key)
             .filter(|r| r.method == "subscriptions/listen")
             .and_then(|listen| listen::after_cancel(method, &key, listen, at));
         self.problems(problem);
@@ -68,44 +78,42 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         self.waits_if(mark.is_some_and(|m| m.read.is_some()))
     }
 
-    fn progress(&mut self, index: usize, params: Option<&Value>) {
+    fn progress(&mut self, index: usize, params: Option<&Value>, scope: Option<&str>) {
         let key = params
             .and_then(|p| p.get("progressToken"))
-            .and_then(|t| self.ledger.tokens.get(&self.ledger.key(t)))
+            .and_then(|t| self.ledger.token_in(scope, t))
             .cloned();
         let at = self.transcript[index].at;
         // Progress for the token of a request answered with a task is the task's (2025-11-25):
         // its own rule judges it first (PRG-10), then only its values are judged.
         let answered = key
             .as_ref()
-            .and_then(|k| self.ledger.sent.get(k))
+            .and_then(|k| self.ledger.request(k))
             .is_some_and(|r| r.answers > 0);
         let task = answered && key.as_deref().is_some_and(|k| self.task_progress(k, at));
-        let request = key.as_ref().and_then(|k| self.ledger.sent.get_key_value(k));
+        let request = key
+            .as_deref()
+            .and_then(|k| Some((k, self.ledger.request(k)?)));
         let verdict = server::progress(&ProgressFacts {
             params,
             channel: self.transcript[index].channel,
             at,
             line: self.step.line(),
-            request: request.map(|(k, r)| (k.as_str(), r)),
+            request,
             waits: self.waits_for(request.and_then(|(_, r)| r.cancel.as_ref())),
             task,
         });
         let channel = self.transcript[index].channel;
-        if let Some(r) = key.and_then(|k| self.ledger.sent.get_mut(&k)) {
-            if verdict.counted {
-                r.progress_seen += 1;
-            }
-            r.after_proof.extend(verdict.late);
-            if let Some(value) = verdict.value {
-                r.last_progress = Some((value, channel));
-            }
+        if let Some(key) = key {
+            let value = verdict.value.map(|value| (value, channel));
+            self.ledger
+                .progress(&key, verdict.counted, verdict.late, value);
         }
         self.problems(verdict.problems);
     }
 
-    fn response(&mut self, index: usize, value: &Value) {
-        let Some(request) = self.settle_response(index) else {
+    fn response(&mut self, index: usize, value: &Value, scope: Option<&str>) {
+        let Some(request) = self.settle_response(index, scope) else {
             return;
         };
         // A server that speaks both eras takes a legacy `initialize` as the opening of a
@@ -123,11 +131,11 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             self.agreed_version(value);
         }
         let at = self.transcript[index].at;
-        self.track_task(&request, value, at);
+        self.track_task(&request, value, at, scope);
         if request.cancel.is_none() {
             return;
         }
-        let key = self.ledger.key(&value["id"]);
+        let key = key_in(scope, &value["id"]);
         if request.method == "subscriptions/listen" && !request.answered_before_cancel {
             if let Some(note) = listen::closed_with_result(&key, value) {
                 return self.problems([note]);
@@ -144,7 +152,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
     pub(crate) fn judge_late_progress(&mut self) {
         let mut late: Vec<(&str, &crate::facts::ledger::SentRequest)> = self
             .ledger
-            .sent
+            .sent_requests()
             .iter()
             .filter(|(_, r)| !r.after_proof.is_empty())
             .map(|(key, r)| (key.as_str(), r))
@@ -165,8 +173,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         // Ids belong to the session the response came in.
         let cancelled = |session: usize, v: &Value| {
             v.get("id")
-                .map(|id| self.ledger.key_in(self.streams.scope(session), id))
-                .and_then(|key| self.ledger.sent.get(&key))
+                .and_then(|id| self.ledger.sent_in(self.streams.scope(session), id))
                 .is_some_and(|r| r.cancel.is_some())
         };
         let stray = server::stray_responses(&self.transcript, cancelled);

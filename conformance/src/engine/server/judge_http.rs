@@ -6,6 +6,7 @@
 use super::ServerTarget;
 use crate::engine::Engine;
 use crate::era::Era;
+use crate::facts::ledger::key_in;
 use crate::facts::streams::Opened;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::canonical;
@@ -39,7 +40,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             channel,
             head,
             stream,
-            request: about.and_then(|key| self.ledger.sent.get(key)),
+            request: about.and_then(|key| self.ledger.request(key)),
             stateless: self.errors_answer(),
         });
         self.problems(problems);
@@ -67,7 +68,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         let Opened::Request(key) = &stream.opened else {
             return;
         };
-        let Some(request) = self.ledger.sent.get(key) else {
+        let Some(request) = self.ledger.request(key) else {
             return;
         };
         let answer = request.answer.map(|index| self.value(index));
@@ -85,7 +86,8 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
 
     /// Where a message came: a response on its own request's stream, progress on the stream
     /// of the request it reports on, nothing twice on two streams.
-    pub(crate) fn judge_channel(&mut self, index: usize) {
+    /// Its ids are scoped as `scope`.
+    pub(crate) fn judge_channel(&mut self, index: usize, scope: Option<&str>) {
         let entry = &self.transcript[index];
         let channel = entry.channel;
         if channel == Channel::Stdio {
@@ -102,12 +104,12 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         let about = match once {
             Once::Response => value
                 .get("id")
-                .and_then(|id| self.ledger.sent(id))
-                .map(|r| (self.ledger.key(&value["id"]), r.channel)),
+                .and_then(|id| self.ledger.sent_in(scope, id))
+                .map(|r| (key_in(scope, &value["id"]), r.channel)),
             Once::Progress => value
                 .pointer("/params/progressToken")
-                .and_then(|t| self.ledger.tokens.get(&self.ledger.key(t)))
-                .and_then(|key| self.ledger.sent.get(key).map(|r| (key.clone(), r.channel))),
+                .and_then(|t| self.ledger.token_in(scope, t))
+                .and_then(|key| self.ledger.request(key).map(|r| (key.clone(), r.channel))),
         };
         // A task's progress outlives its call's stream (2025-11-25).
         let task =
@@ -125,7 +127,13 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             return;
         }
         let grace = self.grace_after(self.waited());
-        let open = |e: &Self| http::left_open(&e.ledger.sent, e.streams.channels(), &e.transcript);
+        let open = |e: &Self| {
+            http::left_open(
+                e.ledger.sent_requests(),
+                e.streams.channels(),
+                &e.transcript,
+            )
+        };
         let Some(last) = open(self).iter().map(|(_, _, at)| *at).max() else {
             return;
         };
@@ -141,7 +149,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         if !self.io.channel_per_request() {
             return;
         }
-        let notes = http::cancelled_streams(&self.ledger.sent, self.streams.channels());
+        let notes = http::cancelled_streams(self.ledger.sent_requests(), self.streams.channels());
         self.problems(notes);
     }
 

@@ -238,8 +238,8 @@ impl Side for ServerTarget {
         }
     }
 
-    async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize) {
-        e.judge_server_message(index).await;
+    async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize, scope: Option<&str>) {
+        e.judge_server_message(index, scope).await;
     }
 
     fn drained<T: Transport>(e: &mut Engine<'_, T, Self>) {
@@ -256,9 +256,7 @@ impl Side for ServerTarget {
                 let id = e.fill_id(id)?;
                 let until = Deadline::now() + e.span(window);
                 e.pump_until(until).await;
-                if let Some(r) = e.ledger.sent.get_mut(&pattern::id_key(&id)) {
-                    r.watched = true;
-                }
+                e.ledger.watched(&pattern::id_key(&id));
                 match e.ledger.sent(&id) {
                     Some(r) if r.cancel.is_some() || r.answers > 0 => Ok(()),
                     _ => {
@@ -383,7 +381,7 @@ async fn body<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), S
         e.barrier().await?;
         let unwatched = e
             .ledger
-            .sent
+            .sent_requests()
             .values()
             .any(|r| r.cancel.is_some() && !r.watched && r.answers == 0);
         if unwatched {

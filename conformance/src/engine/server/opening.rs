@@ -73,7 +73,7 @@ pub(super) async fn session<T: Transport>(
     }
     let fresh = http.switch_session(name);
     let index = e.streams.enter(name);
-    e.ledger.scope = e.streams.scope(index).map(str::to_string);
+    e.ledger.enter(e.streams.scope(index).map(str::to_string));
     e.mark(format!("[session {name}]"), Channel::Stdio);
     if fresh {
         let line = e.step.line();

@@ -4,25 +4,28 @@
 
 use super::ServerTarget;
 use crate::engine::{Engine, Side};
-use crate::facts::ledger::{SentRequest, TaskRecord};
+use crate::facts::ledger::{key_in, SentRequest};
 use crate::rules::tasks::{self, Learned};
 use crate::transport::Transport;
 use serde_json::Value;
 use std::time::Duration;
 
 impl<T: Transport> Engine<'_, T, ServerTarget> {
-    /// Learns from the answer to one of the harness's requests what it says about tasks.
-    pub(crate) fn track_task(&mut self, request: &SentRequest, answer: &Value, at: Duration) {
+    /// Learns from the answer to one of the harness's requests (of the session whose ids the
+    /// ledger scopes as `scope`) what it says about tasks.
+    pub(crate) fn track_task(
+        &mut self,
+        request: &SentRequest,
+        answer: &Value,
+        at: Duration,
+        scope: Option<&str>,
+    ) {
         let sent = self.value(request.index);
         match tasks::learn(&request.method, &sent, answer) {
             Learned::Nothing => {}
             Learned::Created(task) => {
-                let key = self.ledger.key(&sent["id"]);
-                self.ledger.tasks.entry(task).or_insert(TaskRecord {
-                    request: key,
-                    terminal: None,
-                    cancel_answered: None,
-                });
+                let key = key_in(scope, &sent["id"]);
+                self.ledger.task_created(task, key);
             }
             Learned::About {
                 task,
@@ -31,15 +34,11 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             } => {
                 if cancel_answered {
                     let waited = self.waited();
-                    if let Some(record) = self.ledger.tasks.get_mut(&task) {
-                        record.cancel_answered.get_or_insert((at, waited));
-                    }
+                    self.ledger.task_cancel_answered(&task, at, waited);
                 }
                 if let Some(status) = terminal {
                     let waited = self.waited();
-                    if let Some(record) = self.ledger.tasks.get_mut(&task) {
-                        record.terminal.get_or_insert((at, status, waited));
-                    }
+                    self.ledger.task_terminal(&task, at, status, waited);
                 }
             }
         }
