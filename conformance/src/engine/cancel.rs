@@ -83,7 +83,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         self.ledger.cancel_sent(id, index, now, waited);
         if closed {
             // A proof by time: the calm grace, later by what the target waits for a CPU
-            // from now on (`read_by`).
+            // from now on (`Waits::read_by`).
             let how = Closed {
                 grace: self.calm_grace(),
                 arrived,

@@ -11,6 +11,7 @@
 mod follow;
 mod settle;
 
+use crate::facts::ledger::SentRequest;
 use crate::facts::streams::{Opened, Stream};
 use crate::transport::{Channel, Head, StreamEnd};
 use serde_json::Value;
@@ -294,6 +295,21 @@ impl Streams {
                 })
         });
         stream.head.is_none() && json
+    }
+
+    /// Why a response to the harness's `request` can no longer come: its stream was refused
+    /// or ended without it.
+    pub fn unanswerable(&self, request: &SentRequest) -> Option<String> {
+        if request.answers > 0 {
+            return None;
+        }
+        let stream = self.by.get(&request.channel)?;
+        if stream.messages > 0 && stream.end.is_none() {
+            return None;
+        }
+        stream
+            .dead_end()
+            .map(|why| format!("its {} {why}", request.channel))
     }
 
     /// Adds a round trip.

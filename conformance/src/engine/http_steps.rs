@@ -13,7 +13,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// Waits (at most `--reply-timeout`, stretched for a busy machine) for the head of
     /// `channel`, or its end.
     pub(crate) async fn await_head(&mut self, channel: Channel) {
-        let deadline = Deadline::now() + self.reply_allowance();
+        let deadline = Deadline::now() + self.clock.stretched(self.played.options().reply_timeout);
         while self
             .streams
             .stream(channel)
@@ -40,12 +40,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             (None, Some(end)) => Some(format!("{channel} {end} before any status")),
             (None, None) => Some(format!(
                 "{channel} got no status within {:?}",
-                self.reply_allowance()
+                self.clock.stretched(self.played.options().reply_timeout)
             )),
         };
         if let Some(complaint) = complaint {
             self.finding(
-                self.case_severity(),
+                self.played.severity(),
                 FindingKind::Unmet,
                 format!(
                     "{complaint}; line {} expects {}",

@@ -38,6 +38,62 @@ fn due(method: &str, tool: Option<&str>, natural_end: Option<Duration>) -> Due {
     }
 }
 
+/// The ledger's entry for a request the harness sends: what it calls, and when its answer
+/// is due (at once, by the natural end of a `sleep`, or unknown for endless work); case line
+/// `line` sent it.
+fn sent_request(
+    line: usize,
+    out: &Outgoing,
+    method: &str,
+    params: Option<&Value>,
+    index: usize,
+    now: Duration,
+    internal: bool,
+) -> SentRequest {
+    let tool = out
+        .role
+        .as_deref()
+        .or_else(|| params.and_then(|p| p.get("name")).and_then(Value::as_str));
+    let call = method == "tools/call";
+    // A subscription, like `work`, lasts until it is cancelled.
+    let endless =
+        (call && tool.is_some_and(fixtures::is_endless)) || method == "subscriptions/listen";
+    let natural_end = (call && tool == Some("sleep"))
+        .then_some(out.ms)
+        .flatten()
+        .map(|ms| now + fixtures::sleep_natural_end(ms));
+    SentRequest {
+        line,
+        index,
+        sent: now,
+        method: method.to_string(),
+        internal,
+        endless,
+        starts: method == "initialize",
+        natural_end,
+        tick: (call && tool == Some("ticker"))
+            .then_some(out.interval)
+            .flatten()
+            .filter(|ms| *ms > 0)
+            .map(Duration::from_millis),
+        progress_seen: 0,
+        mapped: out.role.is_some(),
+        due: if endless {
+            Due::Unknown
+        } else {
+            due(method, tool, natural_end)
+        },
+        channel: Channel::Stdio,
+        answers: 0,
+        answer: None,
+        cancel: None,
+        answered_before_cancel: false,
+        last_progress: None,
+        watched: false,
+        after_proof: vec![],
+    }
+}
+
 impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// Sends one message (a case's line, or the harness's own when `internal`) and records
     /// what it means in the ledger: a request to track, a cancel, an answer.
@@ -142,7 +198,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     .and_then(|p| p.pointer("/_meta/progressToken"))
                     .filter(|t| t.is_string() || t.is_number())
                     .map(|t| self.ledger.key(t));
-                let request = self.sent_request(out, method, params, index, now, internal);
+                let line = self.step.line();
+                let request = sent_request(line, out, method, params, index, now, internal);
                 Some((self.ledger.key(id), request, token))
             }
             (None, Some(id)) => {
@@ -154,61 +211,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 None
             }
             _ => None,
-        }
-    }
-
-    /// The ledger's entry for a request the harness sends: what it calls, and when its answer
-    /// is due (at once, by the natural end of a `sleep`, or unknown for endless work).
-    fn sent_request(
-        &self,
-        out: &Outgoing,
-        method: &str,
-        params: Option<&Value>,
-        index: usize,
-        now: Duration,
-        internal: bool,
-    ) -> SentRequest {
-        let tool = out
-            .role
-            .as_deref()
-            .or_else(|| params.and_then(|p| p.get("name")).and_then(Value::as_str));
-        let call = method == "tools/call";
-        // A subscription, like `work`, lasts until it is cancelled.
-        let endless =
-            (call && tool.is_some_and(fixtures::is_endless)) || method == "subscriptions/listen";
-        let natural_end = (call && tool == Some("sleep"))
-            .then_some(out.ms)
-            .flatten()
-            .map(|ms| now + fixtures::sleep_natural_end(ms));
-        SentRequest {
-            line: self.step.line(),
-            index,
-            sent: now,
-            method: method.to_string(),
-            internal,
-            endless,
-            starts: method == "initialize",
-            natural_end,
-            tick: (call && tool == Some("ticker"))
-                .then_some(out.interval)
-                .flatten()
-                .filter(|ms| *ms > 0)
-                .map(Duration::from_millis),
-            progress_seen: 0,
-            mapped: out.role.is_some(),
-            due: if endless {
-                Due::Unknown
-            } else {
-                due(method, tool, natural_end)
-            },
-            channel: Channel::Stdio,
-            answers: 0,
-            answer: None,
-            cancel: None,
-            answered_before_cancel: false,
-            last_progress: None,
-            watched: false,
-            after_proof: vec![],
         }
     }
 
@@ -281,7 +283,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
         // Past the budget a reply on stdio is sent and counted, not kept (over HTTP its stream
         // is followed through its entry).
-        let kept = !self.over_budget() || self.io.channel_per_request();
+        let kept = !self.transcript.over() || self.io.channel_per_request();
         let index = self.transcript.len();
         S::sent(self, &answer);
         if kept {
@@ -289,7 +291,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             entry.session = self.streams.session();
             self.transcript.keep(entry);
         } else {
-            self.not_kept();
+            let first = self.transcript.not_kept();
+            self.dropped(first);
         }
         match self.io.send(text.as_bytes(), reply_to).await {
             Ok(channel) if kept => self.opened(channel, index, None),

@@ -83,11 +83,80 @@ pub(crate) enum Wait {
     Talking(Duration),
 }
 
+/// How long a wait may go on, read at one moment: the grace after the last proof (the calm
+/// grace, grown by the target's waits for a CPU since, see `waited.rs`), how long a target
+/// that talks at its own pace may keep a wait open past its deadline (as long as a reply may
+/// take; time the harness spends reading what is already written does not count), and what
+/// the clock said of the target's talk.
+pub(crate) struct Patience {
+    grace: Duration,
+    talk: Duration,
+    /// When the target last wrote anything.
+    last_event: Option<Instant>,
+    /// How long the harness has waited for the target so far (see `Clock::idle`).
+    idle: Duration,
+}
+
+impl Patience {
+    /// Where a wait with this deadline stands. Once the deadline has passed, the wait is over
+    /// when the target has been quiet for a grace: a target that is still talking is not
+    /// judged silent, however long the harness takes to read what it says. But the time the
+    /// harness spends *waiting* for a target that talks on at its own pace counts: once it
+    /// passes the talk allowance, the wait is over too. `past` is the wait's own record of
+    /// when it first found its deadline passed (start it at `None`).
+    pub(crate) fn state(&self, deadline: Deadline, past: &mut Option<Duration>) -> Wait {
+        let now = Deadline::now();
+        if now < deadline {
+            return Wait::On;
+        }
+        let idle_then = *past.get_or_insert(self.idle);
+        // Quiet means the target had a CPU and wrote nothing for a grace: a target kept from
+        // running (a flood of its own requests on a busy machine) is not quiet, so the grace
+        // grows by its waits for a CPU, as after a proof.
+        if now >= self.quiet_from(deadline) {
+            return Wait::Quiet;
+        }
+        let talked = self.idle.saturating_sub(idle_then);
+        if talked >= self.talk {
+            return Wait::Talking(talked);
+        }
+        Wait::On
+    }
+
+    /// When a wait with this deadline looks again at the latest (`every` from now): at its
+    /// deadline, or once past it, when the target will have been quiet for a grace. Never in
+    /// the past while the wait goes on, so a wait past its deadline sleeps until the next
+    /// message instead of spinning.
+    pub(crate) fn tick(&self, deadline: Deadline, every: Duration) -> Deadline {
+        deadline
+            .max(self.quiet_from(deadline))
+            .min(Deadline::now() + every)
+    }
+
+    /// When the target will have been quiet for a grace (the deadline before it wrote
+    /// anything).
+    fn quiet_from(&self, deadline: Deadline) -> Deadline {
+        self.last_event
+            .map_or(deadline, |at| Deadline::from_std(at) + self.grace)
+    }
+}
+
 impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// The grace a message may still take after the last proof: the calm grace and the time
     /// lost to load since (see `waited.rs`).
     pub(crate) fn grace(&self) -> Duration {
-        self.grace_after(self.proofs.waited())
+        self.waits().grace_after(self.proofs.waited())
+    }
+
+    /// How long a wait may go on, as read now (see [`Patience`]).
+    pub(crate) fn patience(&self) -> Patience {
+        let talk = self.played.options().reply_timeout;
+        Patience {
+            grace: self.grace(),
+            talk: self.clock.stretched(talk).max(MIN_GRACE),
+            last_event: self.clock.last_event(),
+            idle: self.clock.idle(),
+        }
     }
 
     /// The grace on a calm machine: the larger of 250 ms and four round trips (over HTTP,
@@ -99,14 +168,21 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         self.proofs.calm_grace()
     }
 
-    /// How long a wait that began at `began` may last: `--reply-timeout` once the target has
-    /// written anything, the startup allowance until then.
+    /// The deadline of a wait that began at `began` for a message caused by the harness's
+    /// message at transcript index `subject`, due as `due` says; and whether it was shortened
+    /// by a proof.
     ///
-    /// On a busy machine both are stretched in proportion to the CPU pressure (see
-    /// [`crate::load`]): a slow answer there is not a missing one.
-    fn allowance_deadline(&self, began: Deadline) -> (Deadline, Duration) {
+    /// The wait lasts `--reply-timeout` once the target has written anything, the startup
+    /// allowance until then; on a busy machine both are stretched in proportion to the CPU
+    /// pressure (see [`crate::load`]): a slow answer there is not a missing one.
+    pub(crate) fn answer_deadline(
+        &self,
+        began: Deadline,
+        subject: Option<usize>,
+        due: Due,
+    ) -> (Deadline, Ran) {
         let reply = self.clock.stretched(self.played.options().reply_timeout);
-        match self.liveness.first_heard() {
+        let (deadline, allowance) = match self.liveness.first_heard() {
             Some(at) => {
                 let heard = Deadline::from_std(self.io.started() + at);
                 (began.max(heard) + reply, reply)
@@ -115,18 +191,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 let startup = self.clock.stretched(self.played.options().startup_timeout);
                 (began + startup, startup)
             }
-        }
-    }
-
-    /// The deadline of a wait for a message caused by the harness's message at transcript
-    /// index `subject`, due as `due` says; and whether it was shortened by a proof.
-    pub(crate) fn answer_deadline(
-        &self,
-        began: Deadline,
-        subject: Option<usize>,
-        due: Due,
-    ) -> (Deadline, Ran) {
-        let (deadline, allowance) = self.allowance_deadline(began);
+        };
         let proven = subject.and_then(|s| self.proofs.read_at(s));
         let due_at = match due {
             Due::AtOnce => Some(Duration::ZERO),
@@ -195,7 +260,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 return Ok(self.value(index));
             }
             // Over HTTP, an answer whose stream was refused or ended will never come.
-            if let Some(why) = self.unanswerable(&id) {
+            let unanswerable = self
+                .ledger
+                .sent(&id)
+                .and_then(|r| self.streams.unanswerable(r));
+            if let Some(why) = unanswerable {
                 if let Some(stop) = self.wait_ended() {
                     return Err(stop);
                 }
@@ -210,7 +279,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 return Err(Stop::Hung);
             }
             let (deadline, ran) = self.answer_deadline(began, subject, Due::AtOnce);
-            let tick = self.tick(deadline, PROBE_AFTER);
+            let tick = self.patience().tick(deadline, PROBE_AFTER);
             // A wait ends only once the harness has caught up with what the target wrote: a
             // target that talks a lot is not blamed for the time the harness takes to read it.
             let got = self.next(tick).await;
@@ -219,7 +288,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     return Err(stop);
                 }
             }
-            let ran = match self.wait_state(deadline, &mut past) {
+            let ran = match self.patience().state(deadline, &mut past) {
                 Wait::On => None,
                 Wait::Quiet => Some(ran),
                 Wait::Talking(talked) => Some(Ran::Talking(Box::new(ran), talked)),
@@ -244,56 +313,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             }
             self.probe_if_due(began, subject, Due::AtOnce).await;
         }
-    }
-
-    /// Where a wait with this deadline stands. Once the deadline has passed, the wait is over
-    /// when the target has been quiet for a grace: a target that is still talking is not judged
-    /// silent, however long the harness takes to read what it says. But the time the harness
-    /// spends *waiting* for a target that talks on at its own pace counts: once it passes the
-    /// talk allowance ([`Engine::talk_allowance`]), the wait is over too. `past` is the wait's
-    /// own record of when it first found its deadline passed (start it at `None`).
-    pub(crate) fn wait_state(&self, deadline: Deadline, past: &mut Option<Duration>) -> Wait {
-        let now = Deadline::now();
-        if now < deadline {
-            return Wait::On;
-        }
-        let idle_then = *past.get_or_insert(self.clock.idle());
-        // Quiet means the target had a CPU and wrote nothing for a grace: a target kept from
-        // running (a flood of its own requests on a busy machine) is not quiet, so the grace
-        // grows by its waits for a CPU, as after a proof.
-        let quiet_from = self
-            .clock
-            .last_event()
-            .map_or(deadline, |at| Deadline::from_std(at) + self.grace());
-        if now >= quiet_from {
-            return Wait::Quiet;
-        }
-        let talked = self.clock.idle().saturating_sub(idle_then);
-        if talked >= self.talk_allowance() {
-            return Wait::Talking(talked);
-        }
-        Wait::On
-    }
-
-    /// When a wait with this deadline looks again at the latest (`every` from now): at its
-    /// deadline, or once past it, when the target will have been quiet for a grace. Never in
-    /// the past while the wait goes on, so a wait past its deadline sleeps until the next
-    /// message instead of spinning.
-    pub(crate) fn tick(&self, deadline: Deadline, every: Duration) -> Deadline {
-        let quiet_from = self
-            .clock
-            .last_event()
-            .map_or(deadline, |at| Deadline::from_std(at) + self.grace());
-        deadline.max(quiet_from).min(Deadline::now() + every)
-    }
-
-    /// How long the target may keep a wait open past its deadline by talking at its own pace
-    /// (time the harness spends reading what is already written does not count): as long as a
-    /// reply may take.
-    pub(crate) fn talk_allowance(&self) -> Duration {
-        self.clock
-            .stretched(self.played.options().reply_timeout)
-            .max(MIN_GRACE)
     }
 
     /// A wait ran out: the stop to take when that is because the target is gone or stopped

@@ -2,7 +2,9 @@
 //! within the transcript's budget (see [`super::KEEP_BYTES`]) and judged.
 
 use super::parts::budget::{KEEP_BYTES, KEEP_ENTRIES};
+use super::parts::transcript::Transcript;
 use super::{Engine, Side};
+use crate::facts::ledger::Ledger;
 use crate::outcome::{FindingKind, Severity};
 use crate::requirement::Req;
 use crate::rules::envelope;
@@ -108,19 +110,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         self.transcript.keep(entry)
     }
 
-    /// Whether the transcript has used up what a case may keep.
-    pub(super) fn over_budget(&self) -> bool {
-        self.transcript.over()
-    }
-
-    /// Counts a message judged and not kept; the first one adds the note that says so.
-    pub(super) fn not_kept(&mut self) {
-        let first = self.transcript.not_kept();
-        self.dropped_note(first);
-    }
-
-    /// The note that the transcript dropped messages, with the first one dropped.
-    fn dropped_note(&mut self, first: bool) {
+    /// A message was judged and not kept (`first`: the first one), which the first time adds
+    /// the note that says so.
+    pub(super) fn dropped(&mut self, first: bool) {
         if first {
             self.finding(
                 Severity::Note,
@@ -132,23 +124,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 ),
             );
         }
-    }
-
-    /// Whether the received message at transcript index `index` (of session `session`) is the
-    /// first answer to one of the harness's requests: the ledger points at it.
-    fn answers_a_request(&self, index: usize, session: usize) -> bool {
-        let Some(id) = self.transcript[index]
-            .value
-            .as_ref()
-            .filter(|v| v.get("method").is_none())
-            .and_then(|v| v.get("id"))
-        else {
-            return false;
-        };
-        let key = crate::facts::ledger::key_in(self.streams.scope(session), id);
-        self.ledger
-            .request(&key)
-            .is_some_and(|r| r.answer == Some(index))
     }
 
     /// The envelope every message must have, then the side's standing rules. Past the budget,
@@ -164,7 +139,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let value: Option<Value> = serde_json::from_slice(&bytes).ok();
         let is_object = value.as_ref().is_some_and(Value::is_object);
         let problems = envelope::check(S::WRITER, &text, value.as_ref());
-        let over = self.over_budget();
+        let over = self.transcript.over();
         let index = self.record(at, channel, text, value);
         for p in problems {
             self.rule(p.severity, p.requirement, p.message);
@@ -185,9 +160,35 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         // last entry goes, so no index kept elsewhere moves.
         let taken = self.transcript[index].consumed_by.is_some_and(|l| l > 0);
         let last = self.transcript.is_last(index);
-        if over && last && !taken && !self.answers_a_request(index, session) {
+        let scope = self.streams.scope(session);
+        if over
+            && last
+            && !taken
+            && !answers_a_request(&self.transcript, &self.ledger, scope, index)
+        {
             let first = self.transcript.take_back(index).unwrap_or_default();
-            self.dropped_note(first);
+            self.dropped(first);
         }
     }
+}
+
+/// Whether the received message at transcript index `index` (whose ids the ledger scopes as
+/// `scope`) is the first answer to one of the harness's requests: the ledger points at it.
+fn answers_a_request(
+    transcript: &Transcript,
+    ledger: &Ledger,
+    scope: Option<&str>,
+    index: usize,
+) -> bool {
+    let Some(id) = transcript[index]
+        .value
+        .as_ref()
+        .filter(|v| v.get("method").is_none())
+        .and_then(|v| v.get("id"))
+    else {
+        return false;
+    };
+    ledger
+        .sent_in(scope, id)
+        .is_some_and(|r| r.answer == Some(index))
 }

@@ -1,11 +1,11 @@
 //! Playing the steps: the control flow of a case (repeats, sweeps, windows), the variables
 //! the steps fill in, and the `! arrives` windows that judge when a message came.
 
-use crate::case::{Span, Step, StepKind};
+use crate::case::{Step, StepKind};
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{self};
 use crate::transport::Transport;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
@@ -56,12 +56,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             StepKind::Barrier => self.barrier().await,
             StepKind::Cancel { id, reason } => self.cancel(id, reason.as_deref()).await,
             StepKind::After(span) => {
-                let until = self.clock.last_send() + self.span(span);
+                let until = self.clock.last_send() + span.resolve(self.step.captures());
                 self.pump_until(Deadline::from_std(until)).await;
                 Ok(())
             }
             StepKind::Wait(span) => {
-                let until = Deadline::now() + self.span(span);
+                let until = Deadline::now() + span.resolve(self.step.captures());
                 self.pump_until(until).await;
                 Ok(())
             }
@@ -100,31 +100,22 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
     }
 
-    pub(crate) fn span(&self, span: &Span) -> Duration {
-        span.resolve(self.step.captures())
-    }
-
-    /// A reference to a variable that an earlier, already reported mismatch never captured
-    /// ends the case quietly; otherwise it is a bug in the case.
-    fn missing_capture(&mut self, name: String) -> Stop {
-        if !self
-            .findings
-            .list()
-            .iter()
-            .any(|f| f.severity > Severity::Note)
-        {
-            self.finding(
-                Severity::Fail,
-                FindingKind::CaseBug,
-                format!("bug in case: `{{${name}}}` is used before anything was captured into it"),
-            );
-        }
-        Stop::Hung
-    }
-
-    /// A case line with its variables filled in.
+    /// A case line with its variables filled in. A reference to a variable that an earlier,
+    /// already reported mismatch never captured ends the case quietly; otherwise it is a bug
+    /// in the case.
     pub(crate) fn fill(&mut self, text: &str) -> Result<String, Stop> {
-        pattern::substitute(text, self.step.captures()).map_err(|name| self.missing_capture(name))
+        pattern::substitute(text, self.step.captures()).map_err(|name| {
+            if !self.findings.any_judged() {
+                self.finding(
+                    Severity::Fail,
+                    FindingKind::CaseBug,
+                    format!(
+                        "bug in case: `{{${name}}}` is used before anything was captured into it"
+                    ),
+                );
+            }
+            Stop::Hung
+        })
     }
 
     /// A request id of a control line, with its variables filled in.
@@ -170,7 +161,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     lateness.as_millis()
                 ),
             ),
-            Late::Judged(complaint) => (self.case_severity(), complaint),
+            Late::Judged(complaint) => (self.played.severity(), complaint),
         };
         self.finding(severity, FindingKind::Unmet, message);
     }
@@ -188,17 +179,5 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// A message's value as the harness recorded it.
     pub(crate) fn value(&self, index: usize) -> Value {
         self.transcript[index].value.clone().unwrap_or(Value::Null)
-    }
-
-    /// Marks a received message as the harness's business (not a case's), so diffs and
-    /// expectations pass over it.
-    pub(crate) fn take_internal(&mut self, index: usize) {
-        self.transcript[index].internal = true;
-        self.transcript[index].consumed_by = Some(0);
-    }
-
-    /// The answer `ping` gets from the harness.
-    pub(crate) fn pong(id: &Value) -> Value {
-        json!({"jsonrpc": "2.0", "id": id, "result": {}})
     }
 }

@@ -93,7 +93,7 @@ pub(super) async fn wind_down<T: Transport>(e: &mut Engine<'_, T, ClientTarget>)
         e.side.hung = true;
         let done = e.side.outcomes.len();
         e.rule(
-            e.case_severity(),
+            e.played.severity(),
             Req::Tmo02,
             format!(
                 "the client was still running {:.1} s after the case's last step ({done} of {} actions reported); it hangs, or the adapter does not exit after its last action",
@@ -203,11 +203,11 @@ fn ended_otherwise<T: Transport>(
     let cancelled = allowed.iter().all(|w| w == "cancelled" || w == "timeout");
     let (severity, kind) = if cancelled && word == "result" {
         (
-            e.case_severity().min(Severity::Warn),
+            e.played.severity().min(Severity::Warn),
             FindingKind::Rule(Req::Can07),
         )
     } else {
-        (e.case_severity(), FindingKind::Unmet)
+        (e.played.severity(), FindingKind::Unmet)
     };
     let severity = if stopped.is_some() {
         Severity::Note
@@ -238,7 +238,7 @@ fn never_reported<T: Transport>(
     let severity = if stopped.is_some() || e.side.hung {
         Severity::Note
     } else {
-        e.case_severity()
+        e.played.severity()
     };
     let because = if e.side.hung && stopped.is_none() {
         " (the adapter was still running; see the TMO-02 finding)".to_string()

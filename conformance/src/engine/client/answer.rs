@@ -9,6 +9,11 @@ use crate::engine::Engine;
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
 
+/// The answer `ping` gets from the harness.
+fn pong(id: &Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {}})
+}
+
 impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// Answers the client's request (at transcript index `index`) unless the case's steps
     /// will: they answer what they script or are waiting for, unless they stopped.
@@ -44,7 +49,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if handled_by_case {
             return;
         }
-        self.take_internal(index);
+        self.transcript.take_internal(index);
         if self.side.era.plays && method == "initialize" {
             return self.stateless_initialize(id, params).await;
         }
@@ -104,7 +109,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         }
         let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str);
         match (method, tool) {
-            ("ping", _) => Self::pong(id),
+            ("ping", _) => pong(id),
             ("tools/list", _) => json!({"jsonrpc": "2.0", "id": id, "result": tool_list()}),
             ("tools/call", Some("echo")) => {
                 let text = params
@@ -156,7 +161,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         method: Option<&str>,
         value: &Value,
     ) {
-        self.take_internal(index);
+        self.transcript.take_internal(index);
         let channel: Channel = self.transcript[index].channel;
         if let (Some(method), Some(id)) = (method, value.get("id")) {
             let answer = if method == "initialize" && !self.side.era.plays {

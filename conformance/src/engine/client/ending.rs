@@ -77,7 +77,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// (STD-06); over HTTP the session is ended with DELETE (HTTP-16, a SHOULD).
     pub(crate) async fn judge_exit(&mut self, within: Duration) {
         let waited = self.await_exit(within).await;
-        let severity = self.case_severity();
+        let severity = self.played.severity();
         if !self.liveness.has_exited() {
             let shown = crate::transcript::millis(waited);
             self.rule(

@@ -24,7 +24,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             ordered: self.io.ordered(),
             grace: T_GRACE,
             waits: self.waits_if(request.is_some_and(|r| r.answered.is_some())),
-            case_severity: self.case_severity(),
+            case_severity: self.played.severity(),
         });
         if let Named::Own(key) = &named {
             self.ledger.cancelled(key);

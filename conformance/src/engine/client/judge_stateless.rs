@@ -39,7 +39,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             stateless,
             earlier,
             refused: self.side.era.refused.contains(key),
-            case_severity: self.case_severity(),
+            case_severity: self.played.severity(),
         });
         self.problems(problem);
     }

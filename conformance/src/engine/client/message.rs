@@ -88,7 +88,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             self.session_initialize(id);
         }
         if method == "tasks/cancel" && client_cancel::abandons_only(&self.played.case().actions) {
-            let level = self.case_severity();
+            let level = self.played.severity();
             let problem = client_cancel::task_cancel_when_abandoning(&key, params, level);
             self.problems([problem]);
         }

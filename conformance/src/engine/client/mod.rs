@@ -127,7 +127,7 @@ impl Side for ClientTarget {
     const STAMPS: bool = false;
 
     async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop> {
-        let base = e.case_limit();
+        let base = e.played.limit();
         let limit = e.limit(base);
         let played = limit
             .within(async {
@@ -177,7 +177,7 @@ impl Side for ClientTarget {
             Ok(()) | Err(Stop::Done) => {
                 wind_down(e).await;
                 if crate::rules::client_cancel::abandons_only(&e.played.case().actions) {
-                    let level = e.case_severity();
+                    let level = e.played.severity();
                     let open = crate::rules::client_cancel::waits_left_open(
                         e.ledger.received_requests(),
                         level,
@@ -240,7 +240,7 @@ impl Side for ClientTarget {
     async fn role_step<T: Transport>(e: &mut Engine<'_, T, Self>, step: &Step) -> Result<(), Stop> {
         match &step.kind {
             StepKind::Exit(span) => {
-                let within = e.span(span);
+                let within = span.resolve(e.step.captures());
                 e.judge_exit(within).await;
                 Ok(())
             }

@@ -198,7 +198,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 "the client started its server a second time"
             };
             self.rule(
-                self.case_severity(),
+                self.played.severity(),
                 Req::Can08,
                 format!(
                     "{how} (session {number}) after its session had been {}: the session was torn down and restarted",

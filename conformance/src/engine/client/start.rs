@@ -31,7 +31,7 @@ pub fn never_reached(report: &crate::case_report::Report) -> bool {
 pub(super) async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Result<(), Stop> {
     let start = e
         .wait_allowed(
-            |e| e.clock.stretched(START_TIMEOUT).min(e.case_limit()),
+            |e| e.clock.stretched(START_TIMEOUT).min(e.played.limit()),
             |e| e.side.connected || e.liveness.has_exited() || e.side.declined.is_some(),
         )
         .await;
@@ -101,7 +101,7 @@ pub(super) async fn handshake<T: Transport>(
         );
         return Err(Stop::Hung);
     };
-    e.take_internal(index);
+    e.transcript.take_internal(index);
     let request = e.value(index);
     let (answer, version) = initialize_answer(e, &request);
     e.step

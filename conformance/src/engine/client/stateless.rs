@@ -138,7 +138,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 format!("the client fell back to `initialize` after the harness answered {code} with 400: a stateless-era error means the server is modern, and a client that inspects the body must not fall back"),
             ),
             Some(code) => self.rule(
-                self.case_severity().min(Severity::Warn),
+                self.played.severity().min(Severity::Warn),
                 Req::Lif12,
                 format!("the client fell back to `initialize` after the harness answered {code}: the server is modern, and the client should retry with a version it lists"),
             ),
@@ -282,7 +282,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             format!("the client did not close the stream of its request {key} {waited}; in 2026-07-28 over HTTP closing the request's stream is its cancel")
         };
         self.finding(
-            self.case_severity().min(Severity::Warn),
+            self.played.severity().min(Severity::Warn),
             FindingKind::Rule(Req::Can12),
             message,
         );

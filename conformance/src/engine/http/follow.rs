@@ -4,6 +4,7 @@
 
 use super::super::{Engine, Side};
 use super::*;
+use crate::engine::parts::transcript::Transcript;
 use crate::facts::streams::{Opened, Stream};
 use crate::transcript::Entry;
 use crate::transport::{Channel, Event, Head, StreamEnd, Transport};
@@ -74,11 +75,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 }
                 if let Some(cancel) = self.streams.headed(*channel, head, now) {
                     // Accepted: the server has read it at the latest a grace later, and later
-                    // by what it waits for a CPU from now on (`Engine::read_by`).
+                    // by what it waits for a CPU from now on (`Waits::read_by`).
                     let (grace, waited) = (self.calm_grace(), self.waited());
                     self.ledger.cancel_accepted(cancel, at, grace, waited);
                 }
-                self.show_status(*channel, Some(head));
+                show_status(&self.streams, &mut self.transcript, *channel, Some(head));
                 (*channel, text)
             }
             Event::Body { channel, text } => {
@@ -92,7 +93,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             } => {
                 let unseen = self.streams.ended(*channel, end, *bytes);
                 if unseen && *end != StreamEnd::Aborted {
-                    self.show_status(*channel, None);
+                    show_status(&self.streams, &mut self.transcript, *channel, None);
                 }
                 (*channel, format!("{channel}: {end} ({bytes} bytes)"))
             }
@@ -102,31 +103,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let mut entry = Entry::event(at, channel, text);
         entry.session = session;
         self.transcript.push(entry);
-    }
-
-    /// Shows a channel's status on the line that opened it, normalised toward what was
-    /// expected: a status that meets the expectation reads exactly as expected.
-    fn show_status(&mut self, channel: Channel, head: Option<&Head>) {
-        let Some(stream) = self.streams.stream(channel) else {
-            return;
-        };
-        let met = |codes: &str| {
-            let codes: Vec<String> = codes.split('|').map(str::to_string).collect();
-            head.is_some_and(|h| status_matches(&codes, h.code))
-        };
-        let status = match (&stream.shown_status, head) {
-            (Some(expected), _) if met(expected) => Some(expected.clone()),
-            (None, Some(h)) if (200..300).contains(&h.code) => None,
-            (_, Some(h)) => Some(h.summary()),
-            (_, None) => Some("no status".to_string()),
-        };
-        let shown = match status {
-            Some(status) => format!("{channel} {} → {status}", stream.base),
-            None => format!("{channel} {}", stream.base),
-        };
-        if let Some(entry) = self.transcript.get_mut(stream.entry) {
-            entry.shown = Some(shown);
-        }
     }
 
     /// The channel a message matching `pattern` should come on: the one of the request it
@@ -146,22 +122,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             _ => None,
         };
         request.map(|r| r.channel)
-    }
-
-    /// Why a response to request `id` can no longer come: its stream was refused or ended
-    /// without it.
-    pub(crate) fn unanswerable(&self, id: &Value) -> Option<String> {
-        let request = self.ledger.sent(id)?;
-        if request.answers > 0 {
-            return None;
-        }
-        let stream = self.streams.stream(request.channel)?;
-        if stream.messages > 0 && stream.end.is_none() {
-            return None;
-        }
-        stream
-            .dead_end()
-            .map(|why| format!("its {} {why}", request.channel))
     }
 
     /// Why progress matching `pattern` cannot come: the server answers requests of this
@@ -193,12 +153,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let held = self
             .protocol()
             .is_some_and(|v| v.era() == crate::era::Era::Stateless);
-        self.streams.arrival_window(held, self.reply_allowance())
-    }
-
-    /// `--reply-timeout`, stretched for the machine's CPU pressure now.
-    pub(crate) fn reply_allowance(&self) -> Duration {
-        self.clock.stretched(self.played.options().reply_timeout)
+        let reply = self.clock.stretched(self.played.options().reply_timeout);
+        self.streams.arrival_window(held, reply)
     }
 
     /// Over HTTP, before a `! cancel`: waits until the target has shown it received the
@@ -226,6 +182,36 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 return;
             }
         }
+    }
+}
+
+/// Shows a channel's status on the line that opened it, normalised toward what was
+/// expected: a status that meets the expectation reads exactly as expected.
+fn show_status(
+    streams: &Streams,
+    transcript: &mut Transcript,
+    channel: Channel,
+    head: Option<&Head>,
+) {
+    let Some(stream) = streams.stream(channel) else {
+        return;
+    };
+    let met = |codes: &str| {
+        let codes: Vec<String> = codes.split('|').map(str::to_string).collect();
+        head.is_some_and(|h| status_matches(&codes, h.code))
+    };
+    let status = match (&stream.shown_status, head) {
+        (Some(expected), _) if met(expected) => Some(expected.clone()),
+        (None, Some(h)) if (200..300).contains(&h.code) => None,
+        (_, Some(h)) => Some(h.summary()),
+        (_, None) => Some("no status".to_string()),
+    };
+    let shown = match status {
+        Some(status) => format!("{channel} {} → {status}", stream.base),
+        None => format!("{channel} {}", stream.base),
+    };
+    if let Some(entry) = transcript.get_mut(stream.entry) {
+        entry.shown = Some(shown);
     }
 }
 

@@ -5,6 +5,7 @@
 use super::super::{Engine, Side};
 use crate::facts::ledger::CancelMark;
 use crate::facts::streams::Opened;
+use crate::facts::waits::proved_by_time;
 use crate::outcome::Severity;
 use crate::requirement::Req;
 use crate::transport::{Channel, Transport};
@@ -18,12 +19,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// cancel has passed, so that every cancel sent before the barrier that was accepted
     /// counts as read. Cancels that nothing proves are noted.
     pub(crate) async fn settle(&mut self) {
-        let deadline = Deadline::now() + self.reply_allowance();
+        let deadline = Deadline::now() + self.clock.stretched(self.played.options().reply_timeout);
         self.await_heads(deadline).await;
         let accepted = self.cancels_accepted();
         // Until every accepted cancel counts as read; that moment moves later while the
-        // target waits for a CPU (`Engine::read_by`), within the allowance.
-        while let Some(read) = accepted.iter().filter_map(|m| self.read_by(m)).max() {
+        // target waits for a CPU (`Waits::read_by`), within the allowance.
+        let read_by = |e: &Self, m: &CancelMark| e.waits_if(proved_by_time(m)).read_by(m);
+        while let Some(read) = accepted.iter().filter_map(|m| read_by(self, m)).max() {
             let until = Deadline::from_std(self.io.started() + read).min(deadline);
             if Deadline::now() >= until {
                 break;
@@ -94,7 +96,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             };
             let what = match &stream.head {
                 Some((_, head)) => format!("got HTTP {}", head.summary()),
-                None => format!("got no status within {:?}", self.reply_allowance()),
+                None => format!(
+                    "got no status within {:?}",
+                    self.clock.stretched(self.played.options().reply_timeout)
+                ),
             };
             if !stream.opened.wants_accepted() || !self.streams.note_unproven(mark.at) {
                 continue;

@@ -45,6 +45,19 @@ impl Position {
         &mut self.captures
     }
 
+    /// The id a pattern names for certain: a literal, or a variable already captured.
+    pub fn concrete_id(&self, pattern: &Value) -> Option<Value> {
+        let id = pattern.get("id")?;
+        match id.as_str() {
+            Some(text) if text.starts_with('{') && text.ends_with('}') => text
+                .strip_prefix("{$")
+                .and_then(|t| t.strip_suffix('}'))
+                .and_then(|name| self.captures.get(name))
+                .cloned(),
+            _ => Some(id.clone()),
+        }
+    }
+
     /// The steps wait for a message that matches `pattern`.
     pub fn await_pattern(&mut self, pattern: Value) {
         self.awaiting = Some(pattern);

@@ -88,7 +88,7 @@ pub(super) async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, wind
         return;
     }
     e.rule(
-        e.case_severity(),
+        e.played.severity(),
         Req::Std07,
         format!(
             "the target did not exit within {window:?} after its stdin closed ({when}{waited}); \

@@ -178,7 +178,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         };
         let stray = server::stray_responses(&self.transcript, cancelled);
         for message in stray {
-            self.finding(self.case_severity(), FindingKind::Unmet, message);
+            self.finding(self.played.severity(), FindingKind::Unmet, message);
         }
     }
 }

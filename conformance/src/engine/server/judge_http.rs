@@ -126,7 +126,8 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         if !self.io.channel_per_request() {
             return;
         }
-        let grace = self.grace_after(self.waited());
+        let before = self.waited();
+        let grace = self.waits().grace_after(before);
         let open = |e: &Self| {
             http::left_open(
                 e.ledger.sent_requests(),

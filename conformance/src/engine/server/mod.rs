@@ -177,7 +177,7 @@ impl Side for ServerTarget {
     async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop> {
         // The opening may take the startup allowance and the case's own time limit, however
         // the target behaves (it may talk without ever answering).
-        let opening = e.limit(e.played.options().startup_timeout + e.case_limit());
+        let opening = e.limit(e.played.options().startup_timeout + e.played.limit());
         let opened = match opening.within(open(e)).await {
             Ok(opened) => opened,
             Err(ran) => {
@@ -203,7 +203,7 @@ impl Side for ServerTarget {
         e.opening.complete();
         // The case's own clock starts once the target has started; a case that performs the
         // handshake itself also gets the start's allowance.
-        let mut base = e.case_limit();
+        let mut base = e.played.limit();
         if !e.played.case().handshake {
             base += e.played.options().startup_timeout;
         }
@@ -254,7 +254,7 @@ impl Side for ServerTarget {
         match &step.kind {
             StepKind::Silent { id, window } => {
                 let id = e.fill_id(id)?;
-                let until = Deadline::now() + e.span(window);
+                let until = Deadline::now() + window.resolve(e.step.captures());
                 e.pump_until(until).await;
                 e.ledger.watched(&pattern::id_key(&id));
                 match e.ledger.sent(&id) {
@@ -294,7 +294,7 @@ impl Side for ServerTarget {
                 Ok(())
             }
             StepKind::Exit(span) => {
-                exit(e, e.span(span)).await;
+                exit(e, span.resolve(e.step.captures())).await;
                 Ok(())
             }
             _ => unreachable!("the engine plays every other step"),

@@ -5,6 +5,7 @@ use super::super::{Engine, Stop};
 use super::witnessed::{excused, listed_unasked, unstopped, witness_severity, Question};
 use super::ServerTarget;
 use crate::case::{Step, StepKind};
+use crate::facts::waits::proved_by_time;
 use crate::fixtures;
 use crate::outcome::Severity;
 use crate::pattern::{self, canonical};
@@ -166,10 +167,11 @@ fn cancel_proof<T: Transport>(
 ) -> Option<(Duration, Duration)> {
     if let Some(task) = e.ledger.task_named(id) {
         let (at, waited) = task.cancel_answered?;
-        return Some((at, e.grace_after(waited)));
+        return Some((at, e.waits().grace_after(waited)));
     }
     let mark = e.ledger.sent(id).and_then(|r| r.cancel)?;
-    Some((e.read_by(&mark)?, e.grace_after(mark.waited)))
+    let read = e.waits_if(proved_by_time(&mark)).read_by(&mark)?;
+    Some((read, e.waits().grace_after(mark.waited)))
 }
 
 /// On a running server the harness did not start for this case, what the `cancellations`
