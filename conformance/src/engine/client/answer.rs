@@ -5,6 +5,7 @@
 
 use super::tasks::Served;
 use super::{initialize_answer, tool_list, ClientTarget};
+use crate::case::Case;
 use crate::engine::Engine;
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
@@ -12,6 +13,57 @@ use serde_json::{json, Value};
 /// The answer `ping` gets from the harness.
 fn pong(id: &Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": {}})
+}
+
+/// A task answer of the harness's, stamped as the era wants (`stateless`: 2026-07-28).
+fn task_answer(stateless: bool, mut answer: Value) -> Value {
+    if stateless {
+        crate::era::ProtocolVersion::V2026_07_28.stamp_result(&mut answer);
+    }
+    answer
+}
+
+impl ClientTarget {
+    /// The answer of a plain server: `ping`, `tools/list`, `echo`; after the steps stopped,
+    /// an error for any other call (so the client is not left waiting); "method not found"
+    /// for anything else, as a server of the handshake era answers `server/discover`.
+    fn plain_answer(&self, case: &Case, id: &Value, method: &str, params: Option<&Value>) -> Value {
+        let mut answer = self.plain_answer_of_era(case, id, method, params);
+        if self.era.plays {
+            crate::era::ProtocolVersion::V2026_07_28.stamp_result(&mut answer);
+        }
+        answer
+    }
+
+    fn plain_answer_of_era(
+        &self,
+        case: &Case,
+        id: &Value,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Value {
+        if let Some(answer) = self.stateless_answer(case, id, method, params) {
+            return answer;
+        }
+        let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+        match (method, tool) {
+            ("ping", _) => pong(id),
+            ("tools/list", _) => json!({"jsonrpc": "2.0", "id": id, "result": tool_list()}),
+            ("tools/call", Some("echo")) => {
+                let text = params
+                    .and_then(|p| p.pointer("/arguments/text"))
+                    .cloned()
+                    .unwrap_or(json!(""));
+                json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})
+            }
+            ("tools/call", _) if self.stopped.is_some() => {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": "the conformance case stopped before this call; it is not served"}})
+            }
+            _ => {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("method not found: the conformance harness does not offer {method} in this case")}})
+            }
+        }
+    }
 }
 
 impl<T: Transport> Engine<'_, T, ClientTarget> {
@@ -33,8 +85,10 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             self.side.declared = Some(capabilities.unwrap_or_default());
         }
         let again = method == "initialize" && self.side.handshaken;
-        let awaited = self.awaits(index);
-        let modern = self.stateless_answer(id, method, params);
+        let awaited = self.step.awaits(self.transcript.message(index));
+        let modern = self
+            .side
+            .stateless_answer(self.played.case(), id, method, params);
         let refused = self.side.era.plays
             && (method == "initialize"
                 || modern
@@ -57,7 +111,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             let stateless = self.side.era.plays;
             if let Some(served) = self.side.tasks.serve(id, method, params, stateless) {
                 if let Served::Answer(answer) = served {
-                    self.reply(self.task_answer(answer)).await;
+                    self.reply(task_answer(self.side.era.plays, answer)).await;
                 }
                 self.send_released().await;
                 return;
@@ -66,7 +120,10 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         let answer = if again {
             initialize_answer(self, &self.value(index)).0
         } else {
-            modern.unwrap_or_else(|| self.plain_answer(id, method, params))
+            modern.unwrap_or_else(|| {
+                self.side
+                    .plain_answer(self.played.case(), id, method, params)
+            })
         };
         self.reply(answer).await;
     }
@@ -74,56 +131,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// The answers to task waits the harness held, now that their task is terminal.
     pub(crate) async fn send_released(&mut self) {
         for answer in std::mem::take(&mut self.side.tasks.released) {
-            self.reply(self.task_answer(answer)).await;
-        }
-    }
-
-    /// A task answer of the harness's, stamped as the era wants.
-    fn task_answer(&self, mut answer: Value) -> Value {
-        if self.side.era.plays {
-            crate::era::ProtocolVersion::V2026_07_28.stamp_result(&mut answer);
-        }
-        answer
-    }
-
-    /// Whether the expected message the steps are waiting for would take this request.
-    fn awaits(&self, index: usize) -> bool {
-        let value = self.value(index);
-        self.step.awaits(&value)
-    }
-
-    /// The answer of a plain server: `ping`, `tools/list`, `echo`; after the steps stopped,
-    /// an error for any other call (so the client is not left waiting); "method not found"
-    /// for anything else, as a server of the handshake era answers `server/discover`.
-    fn plain_answer(&self, id: &Value, method: &str, params: Option<&Value>) -> Value {
-        let mut answer = self.plain_answer_of_era(id, method, params);
-        if self.side.era.plays {
-            crate::era::ProtocolVersion::V2026_07_28.stamp_result(&mut answer);
-        }
-        answer
-    }
-
-    fn plain_answer_of_era(&self, id: &Value, method: &str, params: Option<&Value>) -> Value {
-        if let Some(answer) = self.stateless_answer(id, method, params) {
-            return answer;
-        }
-        let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str);
-        match (method, tool) {
-            ("ping", _) => pong(id),
-            ("tools/list", _) => json!({"jsonrpc": "2.0", "id": id, "result": tool_list()}),
-            ("tools/call", Some("echo")) => {
-                let text = params
-                    .and_then(|p| p.pointer("/arguments/text"))
-                    .cloned()
-                    .unwrap_or(json!(""));
-                json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})
-            }
-            ("tools/call", _) if self.side.stopped.is_some() => {
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": "the conformance case stopped before this call; it is not served"}})
-            }
-            _ => {
-                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("method not found: the conformance harness does not offer {method} in this case")}})
-            }
+            self.reply(task_answer(self.side.era.plays, answer)).await;
         }
     }
 
@@ -147,7 +155,8 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             } else if method == "initialize" {
                 crate::engine::client::unsupported(&id, &Value::Null)
             } else {
-                self.plain_answer(&id, &method, None)
+                self.side
+                    .plain_answer(self.played.case(), &id, &method, None)
             };
             self.reply(answer).await;
         }
@@ -170,7 +179,8 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 let asked = value.pointer("/params/protocolVersion");
                 crate::engine::client::unsupported(id, asked.unwrap_or(&Value::Null))
             } else {
-                self.plain_answer(id, method, value.get("params"))
+                self.side
+                    .plain_answer(self.played.case(), id, method, value.get("params"))
             };
             self.reply_via(answer, Some(channel)).await;
         }

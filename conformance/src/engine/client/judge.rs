@@ -2,6 +2,7 @@
 //! `rules::client_cancel` judges by (the cancel, the client's request it names, a reading of
 //! the clock) and applies its verdict to the ledger and the findings.
 
+use super::crossing::Held;
 use super::{ClientTarget, T_GRACE};
 use crate::engine::Engine;
 use crate::pattern::id_key;
@@ -33,20 +34,18 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         let (Named::Unknown, Some(params)) = (named, params) else {
             return;
         };
-        if self.may_cross() {
+        if !self.io.ordered() {
             // Its request's POST may still be on its way: judged when it comes, or at the end.
-            let held = self.held(at, params.clone());
+            let held = Held {
+                at,
+                waited: self.waited(),
+                what: params.clone(),
+            };
             let key = params.get("requestId").map(id_key).unwrap_or_default();
             self.side.crossing.cancels.push((key, held));
             return;
         }
-        self.cancel_of_unknown(params);
-    }
-
-    /// A cancel naming no request the client sent (yet) (see
-    /// [`client_cancel::cancel_of_unknown`]).
-    pub(crate) fn cancel_of_unknown(&mut self, params: &Value) {
-        let problem = client_cancel::cancel_of_unknown(params, &self.ledger);
-        self.problems(problem);
+        // A cancel naming no request the client sent (yet).
+        self.problems(client_cancel::cancel_of_unknown(params, &self.ledger));
     }
 }

@@ -6,26 +6,13 @@
 use super::ClientTarget;
 use crate::engine::Engine;
 use crate::rules::client_stateless::{self as rules, Reuse};
-use crate::transport::http_server::ClientRequest;
 use crate::transport::Transport;
-use serde_json::Value;
 
 impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// Whether the harness plays 2026-07-28 to a client that has no `initialize` session: its
     /// requests then belong to the stateless era.
-    fn plays_stateless(&self) -> bool {
-        self.side.era.plays && !self.session_ready()
-    }
-
-    /// Whether a client's request belongs to the stateless era (see
-    /// [`rules::is_stateless`]).
-    pub(crate) fn stateless_request(&self, method: &str, params: Option<&Value>) -> bool {
-        rules::is_stateless(method, params, self.plays_stateless())
-    }
-
-    /// LIF-10: the `_meta` fields every request of the stateless era carries.
-    pub(crate) fn judge_stamp(&mut self, method: &str, params: Option<&Value>) {
-        self.problems(rules::stamp(method, params));
+    pub(crate) fn plays_stateless(&self) -> bool {
+        self.side.era.plays && !self.side.sessions.ready(&self.ledger)
     }
 
     /// RPC-03 (and AMB-20, LIF-12 in the stateless era): a request id the client used before.
@@ -42,22 +29,5 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             case_severity: self.played.severity(),
         });
         self.problems(problem);
-    }
-
-    /// RPC-15: a client of 2026-07-28 sends no responses (its server sends no requests).
-    pub(crate) fn stateless_response(&mut self, index: usize) {
-        let value = self.value(index);
-        self.transcript[index].consumed_by = Some(0);
-        self.problems([rules::response(&value)]);
-    }
-
-    /// HTTP-19: the headers a stateless-era request's POST carries.
-    pub(crate) fn stateless_headers(&mut self, seen: &ClientRequest, what: &str) {
-        self.problems(rules::headers(seen, what));
-    }
-
-    /// Whether a POST the harness's HTTP server saw carries a stateless-era request.
-    pub(crate) fn stateless_post(&self, seen: &ClientRequest) -> bool {
-        rules::is_stateless_post(seen, self.plays_stateless())
     }
 }

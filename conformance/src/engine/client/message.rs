@@ -7,13 +7,17 @@
 //! dispatches each message, gathers their facts and applies their verdicts. Requests the case
 //! does not script are answered by `answer.rs`.
 
+use super::crossing::{crossing, Held};
 use super::ClientTarget;
 use crate::engine::Engine;
+use crate::era::ProtocolVersion;
 use crate::facts::ledger::ReceivedRequest;
 use crate::pattern::id_key;
 use crate::rules::client_cancel;
+use crate::rules::client_crossing as rules;
 use crate::rules::client_progress::{self, ClientProgressFacts};
 use crate::rules::client_request::{self, Handshake};
+use crate::rules::client_stateless;
 use crate::transport::{Channel, Transport};
 use serde_json::Value;
 
@@ -72,20 +76,24 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         let problem = client_request::id_type(method, id);
         self.problems(problem);
         let key = id_key(id);
-        let stateless = self.stateless_request(method, params);
+        let stateless = client_stateless::is_stateless(method, params, self.plays_stateless());
         self.judge_reuse(&key, method, stateless);
         if stateless {
             self.side.era.tried = true;
-            self.judge_stamp(method, params);
+            // LIF-10: the `_meta` fields every request of the stateless era carries.
+            self.problems(client_stateless::stamp(method, params));
         } else {
             if method == "initialize" {
-                self.legacy_initialize();
+                let options = self.played.options();
+                let told_stateless = ProtocolVersion::parse(&options.protocol_version)
+                    .is_some_and(|v| !v.has_handshake());
+                self.side.era.legacy_initialize(told_stateless);
             }
             let at = self.transcript[index].at;
             self.handshake_order(method, at);
         }
         if method == "initialize" {
-            self.session_initialize(id);
+            self.side.sessions.initialize(id);
         }
         if method == "tasks/cancel" && client_cancel::abandons_only(&self.played.case().actions) {
             let level = self.played.severity();
@@ -123,12 +131,16 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// `notifications/initialized` before any other request once it is.
     fn handshake_order(&mut self, method: &str, at: std::time::Duration) {
         let initialized = self.side.sessions.current().map(|s| s.initialized);
-        let ready = self.session_ready();
-        match client_request::handshake_order(method, ready, initialized, self.may_cross()) {
+        let ready = self.side.sessions.ready(&self.ledger);
+        match client_request::handshake_order(method, ready, initialized, !self.io.ordered()) {
             Handshake::InOrder => {}
             Handshake::Early(problem) => self.problems([problem]),
             Handshake::Hold => {
-                let held = self.held(at, Value::String(method.to_string()));
+                let held = Held {
+                    at,
+                    waited: self.waited(),
+                    what: Value::String(method.to_string()),
+                };
                 self.side.crossing.early.push(held);
             }
         }
@@ -136,7 +148,10 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
 
     fn client_response(&mut self, index: usize) {
         if self.side.era.plays {
-            return self.stateless_response(index);
+            // RPC-15: a client of 2026-07-28 sends no responses (its server sends no requests).
+            let value = self.value(index);
+            self.transcript[index].consumed_by = Some(0);
+            return self.problems([client_stateless::response(&value)]);
         }
         let Some(request) = self.settle_response(index, None) else {
             return;
@@ -160,7 +175,11 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             .and_then(|k| self.side.crossing.progress.get(k))
             .copied()
             .filter(|_| sent.is_some_and(|s| s.last_progress.is_some()));
-        let crossed = previous_at.is_some_and(|then| self.progress_crossed(then, at));
+        // A value below the one before it may have crossed it: its POST arrived within the
+        // grace of the one it follows.
+        let crossed = previous_at.is_some_and(|then| {
+            !self.io.ordered() && rules::crossed(then, self.waited(), at, &crossing(self.waits()))
+        });
         let (problems, value) = client_progress::client_progress(&ClientProgressFacts {
             params,
             request: key.as_deref().map(|k| (k, sent)),

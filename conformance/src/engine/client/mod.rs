@@ -197,7 +197,9 @@ impl Side for ClientTarget {
         }
         e.judge_initialized();
         e.http_finish();
-        e.note_sessions();
+        for note in e.side.sessions.notes() {
+            e.rule(Severity::Note, Req::Std06, note);
+        }
         None
     }
 
@@ -225,7 +227,14 @@ impl Side for ClientTarget {
                 channel: channel @ (Channel::Post(_) | Channel::Get(_)),
                 ..
             } => e.stream_closed(at, channel),
-            Event::Signal { channel, signal } => e.session_signal(channel, signal),
+            Event::Signal { channel, signal } => {
+                if let Some((note, ended)) = e.side.sessions.signal(channel, signal) {
+                    if ended {
+                        e.liveness.output_closed();
+                    }
+                    e.io.note(note);
+                }
+            }
             Event::HttpRequest(seen) => e.http_request(at, *seen),
             Event::AdapterLine(bytes) => adapter_line(e, &bytes),
             Event::AdapterOverlong => e.finding(
@@ -343,7 +352,7 @@ impl Side for ClientTarget {
     }
 
     fn sent<T: Transport>(e: &mut Engine<'_, T, Self>, message: &Value) {
-        e.answered_client(message);
+        stateless::answered_client(&mut e.side, &mut e.opening, &e.ledger, message);
         let answered = message
             .get("id")
             .filter(|_| message.get("method").is_none())
