@@ -111,13 +111,15 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if !self.io.channel_per_request() {
             return None;
         }
+        // A task's progress may come on any stream of the session (2025-11-25: the call's
+        // own stream ended with its answer).
+        let core = self.protocol().is_some_and(|v| v.has_core_tasks());
         let request = match (pattern.get("id"), pattern.pointer("/params/progressToken")) {
             (Some(id), _) if !is_wildcard(id) => self.ledger.sent(id),
             (_, Some(token)) if !is_wildcard(token) => self
                 .ledger
                 .token(token)
-                // A task's progress may come on any stream of the session.
-                .filter(|key| !self.owns_task(key))
+                .filter(|key| !(core && self.ledger.task_of(key).is_some()))
                 .and_then(|key| self.ledger.request(key)),
             _ => None,
         };

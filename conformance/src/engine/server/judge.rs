@@ -3,20 +3,36 @@
 //! clock), applies their verdict to the ledger and the findings, and sends the answers they
 //! give.
 
+use super::judge_http;
+use super::tasks::learn_task;
 use super::ServerTarget;
+use crate::engine::http::Streams;
+use crate::engine::parts::transcript::Transcript;
 use crate::engine::Engine;
-use crate::facts::ledger::{key_in, CancelMark};
+use crate::era::ProtocolVersion;
+use crate::facts::ledger::{key_in, Ledger, SentRequest};
 use crate::facts::waits::Waits;
-use crate::outcome::FindingKind;
+use crate::rules::envelope::Problem;
 use crate::rules::server::{self, listen, ProgressFacts, ServerRequest};
+use crate::rules::tasks;
 use crate::transport::Transport;
 use serde_json::Value;
+use std::time::Duration;
 
 impl<T: Transport> Engine<'_, T, ServerTarget> {
     /// Applies the standing rules to one message object the server wrote.
     /// Its ids are scoped as `scope` (the session it came in).
     pub(crate) async fn judge_server_message(&mut self, index: usize, scope: Option<&str>) {
-        self.judge_channel(index, scope);
+        let core = self.protocol().is_some_and(|v| v.has_core_tasks());
+        let problems = judge_http::channel(
+            &mut self.streams,
+            &self.ledger,
+            &self.transcript,
+            index,
+            scope,
+            core,
+        );
+        self.problems(problems);
         let value = self.value(index);
         let method = value.get("method").and_then(Value::as_str);
         match (method, value.get("id")) {
@@ -33,49 +49,15 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 self.progress(index, value.get("params"), scope)
             }
             (Some(method), None) => {
-                self.subscription_message(index, method, value.get("params"), scope)
+                if self.protocol().is_none_or(|v| v.servers_may_request()) {
+                    return;
+                }
+                let at = self.transcript[index].at;
+                let problem = subscription(&self.ledger, scope, method, value.get("params"), at);
+                self.problems(problem);
             }
             (None, _) => self.response(index, &value, scope),
         }
-    }
-
-    /// A notification other than progress: in 2026-07-28, a server cancel must end a
-    /// subscription, and nothing may come for a subscription after its cancel was read
-    /// (see [`listen`]).
-    fn subscription_message(
-        &mut self,
-        index: usize,
-        method: &str,
-        params: Option<&Value>,
-        scope: Option<&str>,
-    ) {
-        if self.protocol().is_none_or(|v| v.servers_may_request()) {
-            return;
-        }
-        if method == "notifications/cancelled" {
-            let named = params
-                .and_then(|p| p.get("requestId"))
-                .and_then(|id| self.ledger.sent_in(scope, id));
-            let problem = listen::server_cancel(params, named);
-            return self.problems([problem]);
-        }
-        let Some(id) = listen::subscription_of(params) else {
-            return;
-        };
-        let key = key_in(scope, id);
-        let at = self.transcript[index].at;
-        let problem = self
-            .ledger
-            .request(&key)
-            .filter(|r| r.method == "subscriptions/listen")
-            .and_then(|listen| listen::after_cancel(method, &key, listen, at));
-        self.problems(problem);
-    }
-
-    /// The clock read for a rule about a request whose cancel is `mark`: the target's waits
-    /// matter only once a proof came.
-    fn waits_for(&self, mark: Option<&CancelMark>) -> Waits {
-        self.waits_if(mark.is_some_and(|m| m.read.is_some()))
     }
 
     fn progress(&mut self, index: usize, params: Option<&Value>, scope: Option<&str>) {
@@ -90,7 +72,17 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             .as_ref()
             .and_then(|k| self.ledger.request(k))
             .is_some_and(|r| r.answers > 0);
-        let task = answered && key.as_deref().is_some_and(|k| self.task_progress(k, at));
+        let core = self.protocol().is_some_and(|v| v.has_core_tasks());
+        let record = key
+            .as_deref()
+            .filter(|_| answered && core)
+            .and_then(|k| Some((k, self.ledger.task_of(k)?)));
+        let task = record.is_some();
+        if let Some((key, record)) = record {
+            let waits = self.waits_if(record.terminal.is_some());
+            let problem = tasks::progress_of_task(key, at, record, &waits);
+            self.problems(problem);
+        }
         let request = key
             .as_deref()
             .and_then(|k| Some((k, self.ledger.request(k)?)));
@@ -100,7 +92,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             at,
             line: self.step.line(),
             request,
-            waits: self.waits_for(request.and_then(|(_, r)| r.cancel.as_ref())),
+            waits: self.waits_if(request.is_some_and(|(_, r)| proved(r))),
             task,
         });
         let channel = self.transcript[index].channel;
@@ -128,10 +120,20 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             }
         }
         if request.starts {
-            self.agreed_version(value);
+            // The agreed version goes to the transport.
+            if let Some(version) = value
+                .pointer("/result/protocolVersion")
+                .and_then(Value::as_str)
+            {
+                self.io.agreed(version);
+            }
         }
         let at = self.transcript[index].at;
-        self.track_task(&request, value, at, scope);
+        let sent = self.transcript.message(request.index);
+        let learned = tasks::learn(&request.method, sent, value);
+        let key = key_in(scope, &sent["id"]);
+        let waited = self.waited();
+        learn_task(&mut self.ledger, learned, key, at, waited);
         if request.cancel.is_none() {
             return;
         }
@@ -141,44 +143,70 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 return self.problems([note]);
             }
         }
-        let waits = self.waits_for(request.cancel.as_ref());
+        let waits = self.waits_if(proved(&request));
         let version = self.protocol();
         let judged = server::answered_after_cancel(&key, &request, value, at, &waits, version);
         self.problems(judged);
     }
+}
 
-    /// Progress that came after the proof that its request's cancel was read, judged once
-    /// nothing more will come (see [`server::late_progress`]).
-    pub(crate) fn judge_late_progress(&mut self) {
-        let mut late: Vec<(&str, &crate::facts::ledger::SentRequest)> = self
-            .ledger
-            .sent_requests()
-            .iter()
-            .filter(|(_, r)| !r.after_proof.is_empty())
-            .map(|(key, r)| (key.as_str(), r))
-            .collect();
-        if late.is_empty() {
-            return;
-        }
-        late.sort_by(|a, b| a.0.cmp(b.0));
-        let found = server::late_progress(&late, &self.waits(), self.protocol());
-        for (line, problem) in found {
-            self.step.at(line);
-            self.problems([problem]);
-        }
-    }
+/// Whether the harness's `request` was cancelled and the cancel proven read: then the rules
+/// about it need the target's waits for a CPU.
+fn proved(request: &SentRequest) -> bool {
+    request.cancel.is_some_and(|m| m.read.is_some())
+}
 
-    /// Responses no step expected and no cancel explains.
-    pub(crate) fn unexpected_responses(&mut self) {
-        // Ids belong to the session the response came in.
-        let cancelled = |session: usize, v: &Value| {
-            v.get("id")
-                .and_then(|id| self.ledger.sent_in(self.streams.scope(session), id))
-                .is_some_and(|r| r.cancel.is_some())
-        };
-        let stray = server::stray_responses(&self.transcript, cancelled);
-        for message in stray {
-            self.finding(self.played.severity(), FindingKind::Unmet, message);
-        }
+/// A notification other than progress in 2026-07-28 (`at` since the target started, its ids
+/// scoped as `scope`): a server cancel must end a subscription, and nothing may come for a
+/// subscription after its cancel was read (see [`listen`]).
+fn subscription(
+    ledger: &Ledger,
+    scope: Option<&str>,
+    method: &str,
+    params: Option<&Value>,
+    at: Duration,
+) -> Option<Problem> {
+    if method == "notifications/cancelled" {
+        let named = params
+            .and_then(|p| p.get("requestId"))
+            .and_then(|id| ledger.sent_in(scope, id));
+        return Some(listen::server_cancel(params, named));
     }
+    let id = listen::subscription_of(params)?;
+    let key = key_in(scope, id);
+    ledger
+        .request(&key)
+        .filter(|r| r.method == "subscriptions/listen")
+        .and_then(|listen| listen::after_cancel(method, &key, listen, at))
+}
+
+/// Progress that came after the proof that its request's cancel was read, judged once
+/// nothing more will come (see [`server::late_progress`]), with the case line each came at.
+pub(super) fn late_progress(
+    ledger: &Ledger,
+    waits: &Waits,
+    version: Option<ProtocolVersion>,
+) -> Vec<(usize, Problem)> {
+    let mut late: Vec<(&str, &SentRequest)> = ledger
+        .sent_requests()
+        .iter()
+        .filter(|(_, r)| !r.after_proof.is_empty())
+        .map(|(key, r)| (key.as_str(), r))
+        .collect();
+    if late.is_empty() {
+        return vec![];
+    }
+    late.sort_by(|a, b| a.0.cmp(b.0));
+    server::late_progress(&late, waits, version)
+}
+
+/// Responses no step expected and no cancel explains (ids belong to the session the response
+/// came in, named in `streams`).
+pub(super) fn stray(ledger: &Ledger, streams: &Streams, transcript: &Transcript) -> Vec<String> {
+    let cancelled = |session: usize, v: &Value| {
+        v.get("id")
+            .and_then(|id| ledger.sent_in(streams.scope(session), id))
+            .is_some_and(|r| r.cancel.is_some())
+    };
+    server::stray_responses(transcript, cancelled)
 }

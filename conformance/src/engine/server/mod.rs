@@ -19,10 +19,11 @@ use crate::case::{Case, Step, StepKind, TransportKind};
 use crate::era::Era;
 use crate::error::StartError;
 use crate::fixtures;
-use crate::outcome::Severity;
+use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{self};
 use crate::requirement::Req;
 use crate::rules::envelope::{Writer, SERVER};
+use crate::rules::http;
 use crate::transport::http::{Http, HttpTarget};
 use crate::transport::process::{display_argv, Launch};
 use crate::transport::stdio::Stdio;
@@ -243,11 +244,29 @@ impl Side for ServerTarget {
     }
 
     fn drained<T: Transport>(e: &mut Engine<'_, T, Self>) {
-        e.judge_late_progress();
+        let late = judge::late_progress(&e.ledger, &e.waits(), e.protocol());
+        for (line, problem) in late {
+            e.step.at(line);
+            e.problems([problem]);
+        }
     }
 
+    /// A channel's status, or its end, judged by the HTTP rules.
     fn observe<T: Transport>(e: &mut Engine<'_, T, Self>, _at: Duration, event: Event) {
-        e.judge_stream_event(&event);
+        // Whether an error status's body answers the request (the stateless era, HTTP-19).
+        let stateless = e.protocol().is_some_and(|v| v.era() == Era::Stateless);
+        match event {
+            Event::Status { channel, head } => {
+                let problems = judge_http::status(&e.streams, &e.ledger, channel, &head, stateless);
+                e.problems(problems);
+            }
+            Event::Closed {
+                channel,
+                end,
+                bytes,
+            } => e.judge_end(channel, &end, bytes, stateless),
+            _ => {}
+        }
     }
 
     async fn role_step<T: Transport>(e: &mut Engine<'_, T, Self>, step: &Step) -> Result<(), Stop> {
@@ -387,8 +406,15 @@ async fn body<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), S
         if unwatched {
             e.pump_until(Deadline::now() + WATCH_AFTER_CANCEL).await;
         }
-        e.unexpected_responses();
-        e.cancelled_streams();
+        let severity = e.played.severity();
+        for message in judge::stray(&e.ledger, &e.streams, &e.transcript) {
+            e.finding(severity, FindingKind::Unmet, message);
+        }
+        if e.io.channel_per_request() {
+            // What became of the streams of cancelled requests.
+            let notes = http::cancelled_streams(e.ledger.sent_requests(), e.streams.channels());
+            e.problems(notes);
+        }
         e.streams_left_open().await;
     }
     Ok(())

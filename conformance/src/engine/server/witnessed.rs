@@ -142,7 +142,7 @@ pub(super) fn unstopped<T: Transport>(
         let tasks: Vec<String> = tasks.iter().map(|v| canonical(v)).collect();
         e.rule(
             witness_severity(e),
-            e.task_cancel_rule(),
+            crate::rules::tasks::cancel_rule(e.protocol()),
             format!(
                 "the server's witness does not list task {}: its work never observed `tasks/cancel`, so it did not stop ({why}; listed: {})",
                 tasks.join(", "),
