@@ -3,7 +3,7 @@
 
 use super::parts::transcript::Transcript;
 use super::proof::{Ran, Wait};
-use super::{Engine, Side, Stop};
+use super::{Engine, Side, Stop, Why};
 use crate::facts::ledger::{Due, Ledger};
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{self, canonical};
@@ -102,7 +102,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             if let Some(done) = self.answered_otherwise(line, &pattern, id.as_ref(), from) {
                 return done;
             }
-            if let Some(stop) = S::halted(self) {
+            if let Some(stop) = self.stopped(Why::Step).await {
                 return Err(stop);
             }
             let (deadline, ran) = self.answer_deadline(began, subject, due);
@@ -111,10 +111,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             // A wait ends only once the harness has caught up with what the target wrote.
             let got = self.next(tick).await;
             if !got {
-                if self.liveness.cut_off() {
-                    return Err(Stop::Hung);
-                }
-                if let Some(stop) = S::ended(self) {
+                if let Some(stop) = self.stopped(Why::Silence).await {
                     return Err(stop);
                 }
                 if self.io.finished() {

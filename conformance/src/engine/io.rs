@@ -2,7 +2,7 @@
 //! the request ledger (the inbound one is `receive.rs`; what a case keeps of either is
 //! bounded by [`super::parts::budget`]).
 
-use super::{Engine, Side, Stop};
+use super::{Engine, Side, Stop, Why};
 use crate::facts::ledger::{Due, SentRequest};
 use crate::fixtures;
 use crate::outcome::Severity;
@@ -237,12 +237,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.stall(waited);
                 Err(Stop::Hung)
             }
-            Err(error) => match S::lost(self, error).await {
-                Stop::Done => {
+            Err(_) => match self.stopped(Why::Unsent).await {
+                Some(Stop::Done) => {
                     self.liveness.done();
                     Ok(())
                 }
-                stop => Err(stop),
+                Some(stop) => Err(stop),
+                None => Ok(()),
             },
         }
     }

@@ -94,6 +94,21 @@ pub enum Stop {
     Skip(String),
 }
 
+/// What the engine noticed that may stop the steps; the role says whether it does, and how
+/// ([`Side::stop`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// A step is about to be played, or an expected message is awaited: the case may have
+    /// turned out not to apply.
+    Step,
+    /// A wait for an expected message found nothing more to read.
+    Silence,
+    /// An answer the harness needs for itself cannot come, or did not come in time.
+    Unanswered,
+    /// A message could not be sent.
+    Unsent,
+}
+
 /// One run of one case: the step loop's state, as owned parts (see [`parts`]).
 pub struct Engine<'a, T, S> {
     /// The case and its options, read-only.

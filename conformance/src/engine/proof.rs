@@ -13,7 +13,7 @@
 //! grows by the time the target lost waiting for a CPU since the proof (see
 //! `waited.rs`), and a finding that rests on it says by how much.
 
-use super::{Engine, Side, Stop};
+use super::{Engine, Side, Stop, Why};
 use crate::era::ProtocolVersion;
 use crate::facts::ledger::Due;
 use crate::outcome::Severity;
@@ -265,7 +265,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 .sent(&id)
                 .and_then(|r| self.streams.unanswerable(r));
             if let Some(why) = unanswerable {
-                if let Some(stop) = self.wait_ended() {
+                if let Some(stop) = self.stopped(Why::Unanswered).await {
                     return Err(stop);
                 }
                 self.rule(
@@ -284,7 +284,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             // target that talks a lot is not blamed for the time the harness takes to read it.
             let got = self.next(tick).await;
             if !got {
-                if let Some(stop) = self.wait_ended() {
+                if let Some(stop) = self.stopped(Why::Unanswered).await {
                     return Err(stop);
                 }
             }
@@ -315,17 +315,20 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
     }
 
-    /// A wait ran out: the stop to take when that is because the target is gone or stopped
-    /// reading (already reported), else `None`.
-    pub(crate) fn wait_ended(&mut self) -> Option<Stop> {
-        if self.liveness.cut_off() {
-            return Some(Stop::Hung);
+    /// Whether the steps stop now that `why` happened, and how. A target the harness stopped
+    /// talking with (it stopped reading, or garbled its output) stops them as [`Stop::Hung`]
+    /// (already reported), after the role's own reasons before a step; otherwise the role
+    /// says (see [`Side::stop`]).
+    pub(crate) async fn stopped(&mut self, why: Why) -> Option<Stop> {
+        let cut_off = self.liveness.cut_off().then_some(Stop::Hung);
+        match why {
+            Why::Step => S::stop(self, why).await.or(cut_off),
+            Why::Unsent => S::stop(self, why).await,
+            Why::Silence | Why::Unanswered => match cut_off {
+                Some(stop) => Some(stop),
+                None => S::stop(self, why).await,
+            },
         }
-        if self.liveness.gone() {
-            S::gone(self);
-            return Some(Stop::Gone);
-        }
-        None
     }
 
     /// `! barrier`: a request whose answer proves the target has read everything sent before

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
 use super::parts::arrivals::Late;
-use super::{Engine, Side, Stop};
+use super::{Engine, Side, Stop, Why};
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// Plays steps in order.
@@ -28,11 +28,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                         Some(StepKind::Status(codes)) => Some(codes.clone()),
                         _ => None,
                     });
-                if let Some(stop) = S::halted(self) {
+                if let Some(stop) = self.stopped(Why::Step).await {
                     return Err(stop);
-                }
-                if self.liveness.cut_off() {
-                    return Err(Stop::Hung);
                 }
                 self.step(step).await?;
             }

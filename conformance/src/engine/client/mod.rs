@@ -24,13 +24,13 @@ pub use start::never_reached;
 mod stateless;
 pub(crate) mod tasks;
 
-use super::{Engine, Side, Stop};
+use super::{Engine, Side, Stop, Why};
 use crate::case::{Step, StepKind};
 use crate::era::{ProtocolVersion, STATELESS_VERSION};
 use crate::outcome::{FindingKind, Severity};
 use crate::requirement::Req;
 use crate::rules::envelope::{Writer, CLIENT};
-use crate::transport::{Channel, Event, SendError, Transport};
+use crate::transport::{Channel, Event, Transport};
 use adapter::{actions_done, adapter_line, settle, wind_down};
 use http::HttpSide;
 use serde_json::{json, Value};
@@ -294,43 +294,33 @@ impl Side for ClientTarget {
         }
     }
 
-    async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, _error: SendError) -> Stop {
-        // The adapter's last outcome lines travel on another pipe: let them arrive. Its exit
-        // says nothing about them: the exit and its output are reported by different tasks, so
-        // the lines it wrote last may still be on their way when the exit is known.
-        let until = Deadline::now() + e.clock.stretched(Duration::from_millis(200));
-        while !actions_done(e) && !e.io.finished() && e.next(until).await {}
-        if actions_done(e) {
-            return Stop::Done;
-        }
-        Self::gone(e);
-        Stop::Gone
-    }
-
-    fn gone<T: Transport>(e: &mut Engine<'_, T, Self>) {
-        if e.side.server_exited || e.findings.cites(Req::Can08) {
-            return;
-        }
-        let how = match (e.side.sessions.current(), e.io.exit_status()) {
-            (_, Some(status)) => format!("it exited with {status}"),
-            (Some(session), None) if session.http_id.is_none() => {
-                format!("it {}", session.how_ended())
+    /// A client stops the steps when the adapter declines the case or the case turns out not
+    /// to apply (before a step); by ending its session, which is no fault once its actions
+    /// are done (a message that could not be sent); or by going away while the harness waits
+    /// for an answer of its own. A silence is judged by the expected message it leaves
+    /// missing.
+    async fn stop<T: Transport>(e: &mut Engine<'_, T, Self>, why: Why) -> Option<Stop> {
+        match why {
+            Why::Step => {
+                return adapter::declined(e).or_else(|| e.side.era.skip.take().map(Stop::Skip))
             }
-            _ => "the server connection dropped".to_string(),
-        };
-        e.rule(
-            Severity::Fail,
-            Req::Can08,
-            format!("the client ended the session while the case still needed it ({how}); see its stderr"),
-        );
-    }
-
-    fn ended<T: Transport>(_e: &mut Engine<'_, T, Self>) -> Option<Stop> {
-        None
-    }
-
-    fn halted<T: Transport>(e: &mut Engine<'_, T, Self>) -> Option<Stop> {
-        adapter::declined(e).or_else(|| e.side.era.skip.take().map(Stop::Skip))
+            Why::Silence => return None,
+            Why::Unanswered if !e.liveness.gone() => return None,
+            Why::Unanswered => {}
+            Why::Unsent => {
+                // The adapter's last outcome lines travel on another pipe: let them arrive.
+                // Its exit says nothing about them: the exit and its output are reported by
+                // different tasks, so the lines it wrote last may still be on their way when
+                // the exit is known.
+                let until = Deadline::now() + e.clock.stretched(Duration::from_millis(200));
+                while !actions_done(e) && !e.io.finished() && e.next(until).await {}
+                if actions_done(e) {
+                    return Some(Stop::Done);
+                }
+            }
+        }
+        report_gone(e);
+        Some(Stop::Gone)
     }
 
     fn stamp<T: Transport>(e: &Engine<'_, T, Self>, message: &mut Value) -> bool {
@@ -398,4 +388,26 @@ impl Side for ClientTarget {
             String::new()
         }
     }
+}
+
+/// Reports (once) that the client ended its session while the case still needed it, unless
+/// the harness's server exited on its own.
+fn report_gone<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
+    if e.side.server_exited || e.findings.cites(Req::Can08) {
+        return;
+    }
+    let how = match (e.side.sessions.current(), e.io.exit_status()) {
+        (_, Some(status)) => format!("it exited with {status}"),
+        (Some(session), None) if session.http_id.is_none() => {
+            format!("it {}", session.how_ended())
+        }
+        _ => "the server connection dropped".to_string(),
+    };
+    e.rule(
+        Severity::Fail,
+        Req::Can08,
+        format!(
+            "the client ended the session while the case still needed it ({how}); see its stderr"
+        ),
+    );
 }

@@ -14,7 +14,7 @@ mod tasks;
 mod witness;
 mod witnessed;
 
-use super::{Engine, Options, Report, Side, Stop};
+use super::{Engine, Options, Report, Side, Stop, Why};
 use crate::case::{Case, Step, StepKind, TransportKind};
 use crate::era::Era;
 use crate::error::StartError;
@@ -27,7 +27,7 @@ use crate::rules::http;
 use crate::transport::http::{Http, HttpTarget};
 use crate::transport::process::{display_argv, Launch};
 use crate::transport::stdio::Stdio;
-use crate::transport::{Event, SendError, Transport};
+use crate::transport::{Event, Transport};
 use exit::exit;
 use opening::{open, session};
 pub use opening::{Opening, SharedOpening};
@@ -324,39 +324,41 @@ impl Side for ServerTarget {
         fixtures::rewrite_call(message, e.played.options().fixtures.as_ref()?)
     }
 
-    async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, _error: SendError) -> Stop {
-        // The target is gone; the exit event tells how.
-        let until = Deadline::now() + Duration::from_millis(200);
-        while !e.liveness.has_exited() && e.next(until).await {}
-        Self::gone(e);
-        Stop::Gone
-    }
-
-    fn gone<T: Transport>(e: &mut Engine<'_, T, Self>) {
-        let (rule, closed) = if e.io.channel_per_request() {
-            (Req::Http04, "its endpoint refused connections")
-        } else {
-            (Req::Std01, "stdout closed")
-        };
-        let status =
-            e.io.exit_status()
-                .map(|s| s.to_string())
-                .unwrap_or_else(|| closed.into());
-        if !e.findings.cites(rule) {
-            e.rule(
-                Severity::Fail,
-                rule,
-                format!("the target stopped serving ({status}) while the case still needed it; see its stderr"),
-            );
+    /// A server stops the steps only by going away: a message that could not be sent, or a
+    /// wait that ran out once its process exited or its output closed.
+    async fn stop<T: Transport>(e: &mut Engine<'_, T, Self>, why: Why) -> Option<Stop> {
+        match why {
+            Why::Step => return None,
+            Why::Unsent => {
+                // The target is gone; the exit event tells how.
+                let until = Deadline::now() + Duration::from_millis(200);
+                while !e.liveness.has_exited() && e.next(until).await {}
+            }
+            Why::Silence | Why::Unanswered if !e.liveness.gone() => return None,
+            Why::Silence | Why::Unanswered => {}
         }
+        report_gone(e);
+        Some(Stop::Gone)
     }
+}
 
-    fn ended<T: Transport>(e: &mut Engine<'_, T, Self>) -> Option<Stop> {
-        if e.liveness.gone() {
-            Self::gone(e);
-            return Some(Stop::Gone);
-        }
-        None
+/// Reports (once) that the server stopped serving while the case still needed it.
+fn report_gone<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) {
+    let (rule, closed) = if e.io.channel_per_request() {
+        (Req::Http04, "its endpoint refused connections")
+    } else {
+        (Req::Std01, "stdout closed")
+    };
+    let status =
+        e.io.exit_status()
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| closed.into());
+    if !e.findings.cites(rule) {
+        e.rule(
+            Severity::Fail,
+            rule,
+            format!("the target stopped serving ({status}) while the case still needed it; see its stderr"),
+        );
     }
 }
 
