@@ -211,11 +211,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 Ok(())
             };
         };
-        let value = self.value(index);
-        let diff = pattern::first_difference(pattern, &value, self.step.captures())
+        let value = self.transcript.message(index);
+        let diff = pattern::first_difference(pattern, value, self.step.captures())
             .map(|d| d.to_string())
             .unwrap_or_default();
-        let shown = canonical(&pattern::normalize(pattern, &value, self.step.captures()));
+        let shown = canonical(&pattern::normalize(pattern, value, self.step.captures()));
         let channel = self.expected_channel(pattern);
         let entry = &mut self.transcript[index];
         entry.consumed_by = Some(line);

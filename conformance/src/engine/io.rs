@@ -121,7 +121,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             .value
             .as_ref()
             .and_then(|v| self.ledger.reply_channel(v));
-        let text = out.text.clone();
+        if let Some(value) = out.value.as_ref() {
+            S::sent(self, value);
+        }
         let mut entry = Entry::sent(now, out.text, out.value, internal);
         entry.session = self.streams.session();
         if out.stamped {
@@ -130,14 +132,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
         self.transcript.push(entry);
         self.clock.sent();
-        if let Some(value) = self.transcript[index].value.clone() {
-            S::sent(self, &value);
-        }
         let request = request.map(|(key, request, token)| {
             self.ledger.request_sent(key.clone(), request, token);
             key
         });
-        self.deliver(text, reply_to, index, expected, request).await
+        self.deliver(reply_to, index, expected, request).await
     }
 
     /// A message as it will be sent: the side's fixture mapping (`prepare`) and the stateless
@@ -218,13 +217,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// `request` it is, if one) to the transport, and notes the channel it travelled on.
     async fn deliver(
         &mut self,
-        text: String,
         reply_to: Option<Channel>,
         index: usize,
         expected: Option<usize>,
         request: Option<String>,
     ) -> Result<(), Stop> {
-        match self.io.send(text.as_bytes(), reply_to).await {
+        let text = self.transcript[index].text.as_bytes();
+        match self.io.send(text, reply_to).await {
             Ok(channel) => {
                 self.transcript[index].channel = channel;
                 self.opened(channel, index, expected);
@@ -285,19 +284,21 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         // Past the budget a reply on stdio is sent and counted, not kept (over HTTP its stream
         // is followed through its entry).
         let kept = !self.transcript.over() || self.io.channel_per_request();
-        let index = self.transcript.len();
         S::sent(self, &answer);
-        if kept {
-            let mut entry = Entry::sent(self.now(), text.clone(), Some(answer), true);
-            entry.session = self.streams.session();
-            self.transcript.keep(entry);
-        } else {
+        if !kept {
             let first = self.transcript.not_kept();
             self.dropped(first);
+            if let Err(SendError::Stalled(waited)) = self.io.send(text.as_bytes(), reply_to).await {
+                self.stall(waited);
+            }
+            return;
         }
-        match self.io.send(text.as_bytes(), reply_to).await {
-            Ok(channel) if kept => self.opened(channel, index, None),
-            Ok(_) => {}
+        let mut entry = Entry::sent(self.now(), text, Some(answer), true);
+        entry.session = self.streams.session();
+        let index = self.transcript.keep(entry);
+        let text = self.transcript[index].text.as_bytes();
+        match self.io.send(text, reply_to).await {
+            Ok(channel) => self.opened(channel, index, None),
             Err(SendError::Stalled(waited)) => self.stall(waited),
             Err(_) => {}
         }

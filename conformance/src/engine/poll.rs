@@ -79,7 +79,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         answers: &[(usize, &str)],
         note_which: bool,
     ) -> Result<Option<usize>, Stop> {
-        let value = self.value(index);
         for (line, text) in answers {
             let filled = self.fill(text)?;
             let Ok(expected) = serde_json::from_str::<Value>(&filled) else {
@@ -92,10 +91,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 );
                 return Err(Stop::Hung);
             };
-            if !pattern::matches(&expected, &value, self.step.captures_mut()) {
+            let value = self.transcript.message(index);
+            if !pattern::matches(&expected, value, self.step.captures_mut()) {
                 continue;
             }
-            let shown = canonical(&pattern::normalize(&expected, &value, self.step.captures()));
+            let shown = canonical(&pattern::normalize(&expected, value, self.step.captures()));
             show_round(
                 &mut self.diff,
                 &mut self.transcript,
@@ -121,7 +121,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             }
             return Ok(Some(*line));
         }
-        let shown = canonical(&value);
+        let shown = canonical(self.transcript.message(index));
         show_round(
             &mut self.diff,
             &mut self.transcript,
@@ -146,11 +146,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         };
         let filled = self.fill(text)?;
         let expected: Value = serde_json::from_str(&filled).unwrap_or(Value::Null);
-        let value = self.value(index);
-        let diff = pattern::first_difference(&expected, &value, self.step.captures())
+        let value = self.transcript.message(index);
+        let diff = pattern::first_difference(&expected, value, self.step.captures())
             .map(|d| d.to_string())
             .unwrap_or_default();
-        let shown = canonical(&pattern::normalize(&expected, &value, self.step.captures()));
+        let shown = canonical(&pattern::normalize(&expected, value, self.step.captures()));
         show_round(
             &mut self.diff,
             &mut self.transcript,

@@ -242,27 +242,28 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let _ = self.write(probe.to_string(), true).await;
     }
 
-    /// Sends a request of the harness's own and waits for its answer. `requirement` is what a
-    /// missing answer breaks.
+    /// Sends a request of the harness's own and waits for its answer; returns the answer's
+    /// transcript index (the first answer to a request is always kept). `requirement` is what
+    /// a missing answer breaks.
     pub(crate) async fn request_internal(
         &mut self,
-        message: Value,
+        message: &Value,
         requirement: Req,
-    ) -> Result<Value, Stop> {
-        let id = message["id"].clone();
-        let method = message["method"].as_str().unwrap_or("").to_string();
+    ) -> Result<usize, Stop> {
+        let id = &message["id"];
+        let method = message["method"].as_str().unwrap_or("");
         self.write(message.to_string(), true).await?;
-        let subject = self.ledger.sent(&id).map(|r| r.index);
+        let subject = self.ledger.sent(id).map(|r| r.index);
         let began = Deadline::now();
         let mut past = None;
         loop {
-            if let Some(index) = self.ledger.answer_of(&id) {
-                return Ok(self.value(index));
+            if let Some(index) = self.ledger.answer_of(id) {
+                return Ok(index);
             }
             // Over HTTP, an answer whose stream was refused or ended will never come.
             let unanswerable = self
                 .ledger
-                .sent(&id)
+                .sent(id)
                 .and_then(|r| self.streams.unanswerable(r));
             if let Some(why) = unanswerable {
                 if let Some(stop) = self.stopped(Why::Unanswered).await {
@@ -273,7 +274,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     requirement,
                     format!(
                         "no answer to the harness's `{method}` (id {}): {why}",
-                        canonical(&id)
+                        canonical(id)
                     ),
                 );
                 return Err(Stop::Hung);
@@ -303,7 +304,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 } else {
                     format!(
                         "no answer to the harness's `{method}` (id {}) {}; {} stopped serving",
-                        canonical(&id),
+                        canonical(id),
                         ran.explain(),
                         S::WRITER.who
                     )
@@ -356,23 +357,24 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             Req::Lif11
         };
         let asked = Instant::now();
-        let answer = self.request_internal(probe, requirement).await?;
+        let answer = self.request_internal(&probe, requirement).await?;
         if self.io.channel_per_request() {
             self.streams.sample(asked.elapsed());
         }
+        let answer = self.transcript.message(answer);
         if answer.get("result").is_none_or(|r| !r.is_object()) {
             let wanted = if method == "ping" {
                 "an empty result"
             } else {
                 "a result"
             };
+            let got = short(answer);
             self.rule(
                 Severity::Fail,
                 requirement,
                 format!(
-                    "{} must answer {method} with {wanted}, got {}",
+                    "{} must answer {method} with {wanted}, got {got}",
                     S::WRITER.who,
-                    short(&answer)
                 ),
             );
         }

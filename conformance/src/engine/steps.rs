@@ -172,9 +172,4 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             None => deadline,
         }
     }
-
-    /// A message's value as the harness recorded it.
-    pub(crate) fn value(&self, index: usize) -> Value {
-        self.transcript[index].value.clone().unwrap_or(Value::Null)
-    }
 }

@@ -133,23 +133,25 @@ pub(super) async fn settle<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
 /// failure, a difference follows from that failure: it is noted, not judged again. In an
 /// info case, what each action with alternatives ended as is recorded for the reader.
 pub(super) fn judge_outcomes<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
-    e.step.at(e.played.case().outcomes_line);
-    let expected = e.played.case().outcomes.clone();
-    for (i, allowed) in expected.iter().enumerate() {
+    let case = e.played.case();
+    e.step.at(case.outcomes_line);
+    for (i, allowed) in case.outcomes.iter().enumerate() {
         judge_outcome(e, i, allowed);
     }
-    for (i, value) in &e.side.outcomes.clone() {
-        if *i >= e.played.case().actions.len() {
-            e.finding(
-                Severity::Fail,
-                FindingKind::Adapter,
-                format!(
-                    "the adapter reported action {i}, but the case has {} actions: {}",
-                    e.played.case().actions.len(),
-                    short(value)
-                ),
-            );
-        }
+    let actions = case.actions.len();
+    let beyond: Vec<String> = e
+        .side
+        .outcomes
+        .range(actions..)
+        .map(|(i, value)| {
+            format!(
+                "the adapter reported action {i}, but the case has {actions} actions: {}",
+                short(value)
+            )
+        })
+        .collect();
+    for message in beyond {
+        e.finding(Severity::Fail, FindingKind::Adapter, message);
     }
 }
 

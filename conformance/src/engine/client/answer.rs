@@ -67,25 +67,25 @@ impl ClientTarget {
 }
 
 impl<T: Transport> Engine<'_, T, ClientTarget> {
-    /// Answers the client's request (at transcript index `index`) unless the case's steps
-    /// will: they answer what they script or are waiting for, unless they stopped.
-    pub(crate) async fn answer_request(
-        &mut self,
-        index: usize,
-        method: &str,
-        id: &Value,
-        params: Option<&Value>,
-    ) {
+    /// Answers the client's request of `method` (at transcript index `index`) unless the
+    /// case's steps will: they answer what they script or are waiting for, unless they
+    /// stopped.
+    pub(crate) async fn answer_request(&mut self, index: usize, method: &str) {
         // The harness's own handshake answers every `initialize` after the first too (a new
         // session); the case's steps answer what they script or are waiting for, unless they
         // stopped. A server of 2026-07-28 refuses `initialize` and versions it does not speak
         // whatever the case scripts (a case that wants to see such a request waits for it).
         if method == "initialize" {
-            let capabilities = params.and_then(|p| p.get("capabilities")).cloned();
-            self.side.declared = Some(capabilities.unwrap_or_default());
+            let capabilities = self
+                .transcript
+                .params(index)
+                .and_then(|p| p.get("capabilities"));
+            self.side.declared = Some(capabilities.cloned().unwrap_or_default());
         }
         let again = method == "initialize" && self.side.handshaken;
-        let awaited = self.step.awaits(self.transcript.message(index));
+        let message = self.transcript.message(index);
+        let awaited = self.step.awaits(message);
+        let (id, params) = (&message["id"], message.get("params"));
         let modern = self
             .side
             .stateless_answer(self.played.case(), id, method, params);
@@ -105,8 +105,10 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         }
         self.transcript.take_internal(index);
         if self.side.era.plays && method == "initialize" {
-            return self.stateless_initialize(id, params).await;
+            return self.stateless_initialize(index).await;
         }
+        let message = self.transcript.message(index);
+        let (id, params) = (&message["id"], message.get("params"));
         if !again && modern.is_none() {
             let stateless = self.side.era.plays;
             if let Some(served) = self.side.tasks.serve(id, method, params, stateless) {
@@ -117,8 +119,10 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 return;
             }
         }
+        let message = self.transcript.message(index);
+        let (id, params) = (&message["id"], message.get("params"));
         let answer = if again {
-            initialize_answer(self, &self.value(index)).0
+            initialize_answer(self, message).0
         } else {
             modern.unwrap_or_else(|| {
                 self.side
@@ -164,24 +168,30 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
 
     /// A message of a session the client has replaced (a probe process, say): served as a
     /// plain server would, on its own channel; its ids are no longer tracked.
-    pub(crate) async fn earlier_session(
-        &mut self,
-        index: usize,
-        method: Option<&str>,
-        value: &Value,
-    ) {
-        self.transcript.take_internal(index);
+    pub(crate) async fn earlier_session(&mut self, index: usize, method: Option<&str>) {
+        let value = self.transcript.message(index);
         let channel: Channel = self.transcript[index].channel;
-        if let (Some(method), Some(id)) = (method, value.get("id")) {
-            let answer = if method == "initialize" && !self.side.era.plays {
-                initialize_answer(self, value).0
-            } else if method == "initialize" {
+        let answer = match (method, value.get("id")) {
+            (Some("initialize"), Some(_)) if !self.side.era.plays => {
+                Some(initialize_answer(self, value).0)
+            }
+            (Some("initialize"), Some(id)) => {
                 let asked = value.pointer("/params/protocolVersion");
-                crate::engine::client::unsupported(id, asked.unwrap_or(&Value::Null))
-            } else {
-                self.side
-                    .plain_answer(self.played.case(), id, method, value.get("params"))
-            };
+                Some(crate::engine::client::unsupported(
+                    id,
+                    asked.unwrap_or(&Value::Null),
+                ))
+            }
+            (Some(method), Some(id)) => {
+                Some(
+                    self.side
+                        .plain_answer(self.played.case(), id, method, value.get("params")),
+                )
+            }
+            _ => None,
+        };
+        self.transcript.take_internal(index);
+        if let Some(answer) = answer {
             self.reply_via(answer, Some(channel)).await;
         }
     }

@@ -77,7 +77,8 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             let early_by = at.saturating_sub(held.at);
             self.problems([rules::overtaken(&key, early_by, crossed)]);
             if crossed {
-                self.client_cancel(Some(&held.what), held.at);
+                let cancel = self.judge_cancel(Some(&held.what), held.at);
+                self.client_cancel(cancel);
             } else {
                 let problem = client_cancel::cancel_of_unknown(&held.what, &self.ledger);
                 self.problems(problem);

@@ -116,7 +116,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             }
             return;
         }
-        if client_stateless::is_stateless_post(seen, self.plays_stateless()) {
+        if client_stateless::is_stateless_post(seen, self.side.plays_stateless(&self.ledger)) {
             // HTTP-19: the headers a stateless-era request's POST carries.
             return self.problems(client_stateless::headers(seen, what));
         }

@@ -24,37 +24,31 @@ use serde_json::Value;
 impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// Applies the standing rules to one message object the client wrote.
     pub(crate) async fn judge_client_message(&mut self, index: usize) {
-        let value = self.value(index);
-        let channel = self.transcript[index].channel;
+        let value = self.transcript.message(index);
         let method = value
             .get("method")
             .and_then(Value::as_str)
             .map(str::to_string);
+        let request = value.get("id").is_some();
+        let (channel, at) = (self.transcript[index].channel, self.transcript[index].at);
         if !self.side.sessions.is_current(channel) {
-            return self.earlier_session(index, method.as_deref(), &value).await;
+            return self.earlier_session(index, method.as_deref()).await;
         }
         if let Some(method) = &method {
             self.side.sessions.sent(method);
         }
-        match (method, value.get("id")) {
-            (Some(method), Some(id)) => {
-                self.client_request(index, &method, id, value.get("params"))
-                    .await
-            }
-            (Some(method), None) => match method.as_str() {
+        match (method, request) {
+            (Some(method), true) => self.client_request(index, &method).await,
+            (Some(method), false) => match method.as_str() {
                 "notifications/cancelled" => {
-                    let at = self.transcript[index].at;
-                    self.client_cancel(value.get("params"), at)
+                    let cancel = self.judge_cancel(self.transcript.params(index), at);
+                    self.client_cancel(cancel);
                 }
-                "notifications/progress" => {
-                    let at = self.transcript[index].at;
-                    self.client_progress(value.get("params"), at)
-                }
+                "notifications/progress" => self.client_progress(index),
                 "notifications/initialized" => {
                     if let Some(session) = self.side.sessions.current_mut() {
                         session.initialized = true;
                     }
-                    let at = self.transcript[index].at;
                     self.initialized_arrived(at);
                     if self.played.case().handshake {
                         self.transcript[index].internal = true;
@@ -66,22 +60,27 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         }
     }
 
-    async fn client_request(
-        &mut self,
-        index: usize,
-        method: &str,
-        id: &Value,
-        params: Option<&Value>,
-    ) {
+    /// A request the client sent (transcript index `index`, of `method`).
+    async fn client_request(&mut self, index: usize, method: &str) {
+        let id = &self.transcript.message(index)["id"];
         let problem = client_request::id_type(method, id);
-        self.problems(problem);
         let key = id_key(id);
-        let stateless = client_stateless::is_stateless(method, params, self.plays_stateless());
-        self.judge_reuse(&key, method, stateless);
+        self.problems(problem);
+        let plays_stateless = self.side.plays_stateless(&self.ledger);
+        let stateless =
+            client_stateless::is_stateless(method, self.transcript.params(index), plays_stateless);
+        let severity = self.played.severity();
+        let reuse = self
+            .side
+            .reuse(&self.ledger, &key, method, stateless, severity);
+        self.problems(reuse);
         if stateless {
             self.side.era.tried = true;
             // LIF-10: the `_meta` fields every request of the stateless era carries.
-            self.problems(client_stateless::stamp(method, params));
+            self.problems(client_stateless::stamp(
+                method,
+                self.transcript.params(index),
+            ));
         } else {
             if method == "initialize" {
                 let options = self.played.options();
@@ -93,14 +92,22 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             self.handshake_order(method, at);
         }
         if method == "initialize" {
-            self.side.sessions.initialize(id);
+            self.side
+                .sessions
+                .initialize(&self.transcript.message(index)["id"]);
         }
         if method == "tasks/cancel" && client_cancel::abandons_only(&self.played.case().actions) {
-            let level = self.played.severity();
-            let problem = client_cancel::task_cancel_when_abandoning(&key, params, level);
+            let problem = client_cancel::task_cancel_when_abandoning(
+                &key,
+                self.transcript.params(index),
+                severity,
+            );
             self.problems([problem]);
         }
-        let token = params.and_then(|p| p.pointer("/_meta/progressToken"));
+        let token = self
+            .transcript
+            .params(index)
+            .and_then(|p| p.pointer("/_meta/progressToken"));
         let token_key = token.map(id_key);
         if let Some(token) = token {
             let problems =
@@ -124,7 +131,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             },
         );
         self.request_arrived(&key, at);
-        self.answer_request(index, method, id, params).await;
+        self.answer_request(index, method).await;
     }
 
     /// LIF-04 and LIF-03: nothing but `ping` until `initialize` is answered, and
@@ -149,22 +156,26 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     fn client_response(&mut self, index: usize) {
         if self.side.era.plays {
             // RPC-15: a client of 2026-07-28 sends no responses (its server sends no requests).
-            let value = self.value(index);
+            let problem = client_stateless::response(self.transcript.message(index));
             self.transcript[index].consumed_by = Some(0);
-            return self.problems([client_stateless::response(&value)]);
+            return self.problems([problem]);
         }
-        let Some(request) = self.settle_response(index, None) else {
+        let Some(key) = self.settle_response(index, None) else {
             return;
         };
-        let key = self.value(index).get("id").map(id_key).unwrap_or_default();
         let at = self.transcript[index].at;
-        let judged = client_cancel::answered_after_cancel(&key, &request, at);
+        let judged = self
+            .ledger
+            .request(&key)
+            .and_then(|request| client_cancel::answered_after_cancel(&key, request, at));
         self.problems(judged);
     }
 
     /// The standing rules for progress the client reports on a request of the harness's (see
     /// [`client_progress::client_progress`]).
-    fn client_progress(&mut self, params: Option<&Value>, at: std::time::Duration) {
+    fn client_progress(&mut self, index: usize) {
+        let at = self.transcript[index].at;
+        let params = self.transcript.params(index);
         let key = params
             .and_then(|p| p.get("progressToken"))
             .and_then(|t| self.ledger.token(t))

@@ -146,8 +146,8 @@ impl Side for ClientTarget {
                         .captures_mut()
                         .insert("version".into(), json!(played));
                 }
-                let steps = e.played.case().steps.clone();
-                e.steps(&steps).await
+                let steps = &e.played.case().steps;
+                e.steps(steps).await
             })
             .await;
         match played {
@@ -348,7 +348,6 @@ impl Side for ClientTarget {
             .filter(|_| message.get("method").is_none())
             .and_then(|id| e.ledger.received(&e.ledger.key(id)));
         if let (Some(request), Some(id)) = (answered, message.get("id")) {
-            let method = request.method.clone();
             let key = e.ledger.key(id);
             // The request may not have been judged yet (the steps answer it first).
             let params = e
@@ -358,10 +357,9 @@ impl Side for ClientTarget {
                 .filter(|entry| entry.direction == crate::transcript::Direction::Received)
                 .filter_map(|entry| entry.value.as_ref())
                 .find(|v| v.get("method").is_some() && v.get("id") == Some(id))
-                .and_then(|v| v.get("params"))
-                .cloned();
-            e.side.tasks.asked(&key, params.as_ref());
-            e.side.tasks.learn(&key, &method, message);
+                .and_then(|v| v.get("params"));
+            e.side.tasks.asked(&key, params);
+            e.side.tasks.learn(&key, &request.method, message);
         }
     }
 

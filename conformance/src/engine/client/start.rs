@@ -102,8 +102,7 @@ pub(super) async fn handshake<T: Transport>(
         return Err(Stop::Hung);
     };
     e.transcript.take_internal(index);
-    let request = e.value(index);
-    let (answer, version) = initialize_answer(e, &request);
+    let (answer, version) = initialize_answer(e, e.transcript.message(index));
     e.step
         .captures_mut()
         .insert("init".into(), answer["id"].clone());

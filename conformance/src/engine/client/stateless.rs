@@ -184,11 +184,15 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// version it speaks (LIF-14). After a stateless-era error the client knows its server is
     /// modern, and falling back is judged (HTTP-20 over HTTP, LIF-12 on stdio); otherwise the
     /// client does not speak 2026-07-28 with this server, and the case does not apply.
-    pub(crate) async fn stateless_initialize(&mut self, id: &Value, params: Option<&Value>) {
-        let asked = params
+    /// The `initialize` is at transcript index `index`.
+    pub(crate) async fn stateless_initialize(&mut self, index: usize) {
+        let asked = self
+            .transcript
+            .params(index)
             .and_then(|p| p.get("protocolVersion"))
             .cloned()
             .unwrap_or(Value::Null);
+        let answer = unsupported(&self.transcript.message(index)["id"], &asked);
         match self.side.era.modern_error {
             Some(code) if !self.io.ordered() => self.rule(
                 Severity::Fail,
@@ -209,7 +213,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 });
             }
         }
-        self.reply(unsupported(id, &asked)).await;
+        self.reply(answer).await;
     }
 
     /// The client closed the response stream of `channel` before it ended. In 2026-07-28

@@ -73,6 +73,11 @@ impl Transcript {
         self.entries[index].value.as_ref().unwrap_or(&NULL)
     }
 
+    /// The `params` of the message at `index`, if it has them.
+    pub fn params(&self, index: usize) -> Option<&Value> {
+        self.message(index).get("params")
+    }
+
     /// Marks the received message at `index` as the harness's business (not a case's), so
     /// diffs and expectations pass over it.
     pub fn take_internal(&mut self, index: usize) {

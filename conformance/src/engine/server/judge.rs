@@ -33,21 +33,20 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             core,
         );
         self.problems(problems);
-        let value = self.value(index);
+        let value = self.transcript.message(index);
         let method = value.get("method").and_then(Value::as_str);
         match (method, value.get("id")) {
             (Some(method), Some(id)) => {
+                let version = self.protocol();
+                let request = server::request(method, id, version, self.opening.version());
                 // The server's own request: not a case's business.
                 self.transcript[index].internal = true;
-                let version = self.protocol();
-                match server::request(method, id, version, self.opening.version()) {
+                match request {
                     ServerRequest::Answer(answer) => self.reply(answer).await,
                     ServerRequest::Refused(problem) => self.problems([problem]),
                 }
             }
-            (Some("notifications/progress"), None) => {
-                self.progress(index, value.get("params"), scope)
-            }
+            (Some("notifications/progress"), None) => self.progress(index, scope),
             (Some(method), None) => {
                 if self.protocol().is_none_or(|v| v.servers_may_request()) {
                     return;
@@ -56,16 +55,18 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 let problem = subscription(&self.ledger, scope, method, value.get("params"), at);
                 self.problems(problem);
             }
-            (None, _) => self.response(index, &value, scope),
+            (None, _) => self.response(index, scope),
         }
     }
 
-    fn progress(&mut self, index: usize, params: Option<&Value>, scope: Option<&str>) {
-        let key = params
-            .and_then(|p| p.get("progressToken"))
-            .and_then(|t| self.ledger.token_in(scope, t))
-            .cloned();
+    /// Progress the server sent (transcript index `index`, its token scoped as `scope`).
+    fn progress(&mut self, index: usize, scope: Option<&str>) {
         let at = self.transcript[index].at;
+        let token = self
+            .transcript
+            .message(index)
+            .pointer("/params/progressToken");
+        let key = token.and_then(|t| self.ledger.token_in(scope, t)).cloned();
         // Progress for the token of a request answered with a task is the task's (2025-11-25):
         // its own rule judges it first (PRG-10), then only its values are judged.
         let answered = key
@@ -86,16 +87,16 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         let request = key
             .as_deref()
             .and_then(|k| Some((k, self.ledger.request(k)?)));
+        let channel = self.transcript[index].channel;
         let verdict = server::progress(&ProgressFacts {
-            params,
-            channel: self.transcript[index].channel,
+            params: self.transcript.message(index).get("params"),
+            channel,
             at,
             line: self.step.line(),
             request,
             waits: self.waits_if(request.is_some_and(|(_, r)| proved(r))),
             task,
         });
-        let channel = self.transcript[index].channel;
         if let Some(key) = key {
             let value = verdict.value.map(|value| (value, channel));
             self.ledger
@@ -104,49 +105,41 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         self.problems(verdict.problems);
     }
 
-    fn response(&mut self, index: usize, value: &Value, scope: Option<&str>) {
-        let Some(request) = self.settle_response(index, scope) else {
+    /// A response to one of the harness's requests (transcript index `index`, its id scoped
+    /// as `scope`): what it agrees to, what it says of tasks, and, for a request the harness
+    /// cancelled, what it may still say.
+    fn response(&mut self, index: usize, scope: Option<&str>) {
+        let Some(key) = self.settle_response(index, scope) else {
             return;
         };
+        let Some(request) = self.ledger.request(&key) else {
+            return;
+        };
+        let value = self.transcript.message(index);
+        let agreed = value
+            .pointer("/result/protocolVersion")
+            .and_then(Value::as_str);
         // A server that speaks both eras takes a legacy `initialize` as the opening of a
         // handshake-era session, whatever the run began as (LIF-14).
-        if request.method == "initialize" {
-            if let Some(agreed) = value
-                .pointer("/result/protocolVersion")
-                .and_then(Value::as_str)
-                .filter(|v| crate::era::HANDSHAKE_VERSIONS.contains(v))
-            {
-                self.opening.agree(agreed.to_string());
-            }
+        if let Some(agreed) = agreed
+            .filter(|v| crate::era::HANDSHAKE_VERSIONS.contains(v))
+            .filter(|_| request.method == "initialize")
+        {
+            self.opening.agree(agreed.to_string());
         }
-        if request.starts {
+        if let Some(version) = agreed.filter(|_| request.starts) {
             // The agreed version goes to the transport.
-            if let Some(version) = value
-                .pointer("/result/protocolVersion")
-                .and_then(Value::as_str)
-            {
-                self.io.agreed(version);
-            }
+            self.io.agreed(version);
         }
         let at = self.transcript[index].at;
         let sent = self.transcript.message(request.index);
         let learned = tasks::learn(&request.method, sent, value);
-        let key = key_in(scope, &sent["id"]);
+        let task_key = key_in(scope, &sent["id"]);
         let waited = self.waited();
-        learn_task(&mut self.ledger, learned, key, at, waited);
-        if request.cancel.is_none() {
-            return;
-        }
-        let key = key_in(scope, &value["id"]);
-        if request.method == "subscriptions/listen" && !request.answered_before_cancel {
-            if let Some(note) = listen::closed_with_result(&key, value) {
-                return self.problems([note]);
-            }
-        }
-        let waits = self.waits_if(proved(&request));
-        let version = self.protocol();
-        let judged = server::answered_after_cancel(&key, &request, value, at, &waits, version);
-        self.problems(judged);
+        let waits = self.waits_if(proved(request));
+        let problems = after_cancel(&key, request, value, at, &waits, self.protocol());
+        learn_task(&mut self.ledger, learned, task_key, at, waited);
+        self.problems(problems);
     }
 }
 
@@ -154,6 +147,30 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
 /// about it need the target's waits for a CPU.
 fn proved(request: &SentRequest) -> bool {
     request.cancel.is_some_and(|m| m.read.is_some())
+}
+
+/// What the response `value` (arrived `at`) to the harness's request `key` breaks when the
+/// harness had cancelled that request (nothing when it had not), as the clock `waits` and the
+/// era `version` weigh it.
+fn after_cancel(
+    key: &str,
+    request: &SentRequest,
+    value: &Value,
+    at: Duration,
+    waits: &Waits,
+    version: Option<ProtocolVersion>,
+) -> Vec<Problem> {
+    if request.cancel.is_none() {
+        return vec![];
+    }
+    if request.method == "subscriptions/listen" && !request.answered_before_cancel {
+        if let Some(note) = listen::closed_with_result(key, value) {
+            return vec![note];
+        }
+    }
+    server::answered_after_cancel(key, request, value, at, waits, version)
+        .into_iter()
+        .collect()
 }
 
 /// A notification other than progress in 2026-07-28 (`at` since the target started, its ids

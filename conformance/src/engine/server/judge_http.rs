@@ -50,15 +50,8 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         let Some(request) = self.ledger.request(key) else {
             return;
         };
-        let answer = request.answer.map(|index| self.value(index));
-        let problem = http::request_end(
-            channel,
-            end,
-            stream,
-            (key, request),
-            answer.as_ref(),
-            stateless,
-        );
+        let answer = request.answer.map(|index| self.transcript.message(index));
+        let problem = http::request_end(channel, end, stream, (key, request), answer, stateless);
         self.problems(problem);
     }
 

@@ -393,9 +393,9 @@ const WATCH_AFTER_CANCEL: Duration = Duration::from_millis(100);
 /// arrives first, so a response no step expected is seen. A cancel no `! silent` watched gets
 /// a short watch of its own, so progress that goes on after it is seen too.
 async fn body<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), Stop> {
-    let steps = e.played.case().steps.clone();
-    remember_witness(e, &steps).await?;
-    e.steps(&steps).await?;
+    let steps = &e.played.case().steps;
+    remember_witness(e, steps).await?;
+    e.steps(steps).await?;
     // A session the case ended has nobody left to answer the last barrier.
     let ended = e.streams.is_deleted();
     if e.io.input_open() && !e.liveness.has_exited() && !ended && !e.liveness.cut_off() {

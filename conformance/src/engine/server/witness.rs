@@ -39,11 +39,12 @@ pub(super) async fn witness<T: Transport>(
     loop {
         let asked = e.now();
         let answer = ask(e).await?;
-        let Some(all) = fixtures::witness_list(&answer) else {
+        let Some(all) = fixtures::witness_list(e.transcript.message(answer)) else {
+            let shown = short(e.transcript.message(answer));
             e.rule(
                 witness_severity(e),
                 Req::Can05,
-                format!("the `cancellations` fixture did not answer with a JSON array in a text item: {}", short(&answer)),
+                format!("the `cancellations` fixture did not answer with a JSON array in a text item: {shown}"),
             );
             return Ok(());
         };
@@ -190,7 +191,7 @@ pub(super) async fn remember_witness<T: Transport>(
     }
     let answer = ask(e).await?;
     // An answer of another shape is judged when a step asks.
-    e.side.witness_before = fixtures::witness_list(&answer);
+    e.side.witness_before = fixtures::witness_list(e.transcript.message(answer));
     Ok(())
 }
 
@@ -205,9 +206,9 @@ fn asks_witness(steps: &[Step]) -> bool {
     })
 }
 
-/// Calls the `cancellations` fixture and waits for its answer.
-async fn ask<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<Value, Stop> {
+/// Calls the `cancellations` fixture and waits for its answer (its transcript index).
+async fn ask<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<usize, Stop> {
     let id = e.proofs.next_id("witness");
     let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "cancellations", "arguments": {}}});
-    e.request_internal(call, Req::Can11).await
+    e.request_internal(&call, Req::Can11).await
 }
