@@ -13,6 +13,10 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
+/// Why progress a case expects cannot come: the server answers requests of the session with
+/// `application/json`, so a running request has no stream for it.
+const NO_PROGRESS_STREAM: &str = "the server answers requests with application/json, so a running request has no stream for its progress to reach the client on (sending no progress is allowed, PRG-08)";
+
 /// What a pattern's message would answer, and when it is due: the harness's request with
 /// the id the pattern names (`id`), or (for an error without an id, the answer to an
 /// unreadable line) the last line the case sent.
@@ -38,9 +42,12 @@ fn subject(
 }
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
-    /// An expected line's pattern, with loop variables filled in.
-    fn fill_pattern(&mut self, line: usize, text: &str) -> Result<Value, Stop> {
-        pattern::fill_pattern(text, self.step.captures()).map_err(|e| {
+    /// An expected line: waits for the first unmatched message that matches. Meanwhile the
+    /// pattern is what the steps await, so a client's request that matches it is left to the
+    /// case rather than answered by the harness.
+    pub(crate) async fn expect(&mut self, line: usize, text: &str) -> Result<(), Stop> {
+        // The expected line's pattern, with loop variables filled in.
+        let pattern = pattern::fill_pattern(text, self.step.captures()).map_err(|e| {
             self.step.at(line);
             self.finding(
                 Severity::Fail,
@@ -50,14 +57,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 ),
             );
             Stop::Hung
-        })
-    }
-
-    /// An expected line: waits for the first unmatched message that matches. Meanwhile the
-    /// pattern is what the steps await, so a client's request that matches it is left to the
-    /// case rather than answered by the harness.
-    pub(crate) async fn expect(&mut self, line: usize, text: &str) -> Result<(), Stop> {
-        let pattern = self.fill_pattern(line, text)?;
+        })?;
         self.step.await_pattern(pattern.clone());
         let done = self.expect_pattern(line, pattern).await;
         self.step.awaited();
@@ -106,7 +106,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 return Err(stop);
             }
             let (deadline, ran) = self.answer_deadline(began, subject, due);
-            let deadline = self.arrival_deadline(deadline);
+            let started = self.io.started();
+            let deadline = self
+                .step
+                .arrival_deadline(deadline, started, |d| self.clock.stretched(d));
             let tick = self.patience().tick(deadline, Duration::from_millis(250));
             // A wait ends only once the harness has caught up with what the target wrote.
             let got = self.next(tick).await;
@@ -130,9 +133,15 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             if let Some(ran) = ran {
                 // Over HTTP, progress for a request answered as JSON had no stream to come on
                 // (judged only once the wait is over: a server may upgrade a request to SSE
-                // with its first progress).
-                if let Some(reason) = self.progress_unreachable(&pattern) {
-                    return Err(Stop::Skip(reason));
+                // with its first progress), and a server may send no progress (PRG-08).
+                let progress =
+                    pattern.get("method").and_then(Value::as_str) == Some("notifications/progress");
+                if progress
+                    && self
+                        .expected_channel(&pattern)
+                        .is_some_and(|c| self.streams.no_stream_for_progress(c))
+                {
+                    return Err(Stop::Skip(NO_PROGRESS_STREAM.into()));
                 }
                 let session = self.streams.session();
                 let candidate = self

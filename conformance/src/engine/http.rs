@@ -11,6 +11,7 @@
 mod follow;
 mod settle;
 
+use crate::era::{Era, ProtocolVersion};
 use crate::facts::ledger::SentRequest;
 use crate::facts::streams::{Opened, Stream};
 use crate::transport::{Channel, Head, StreamEnd};
@@ -256,11 +257,21 @@ impl Streams {
         self.holds_heads.insert(session);
     }
 
-    /// How long a request of the current session may take to show it arrived (see
-    /// `Engine::arrival_window`): the arrival window once the server is known to hold back
-    /// heads or to answer with JSON only, or `stateless` (2026-07-28, where a server may hold
-    /// a call's head until its result); `reply` otherwise.
-    pub fn arrival_window(&self, stateless: bool, reply: Duration) -> Duration {
+    /// How long a request of the current session, at protocol `version`, may take to show it
+    /// arrived. A server that has answered a request of this session with an SSE stream shows
+    /// the head of the next one at once, however busy the machine: it gets `reply`
+    /// (`--reply-timeout`, stretched for a busy machine). One that answers with JSON shows
+    /// nothing before the answer, so nothing can be awaited beyond the arrival window
+    /// `max(100 ms, 4 × RTT)`; a server not yet seen answering a request gets `reply` too,
+    /// until a request of the session has gone that long without showing it arrived: such a
+    /// server holds back a head until it has something to send (the TypeScript SDK 2.x's
+    /// stateless fallback does, for a call that sends nothing), so waiting for heads only
+    /// delays the case (22 cancels × `--reply-timeout` ran a correct server past its time
+    /// limit) and its later requests get the arrival window. In 2026-07-28 a server may hold
+    /// back a call's head until its result (rmcp, the Python SDK and the TypeScript SDK 2.x
+    /// do, for a call that sends no progress).
+    pub fn arrival_window(&self, version: Option<ProtocolVersion>, reply: Duration) -> Duration {
+        let stateless = version.is_some_and(|v| v.era() == Era::Stateless);
         let session = self.session;
         if self.holds_heads.contains(&session) {
             return self.arrival();

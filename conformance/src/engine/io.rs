@@ -3,7 +3,7 @@
 //! bounded by [`super::parts::budget`]).
 
 use super::{Engine, Side, Stop, Why};
-use crate::facts::ledger::{Due, SentRequest};
+use crate::facts::ledger::{Due, Ledger, SentRequest};
 use crate::fixtures;
 use crate::outcome::Severity;
 use crate::requirement::Req;
@@ -12,8 +12,17 @@ use crate::transport::{Channel, SendError, Transport};
 use serde_json::Value;
 use std::time::Duration;
 
-/// A message on its way out: what is sent, and what the case wrote.
+/// A message on its way out: what is sent, what the case wrote, and where it goes in the
+/// transcript.
 struct Outgoing {
+    /// Its transcript index.
+    index: usize,
+    /// When it is sent, since the target started.
+    now: Duration,
+    /// The case line that sends it (0 for the harness's own).
+    line: usize,
+    /// The harness's own message (handshake, barrier, witness, an answer), not a case's.
+    internal: bool,
     /// The text sent.
     text: String,
     /// It parsed, when it is JSON.
@@ -38,18 +47,11 @@ fn due(method: &str, tool: Option<&str>, natural_end: Option<Duration>) -> Due {
     }
 }
 
-/// The ledger's entry for a request the harness sends: what it calls, and when its answer
-/// is due (at once, by the natural end of a `sleep`, or unknown for endless work); case line
-/// `line` sent it.
-fn sent_request(
-    line: usize,
-    out: &Outgoing,
-    method: &str,
-    params: Option<&Value>,
-    index: usize,
-    now: Duration,
-    internal: bool,
-) -> SentRequest {
+/// The ledger's entry for a request the harness sends (`out`, of `method` with `params`): what
+/// it calls, and when its answer is due (at once, by the natural end of a `sleep`, or unknown
+/// for endless work).
+fn sent_request(out: &Outgoing, method: &str, params: Option<&Value>) -> SentRequest {
+    let now = out.now;
     let tool = out
         .role
         .as_deref()
@@ -63,11 +65,11 @@ fn sent_request(
         .flatten()
         .map(|ms| now + fixtures::sleep_natural_end(ms));
     SentRequest {
-        line,
-        index,
+        line: out.line,
+        index: out.index,
         sent: now,
         method: method.to_string(),
-        internal,
+        internal: out.internal,
         endless,
         starts: method == "initialize",
         natural_end,
@@ -94,6 +96,43 @@ fn sent_request(
     }
 }
 
+/// What an outgoing message means to the `ledger`, sent when the target had waited `waited`
+/// for a CPU: a cancel is marked, an answer to the target's request noted; a request is
+/// returned, keyed and with its progress token's key, to be tracked once it is recorded.
+fn record_outgoing(
+    ledger: &mut Ledger,
+    out: &Outgoing,
+    waited: Option<Duration>,
+) -> Option<(String, SentRequest, Option<String>)> {
+    let msg = out.value.as_ref().and_then(Value::as_object)?;
+    let id = msg.get("id").filter(|id| id.is_string() || id.is_number());
+    match (msg.get("method").and_then(Value::as_str), id) {
+        (Some("notifications/cancelled"), None) => {
+            if let Some(id) = msg.get("params").and_then(|p| p.get("requestId")) {
+                ledger.cancel_sent(id, out.index, out.now, waited);
+            }
+            None
+        }
+        (Some(method), Some(id)) => {
+            let params = msg.get("params");
+            let token = params
+                .and_then(|p| p.pointer("/_meta/progressToken"))
+                .filter(|t| t.is_string() || t.is_number())
+                .map(|t| ledger.key(t));
+            let request = sent_request(out, method, params);
+            Some((ledger.key(id), request, token))
+        }
+        (None, Some(id)) => {
+            let key = ledger.key(id);
+            if let Some(answer) = out.value.as_ref() {
+                ledger.answered(&key, answer, waited);
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
 impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// Sends one message (a case's line, or the harness's own when `internal`) and records
     /// what it means in the ledger: a request to track, a cancel, an answer.
@@ -105,10 +144,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             }
             return Ok(());
         }
-        let out = self.outgoing(text);
-        let index = self.transcript.len();
-        let now = self.now();
-        let request = self.ledger_outgoing(&out, index, now, internal);
+        let out = self.outgoing(text, internal);
+        let (index, now) = (out.index, out.now);
+        let waited = self.waited();
+        let request = record_outgoing(&mut self.ledger, &out, waited);
         let expected = (!internal).then(|| {
             let shown = if out.stamped {
                 &out.as_written
@@ -141,7 +180,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
 
     /// A message as it will be sent: the side's fixture mapping (`prepare`) and the stateless
     /// era's stamp applied, with what the case wrote kept for the diff.
-    fn outgoing(&mut self, text: String) -> Outgoing {
+    fn outgoing(&self, text: String, internal: bool) -> Outgoing {
         let mut text = text;
         let mut value: Option<Value> = serde_json::from_str(&text).ok();
         let argument = |value: &Option<Value>, name: &str| {
@@ -161,6 +200,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             text = value.as_ref().map(Value::to_string).unwrap_or(text);
         }
         Outgoing {
+            index: self.transcript.len(),
+            now: self.now(),
+            line: self.step.line(),
+            internal,
             text,
             value,
             as_written,
@@ -168,48 +211,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             role,
             ms,
             interval,
-        }
-    }
-
-    /// What an outgoing message at transcript index `index` means to the ledger: a cancel is
-    /// marked, an answer to the target's request noted; a request is returned, keyed and with
-    /// its progress token's key, to be tracked once it is recorded.
-    fn ledger_outgoing(
-        &mut self,
-        out: &Outgoing,
-        index: usize,
-        now: Duration,
-        internal: bool,
-    ) -> Option<(String, SentRequest, Option<String>)> {
-        let msg = out.value.as_ref().and_then(Value::as_object)?;
-        let id = msg.get("id").filter(|id| id.is_string() || id.is_number());
-        match (msg.get("method").and_then(Value::as_str), id) {
-            (Some("notifications/cancelled"), None) => {
-                if let Some(id) = msg.get("params").and_then(|p| p.get("requestId")) {
-                    let waited = self.waited();
-                    self.ledger.cancel_sent(id, index, now, waited);
-                }
-                None
-            }
-            (Some(method), Some(id)) => {
-                let params = msg.get("params");
-                let token = params
-                    .and_then(|p| p.pointer("/_meta/progressToken"))
-                    .filter(|t| t.is_string() || t.is_number())
-                    .map(|t| self.ledger.key(t));
-                let line = self.step.line();
-                let request = sent_request(line, out, method, params, index, now, internal);
-                Some((self.ledger.key(id), request, token))
-            }
-            (None, Some(id)) => {
-                let key = self.ledger.key(id);
-                let waited = self.waited();
-                if let Some(answer) = out.value.as_ref() {
-                    self.ledger.answered(&key, answer, waited);
-                }
-                None
-            }
-            _ => None,
         }
     }
 

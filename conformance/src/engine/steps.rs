@@ -162,14 +162,4 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         };
         self.finding(severity, FindingKind::Unmet, message);
     }
-
-    /// A wait for the next expected message lasts at least until the end of its `! arrives`
-    /// window (stretched on a busy machine): a message the case allows that late is not
-    /// missing.
-    pub(crate) fn arrival_deadline(&self, deadline: Deadline) -> Deadline {
-        match self.step.window_end(|d| self.clock.stretched(d)) {
-            Some(end) => deadline.max(Deadline::from_std(self.io.started() + end)),
-            None => deadline,
-        }
-    }
 }

@@ -19,9 +19,11 @@
 
 use super::{ClientTarget, T_GRACE};
 use crate::engine::Engine;
+use crate::facts::ledger::Ledger;
 use crate::facts::waits::Waits;
 use crate::rules::client_cancel;
 use crate::rules::client_crossing as rules;
+use crate::rules::envelope::Problem;
 use crate::transport::Transport;
 use serde_json::Value;
 use std::time::Duration;
@@ -64,6 +66,35 @@ pub(crate) struct Crossing {
     pub progress: std::collections::HashMap<String, Duration>,
 }
 
+impl Crossing {
+    /// `notifications/initialized` arrived at `at` (as the clock `waits` reads): requests held
+    /// before it crossed it, or came too early (LIF-03).
+    pub(crate) fn initialized(&mut self, at: Duration, waits: &Waits) -> Vec<Problem> {
+        std::mem::take(&mut self.early)
+            .into_iter()
+            .map(|held| {
+                if held.crossed(at, waits) {
+                    rules::crossed_initialized(&held.what, at.saturating_sub(held.at))
+                } else {
+                    rules::too_early(&held.what)
+                }
+            })
+            .collect()
+    }
+
+    /// At the end of the case: what was held and never crossed by what it waited for (the
+    /// cancels judged against `ledger`).
+    pub(crate) fn finish(&mut self, ledger: &Ledger) -> Vec<Problem> {
+        let cancels = std::mem::take(&mut self.cancels)
+            .into_iter()
+            .filter_map(|(_, held)| client_cancel::cancel_of_unknown(&held.what, ledger));
+        let early = std::mem::take(&mut self.early)
+            .into_iter()
+            .map(|held| rules::too_early(&held.what));
+        cancels.chain(early).collect()
+    }
+}
+
 impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// The request `key` has arrived: a cancel held for it is judged now, as if it had come
     /// after it, with a note that the two POSTs crossed.
@@ -83,30 +114,6 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 let problem = client_cancel::cancel_of_unknown(&held.what, &self.ledger);
                 self.problems(problem);
             }
-        }
-    }
-
-    /// `notifications/initialized` arrived at `at`: requests held before it crossed it, or
-    /// came too early (LIF-03).
-    pub(crate) fn initialized_arrived(&mut self, at: Duration) {
-        for held in std::mem::take(&mut self.side.crossing.early) {
-            let problem = if held.crossed(at, &crossing(self.waits())) {
-                rules::crossed_initialized(&held.what, at.saturating_sub(held.at))
-            } else {
-                rules::too_early(&held.what)
-            };
-            self.problems([problem]);
-        }
-    }
-
-    /// At the end of the case: what was held and never crossed by what it waited for.
-    pub(crate) fn crossing_finish(&mut self) {
-        for (_, held) in std::mem::take(&mut self.side.crossing.cancels) {
-            let problem = client_cancel::cancel_of_unknown(&held.what, &self.ledger);
-            self.problems(problem);
-        }
-        for held in std::mem::take(&mut self.side.crossing.early) {
-            self.problems([rules::too_early(&held.what)]);
         }
     }
 }

@@ -16,7 +16,7 @@ use crate::pattern::id_key;
 use crate::rules::client_cancel;
 use crate::rules::client_crossing as rules;
 use crate::rules::client_progress::{self, ClientProgressFacts};
-use crate::rules::client_request::{self, Handshake};
+use crate::rules::client_request;
 use crate::rules::client_stateless;
 use crate::transport::{Channel, Transport};
 use serde_json::Value;
@@ -49,7 +49,9 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                     if let Some(session) = self.side.sessions.current_mut() {
                         session.initialized = true;
                     }
-                    self.initialized_arrived(at);
+                    let waits = crossing(self.waits());
+                    let problems = self.side.crossing.initialized(at, &waits);
+                    self.problems(problems);
                     if self.played.case().handshake {
                         self.transcript[index].internal = true;
                     }
@@ -88,8 +90,16 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                     .is_some_and(|v| !v.has_handshake());
                 self.side.era.legacy_initialize(told_stateless);
             }
-            let at = self.transcript[index].at;
-            self.handshake_order(method, at);
+            let held = Held {
+                at: self.transcript[index].at,
+                waited: self.waited(),
+                what: Value::String(method.to_string()),
+            };
+            let may_cross = !self.io.ordered();
+            let problem = self
+                .side
+                .handshake_order(&self.ledger, method, held, may_cross);
+            self.problems(problem);
         }
         if method == "initialize" {
             self.side
@@ -132,25 +142,6 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         );
         self.request_arrived(&key, at);
         self.answer_request(index, method).await;
-    }
-
-    /// LIF-04 and LIF-03: nothing but `ping` until `initialize` is answered, and
-    /// `notifications/initialized` before any other request once it is.
-    fn handshake_order(&mut self, method: &str, at: std::time::Duration) {
-        let initialized = self.side.sessions.current().map(|s| s.initialized);
-        let ready = self.side.sessions.ready(&self.ledger);
-        match client_request::handshake_order(method, ready, initialized, !self.io.ordered()) {
-            Handshake::InOrder => {}
-            Handshake::Early(problem) => self.problems([problem]),
-            Handshake::Hold => {
-                let held = Held {
-                    at,
-                    waited: self.waited(),
-                    what: Value::String(method.to_string()),
-                };
-                self.side.crossing.early.push(held);
-            }
-        }
     }
 
     fn client_response(&mut self, index: usize) {

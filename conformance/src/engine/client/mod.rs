@@ -195,7 +195,9 @@ impl Side for ClientTarget {
                 }
             }
         }
-        e.judge_initialized();
+        for message in e.side.sessions.uninitialized(&e.ledger) {
+            e.rule(Severity::Fail, Req::Lif03, message);
+        }
         e.http_finish();
         for note in e.side.sessions.notes() {
             e.rule(Severity::Note, Req::Std06, note);
@@ -210,7 +212,8 @@ impl Side for ClientTarget {
     }
 
     fn drained<T: Transport>(e: &mut Engine<'_, T, Self>) {
-        e.crossing_finish();
+        let problems = e.side.crossing.finish(&e.ledger);
+        e.problems(problems);
     }
 
     fn observe<T: Transport>(e: &mut Engine<'_, T, Self>, at: Duration, event: Event) {

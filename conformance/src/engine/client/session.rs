@@ -192,6 +192,27 @@ impl Sessions {
         Some((format!("[relay] {what}{which}"), ended))
     }
 
+    /// LIF-03 at the end of the case: a finding for every session whose `initialize` the
+    /// harness answered (the current one's as `ledger` says) that never sent
+    /// `notifications/initialized`.
+    pub fn uninitialized(&self, ledger: &Ledger) -> Vec<String> {
+        let current_ready = self.ready(ledger);
+        let count = self.list.len();
+        self.list
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| !s.initialized && (s.ready || (i + 1 == count && current_ready)))
+            .map(|(i, _)| {
+                let which = if count > 1 {
+                    format!(" (session {})", i + 1)
+                } else {
+                    String::new()
+                };
+                format!("the client never sent `notifications/initialized` after the harness answered its `initialize`{which}")
+            })
+            .collect()
+    }
+
     /// How every session ended, when there was more than one; a session replaced before its
     /// handshake was done (a probe) is no fault, whatever it exchanged.
     pub fn notes(&self) -> Vec<String> {

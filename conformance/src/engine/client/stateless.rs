@@ -268,7 +268,10 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 return Ok(());
             }
             let allowed = self.clock.stretched(self.played.options().reply_timeout);
-            let deadline = self.arrival_deadline(began + allowed);
+            let started = self.io.started();
+            let deadline = self
+                .step
+                .arrival_deadline(began + allowed, started, |d| self.clock.stretched(d));
             if Deadline::now() >= deadline {
                 break;
             }

@@ -126,42 +126,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         request.map(|r| r.channel)
     }
 
-    /// Why progress matching `pattern` cannot come: the server answers requests of this
-    /// session with `application/json`, so a running request has no stream for it (a server
-    /// may send no progress, PRG-08).
-    pub(crate) fn progress_unreachable(&self, pattern: &Value) -> Option<String> {
-        if pattern.get("method").and_then(Value::as_str) != Some("notifications/progress") {
-            return None;
-        }
-        let channel = self.expected_channel(pattern)?;
-        self.streams.no_stream_for_progress(channel).then(|| {
-            "the server answers requests with application/json, so a running request has no stream for its progress to reach the client on (sending no progress is allowed, PRG-08)".to_string()
-        })
-    }
-
-    /// How long a request may take to show it arrived. A server that has answered a request
-    /// of this session with an SSE stream shows the head of the next one at once, however
-    /// busy the machine: it gets `--reply-timeout` (stretched for a busy machine). One that
-    /// answers with JSON shows nothing before the answer, so nothing can be awaited beyond the
-    /// arrival window `max(100 ms, 4 × RTT)`; a server not yet seen answering a request gets
-    /// `--reply-timeout` too, until a request of the session has gone that long without
-    /// showing it arrived: such a server holds back a head until it has something to send
-    /// (the TypeScript SDK 2.x's stateless fallback does, for a call that sends nothing), so
-    /// waiting for heads only delays the case (22 cancels × `--reply-timeout` ran a correct
-    /// server past its time limit) and its later requests get the arrival window.
-    pub(crate) fn arrival_window(&self) -> Duration {
-        // In 2026-07-28 a server may hold back a call's head until its result (rmcp, the
-        // Python SDK and the TypeScript SDK 2.x do, for a call that sends no progress).
-        let held = self
-            .protocol()
-            .is_some_and(|v| v.era() == crate::era::Era::Stateless);
-        let reply = self.clock.stretched(self.played.options().reply_timeout);
-        self.streams.arrival_window(held, reply)
-    }
-
     /// Over HTTP, before a `! cancel`: waits until the target has shown it received the
     /// request (a head, a message on its stream, or its answer), at most the arrival window
-    /// after it was sent ([`Engine::arrival_window`]), so the cancel is not read before the
+    /// after it was sent ([`Streams::arrival_window`]), so the cancel is not read before the
     /// request it names.
     pub(crate) async fn await_arrival(&mut self, id: &Value) {
         let Some(request) = self.ledger.sent(id) else {
@@ -171,7 +138,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let Some(sent) = self.streams.stream(channel).map(|s| s.sent) else {
             return;
         };
-        let until = Deadline::from_std(sent + self.arrival_window());
+        let reply = self.clock.stretched(self.played.options().reply_timeout);
+        let window = self.streams.arrival_window(self.protocol(), reply);
+        let until = Deadline::from_std(sent + window);
         loop {
             let arrived = self.streams.stream(channel).is_none_or(Stream::arrived)
                 || self.ledger.sent(id).is_some_and(|r| r.answers > 0);
