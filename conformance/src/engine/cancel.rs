@@ -55,8 +55,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         self.await_arrival(id).await;
         let arrived = self
             .streams
-            .by
-            .get(&channel)
+            .stream(channel)
             .is_some_and(crate::facts::streams::Stream::arrived);
         let closed = self.io.abort(channel);
         if !closed {
@@ -65,8 +64,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             let until = Deadline::now() + self.grace();
             while self
                 .streams
-                .by
-                .get(&channel)
+                .stream(channel)
                 .is_some_and(|s| s.end.is_none())
                 && self.next(until).await
             {}
@@ -85,7 +83,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         self.ledger.cancel_sent(id, index, now, waited);
         if closed {
             // A proof by time: the calm grace, later by what the target waits for a CPU
-            // from now on (`read_by`).
+            // from now on (`Waits::read_by`).
             let how = Closed {
                 grace: self.calm_grace(),
                 arrived,

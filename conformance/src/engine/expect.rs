@@ -1,20 +1,53 @@
 //! Expected messages: waiting for the first message that matches a case's pattern, and, when
 //! none does, showing the closest one in a diff.
 
+use super::parts::transcript::Transcript;
 use super::proof::{Ran, Wait};
-use super::{Engine, Side, Stop};
-use crate::facts::ledger::Due;
+use super::{Engine, Side, Stop, Why};
+use crate::facts::ledger::{Due, Ledger};
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{self, canonical};
-use crate::transcript::{self, Direction, Entry};
-use crate::transport::{Channel, Transport};
+use crate::transcript::{self, Direction};
+use crate::transport::Transport;
 use serde_json::{json, Value};
+use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
+/// Why progress a case expects cannot come: the server answers requests of the session with
+/// `application/json`, so a running request has no stream for it.
+const NO_PROGRESS_STREAM: &str = "the server answers requests with application/json, so a running request has no stream for its progress to reach the client on (sending no progress is allowed, PRG-08)";
+
+/// What a pattern's message would answer, and when it is due: the harness's request with
+/// the id the pattern names (`id`), or (for an error without an id, the answer to an
+/// unreadable line) the last line the case sent.
+fn subject(
+    ledger: &Ledger,
+    transcript: &Transcript,
+    pattern: &Value,
+    id: Option<&Value>,
+) -> (Option<usize>, Due) {
+    if let Some(request) = id.and_then(|id| ledger.sent(id)) {
+        return (Some(request.index), request.due);
+    }
+    let unreadable = pattern.get("error").is_some()
+        && pattern.get("method").is_none()
+        && pattern.get("id").is_none_or(Value::is_null);
+    if unreadable {
+        let last = transcript
+            .iter()
+            .rposition(|e| e.direction == Direction::Sent && !e.internal);
+        return (last, Due::AtOnce);
+    }
+    (None, Due::Unknown)
+}
+
 impl<T: Transport, S: Side> Engine<'_, T, S> {
-    /// An expected line's pattern, with loop variables filled in.
-    fn fill_pattern(&mut self, line: usize, text: &str) -> Result<Value, Stop> {
-        pattern::fill_pattern(text, self.step.captures()).map_err(|e| {
+    /// An expected line: waits for the first unmatched message that matches. Meanwhile the
+    /// pattern is what the steps await, so a client's request that matches it is left to the
+    /// case rather than answered by the harness.
+    pub(crate) async fn expect(&mut self, line: usize, text: &str) -> Result<(), Stop> {
+        // The expected line's pattern, with loop variables filled in.
+        let pattern = pattern::fill_pattern(text, self.step.captures()).map_err(|e| {
             self.step.at(line);
             self.finding(
                 Severity::Fail,
@@ -24,103 +57,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 ),
             );
             Stop::Hung
-        })
-    }
-
-    /// The id a pattern names for certain: a literal, or a variable already captured.
-    fn concrete_id(&self, pattern: &Value) -> Option<Value> {
-        let id = pattern.get("id")?;
-        match id.as_str() {
-            Some(text) if text.starts_with('{') && text.ends_with('}') => text
-                .strip_prefix("{$")
-                .and_then(|t| t.strip_suffix('}'))
-                .and_then(|name| self.step.captures().get(name))
-                .cloned(),
-            _ => Some(id.clone()),
-        }
-    }
-
-    /// An unconsumed response of the current session with this id that arrived at or after
-    /// transcript index `from`.
-    fn response_with_id(&self, id: &Value, from: usize) -> Option<usize> {
-        self.transcript
-            .iter()
-            .enumerate()
-            .skip(from)
-            .find(|(_, e)| {
-                e.direction == Direction::Received
-                    && e.consumed_by.is_none()
-                    && !e.internal
-                    && e.session == self.streams.session
-                    && e.value.as_ref().is_some_and(|v| {
-                        v.get("method").is_none()
-                            && v.get("id").is_some_and(|v| pattern::json_equal(v, id))
-                    })
-            })
-            .map(|(i, _)| i)
-    }
-
-    /// The unmatched message a pattern is closest to: the one with its id, or else the first
-    /// of its method (a response pattern is only ever compared with responses).
-    fn candidate_for(&self, pattern: &Value) -> Option<usize> {
-        let session = self.streams.session;
-        let unconsumed = |e: &Entry| {
-            e.direction == Direction::Received
-                && e.consumed_by.is_none()
-                && !e.internal
-                && e.session == session
-        };
-        let entries = self.transcript.iter().enumerate();
-        if let Some(id) = self.concrete_id(pattern) {
-            return entries
-                .filter(|(_, e)| unconsumed(e))
-                .find(|(_, e)| {
-                    e.value
-                        .as_ref()
-                        .and_then(|v| v.get("id"))
-                        .is_some_and(|v| pattern::json_equal(v, &id))
-                })
-                .map(|(i, _)| i);
-        }
-        let method = pattern.get("method");
-        entries
-            .filter(|(_, e)| unconsumed(e))
-            .find(|(_, e)| {
-                e.value.as_ref().is_some_and(|v| {
-                    v.get("method") == method && (method.is_some() || v.get("id").is_some())
-                })
-            })
-            .map(|(i, _)| i)
-    }
-
-    /// What a pattern's message would answer, and when it is due: the harness's request with
-    /// the pattern's id, or (for an error without an id, the answer to an unreadable line) the
-    /// last line the case sent.
-    fn subject(&self, pattern: &Value) -> (Option<usize>, Due) {
-        if let Some(request) = self
-            .concrete_id(pattern)
-            .and_then(|id| self.ledger.sent(&id))
-        {
-            return (Some(request.index), request.due);
-        }
-        let unreadable = pattern.get("error").is_some()
-            && pattern.get("method").is_none()
-            && pattern.get("id").is_none_or(Value::is_null);
-        if unreadable {
-            let last = self
-                .transcript
-                .iter()
-                .rposition(|e| e.direction == Direction::Sent && !e.internal);
-            return (last, Due::AtOnce);
-        }
-        (None, Due::Unknown)
-    }
-
-    /// An expected line: waits for the first unmatched message that matches. Meanwhile the
-    /// pattern is what the steps await, so a client's request that matches it is left to the
-    /// case rather than answered by the harness.
-    pub(crate) async fn expect(&mut self, line: usize, text: &str) -> Result<(), Stop> {
-        let pattern = self.fill_pattern(line, text)?;
+        })?;
         self.step.await_pattern(pattern.clone());
         let done = self.expect_pattern(line, pattern).await;
         self.step.awaited();
@@ -128,7 +65,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     }
 
     async fn expect_pattern(&mut self, line: usize, mut pattern: Value) -> Result<(), Stop> {
-        let id = self.concrete_id(&pattern);
+        let id = self.step.concrete_id(&pattern);
         let mapped = id
             .as_ref()
             .and_then(|id| self.ledger.sent(id))
@@ -137,7 +74,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             // A target's own tool stands in for the role: its result is its business.
             pattern["result"] = json!("{object}");
         }
-        let (subject, due) = self.subject(&pattern);
+        let (subject, due) = subject(&self.ledger, &self.transcript, &pattern, id.as_ref());
         let channel = self.expected_channel(&pattern);
         let prefix = channel.map(|c| format!("{c} ")).unwrap_or_default();
         self.diff
@@ -156,36 +93,39 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 &pattern,
                 self.step.captures_mut(),
                 line,
-                self.streams.session,
+                self.streams.session(),
             ) {
-                self.show_channel(index, channel);
+                self.transcript.show_channel(index, channel);
                 self.arrived(line, at);
                 return Ok(());
             }
             if let Some(done) = self.answered_otherwise(line, &pattern, id.as_ref(), from) {
                 return done;
             }
-            if let Some(stop) = S::halted(self) {
+            if let Some(stop) = self.stopped(Why::Step).await {
                 return Err(stop);
             }
             let (deadline, ran) = self.answer_deadline(began, subject, due);
-            let deadline = self.arrival_deadline(deadline);
-            let tick = self.tick(deadline, std::time::Duration::from_millis(250));
+            let started = self.io.started();
+            let deadline = self
+                .step
+                .arrival_deadline(deadline, started, |d| self.clock.stretched(d));
+            let tick = self.patience().tick(deadline, Duration::from_millis(250));
             // A wait ends only once the harness has caught up with what the target wrote.
             let got = self.next(tick).await;
             if !got {
-                if self.liveness.cut_off() {
-                    return Err(Stop::Hung);
-                }
-                if let Some(stop) = S::ended(self) {
+                if let Some(stop) = self.stopped(Why::Silence).await {
                     return Err(stop);
                 }
                 if self.io.finished() {
-                    let candidate = self.candidate_for(&pattern);
+                    let session = self.streams.session();
+                    let candidate = self
+                        .transcript
+                        .candidate_for(&pattern, id.as_ref(), session);
                     return self.mismatch(line, &pattern, candidate, ran);
                 }
             }
-            let ran = match self.wait_state(deadline, &mut past) {
+            let ran = match self.patience().state(deadline, &mut past) {
                 Wait::On => None,
                 Wait::Quiet => Some(ran),
                 Wait::Talking(talked) => Some(Ran::Talking(Box::new(ran), talked)),
@@ -193,11 +133,20 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             if let Some(ran) = ran {
                 // Over HTTP, progress for a request answered as JSON had no stream to come on
                 // (judged only once the wait is over: a server may upgrade a request to SSE
-                // with its first progress).
-                if let Some(reason) = self.progress_unreachable(&pattern) {
-                    return Err(Stop::Skip(reason));
+                // with its first progress), and a server may send no progress (PRG-08).
+                let progress =
+                    pattern.get("method").and_then(Value::as_str) == Some("notifications/progress");
+                if progress
+                    && self
+                        .expected_channel(&pattern)
+                        .is_some_and(|c| self.streams.no_stream_for_progress(c))
+                {
+                    return Err(Stop::Skip(NO_PROGRESS_STREAM.into()));
                 }
-                let candidate = self.candidate_for(&pattern);
+                let session = self.streams.session();
+                let candidate = self
+                    .transcript
+                    .candidate_for(&pattern, id.as_ref(), session);
                 return self.mismatch(line, &pattern, candidate, ran);
             }
             self.probe_if_due(began, subject, due).await;
@@ -216,23 +165,20 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     ) -> Option<Result<(), Stop>> {
         let id = id?;
         let ran = Ran::Out(self.played.options().reply_timeout);
-        if let Some(index) = self.response_with_id(id, from) {
+        let session = self.streams.session();
+        if let Some(index) = self.transcript.response_with_id(id, from, session) {
             return Some(self.mismatch(line, pattern, Some(index), ran));
         }
-        if self.unanswerable(id).is_some() {
-            let candidate = self.candidate_for(pattern);
+        if self
+            .ledger
+            .sent(id)
+            .and_then(|r| self.streams.unanswerable(r))
+            .is_some()
+        {
+            let candidate = self.transcript.candidate_for(pattern, Some(id), session);
             return Some(self.mismatch(line, pattern, candidate, ran));
         }
         None
-    }
-
-    /// A matched message's line in the diff shows its channel as the expectation did.
-    fn show_channel(&mut self, index: usize, expected: Option<Channel>) {
-        let entry = &mut self.transcript[index];
-        let prefix = transcript::channel_prefix(expected, entry.channel);
-        if let Some(shown) = entry.shown.as_mut() {
-            shown.insert_str(0, &prefix);
-        }
     }
 
     /// Reports an expectation that did not hold: the closest message in a diff (and as a
@@ -246,7 +192,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         ran: Ran,
     ) -> Result<(), Stop> {
         self.step.at(line);
-        let severity = self.case_severity();
+        let severity = self.played.severity();
         let Some(index) = candidate else {
             let is_response = pattern.get("result").is_some() || pattern.get("error").is_some();
             let what = if is_response {
@@ -255,7 +201,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 "no message"
             };
             let mut why = S::absence(self);
-            if let Some(reason) = pattern.get("id").and_then(|id| self.unanswerable(id)) {
+            let unanswerable = pattern.get("id").and_then(|id| self.ledger.sent(id));
+            if let Some(reason) = unanswerable.and_then(|r| self.streams.unanswerable(r)) {
                 why.push_str(&format!(" ({reason})"));
             }
             self.finding(
@@ -273,11 +220,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 Ok(())
             };
         };
-        let value = self.value(index);
-        let diff = pattern::first_difference(pattern, &value, self.step.captures())
+        let value = self.transcript.message(index);
+        let diff = pattern::first_difference(pattern, value, self.step.captures())
             .map(|d| d.to_string())
             .unwrap_or_default();
-        let shown = canonical(&pattern::normalize(pattern, &value, self.step.captures()));
+        let shown = canonical(&pattern::normalize(pattern, value, self.step.captures()));
         let channel = self.expected_channel(pattern);
         let entry = &mut self.transcript[index];
         entry.consumed_by = Some(line);

@@ -13,11 +13,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// Waits (at most `--reply-timeout`, stretched for a busy machine) for the head of
     /// `channel`, or its end.
     pub(crate) async fn await_head(&mut self, channel: Channel) {
-        let deadline = Deadline::now() + self.reply_allowance();
+        let deadline = Deadline::now() + self.clock.stretched(self.played.options().reply_timeout);
         while self
             .streams
-            .by
-            .get(&channel)
+            .stream(channel)
             .is_some_and(|s| s.head.is_none() && s.end.is_none())
         {
             if !self.next(deadline).await {
@@ -28,11 +27,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
 
     /// `! status CODE|…`: the status of the request just made must be one of `codes`.
     pub(crate) async fn status_step(&mut self, codes: &[String]) -> Result<(), Stop> {
-        let Some(channel) = self.streams.last else {
+        let Some(channel) = self.streams.last() else {
             return Ok(());
         };
         self.await_head(channel).await;
-        let Some(stream) = self.streams.by.get(&channel) else {
+        let Some(stream) = self.streams.stream(channel) else {
             return Ok(());
         };
         let complaint = match (&stream.head, &stream.end) {
@@ -41,12 +40,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             (None, Some(end)) => Some(format!("{channel} {end} before any status")),
             (None, None) => Some(format!(
                 "{channel} got no status within {:?}",
-                self.reply_allowance()
+                self.clock.stretched(self.played.options().reply_timeout)
             )),
         };
         if let Some(complaint) = complaint {
             self.finding(
-                self.case_severity(),
+                self.played.severity(),
                 FindingKind::Unmet,
                 format!(
                     "{complaint}; line {} expects {}",
@@ -117,7 +116,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         self.diff.push(format!("{} {text}", S::SENDS));
         let mut entry = Entry::sent(self.now(), text, None, false);
         entry.channel = channel;
-        entry.session = self.streams.session;
+        entry.session = self.streams.session();
         self.transcript.push(entry);
         self.clock.sent();
         self.transcript.len() - 1
@@ -128,7 +127,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// `! status` line judges the answer (2026-07-28 asks for 405, HTTP-20); such a DELETE is
     /// sent even without a session id.
     pub(crate) async fn open_step(&mut self, listen: bool) -> Result<(), Stop> {
-        let judged = self.streams.next_status.is_some();
+        let judged = self.streams.status_judged();
         let Some(http) = self.io.http_steps() else {
             return Ok(());
         };
@@ -155,12 +154,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         self.await_head(channel).await;
         let code = self
             .streams
-            .by
-            .get(&channel)
+            .stream(channel)
             .and_then(|s| s.head.as_ref())
             .map(|(_, h)| h.code);
         if !listen && code.is_some_and(|c| (200..300).contains(&c)) {
-            self.streams.deleted.insert(self.streams.session);
+            self.streams.deleted();
         }
         let refused = code == Some(405) && !judged;
         if refused {

@@ -2,8 +2,8 @@
 //! the request ledger (the inbound one is `receive.rs`; what a case keeps of either is
 //! bounded by [`super::parts::budget`]).
 
-use super::{Engine, Side, Stop};
-use crate::facts::ledger::{Due, SentRequest};
+use super::{Engine, Side, Stop, Why};
+use crate::facts::ledger::{Due, Ledger, SentRequest};
 use crate::fixtures;
 use crate::outcome::Severity;
 use crate::requirement::Req;
@@ -12,8 +12,17 @@ use crate::transport::{Channel, SendError, Transport};
 use serde_json::Value;
 use std::time::Duration;
 
-/// A message on its way out: what is sent, and what the case wrote.
+/// A message on its way out: what is sent, what the case wrote, and where it goes in the
+/// transcript.
 struct Outgoing {
+    /// Its transcript index.
+    index: usize,
+    /// When it is sent, since the target started.
+    now: Duration,
+    /// The case line that sends it (0 for the harness's own).
+    line: usize,
+    /// The harness's own message (handshake, barrier, witness, an answer), not a case's.
+    internal: bool,
     /// The text sent.
     text: String,
     /// It parsed, when it is JSON.
@@ -38,21 +47,107 @@ fn due(method: &str, tool: Option<&str>, natural_end: Option<Duration>) -> Due {
     }
 }
 
+/// The ledger's entry for a request the harness sends (`out`, of `method` with `params`): what
+/// it calls, and when its answer is due (at once, by the natural end of a `sleep`, or unknown
+/// for endless work).
+fn sent_request(out: &Outgoing, method: &str, params: Option<&Value>) -> SentRequest {
+    let now = out.now;
+    let tool = out
+        .role
+        .as_deref()
+        .or_else(|| params.and_then(|p| p.get("name")).and_then(Value::as_str));
+    let call = method == "tools/call";
+    // A subscription, like `work`, lasts until it is cancelled.
+    let endless =
+        (call && tool.is_some_and(fixtures::is_endless)) || method == "subscriptions/listen";
+    let natural_end = (call && tool == Some("sleep"))
+        .then_some(out.ms)
+        .flatten()
+        .map(|ms| now + fixtures::sleep_natural_end(ms));
+    SentRequest {
+        line: out.line,
+        index: out.index,
+        sent: now,
+        method: method.to_string(),
+        internal: out.internal,
+        endless,
+        starts: method == "initialize",
+        natural_end,
+        tick: (call && tool == Some("ticker"))
+            .then_some(out.interval)
+            .flatten()
+            .filter(|ms| *ms > 0)
+            .map(Duration::from_millis),
+        progress_seen: 0,
+        mapped: out.role.is_some(),
+        due: if endless {
+            Due::Unknown
+        } else {
+            due(method, tool, natural_end)
+        },
+        channel: Channel::Stdio,
+        answers: 0,
+        answer: None,
+        cancel: None,
+        answered_before_cancel: false,
+        last_progress: None,
+        watched: false,
+        after_proof: vec![],
+    }
+}
+
+/// What an outgoing message means to the `ledger`, sent when the target had waited `waited`
+/// for a CPU: a cancel is marked, an answer to the target's request noted; a request is
+/// returned, keyed and with its progress token's key, to be tracked once it is recorded.
+fn record_outgoing(
+    ledger: &mut Ledger,
+    out: &Outgoing,
+    waited: Option<Duration>,
+) -> Option<(String, SentRequest, Option<String>)> {
+    let msg = out.value.as_ref().and_then(Value::as_object)?;
+    let id = msg.get("id").filter(|id| id.is_string() || id.is_number());
+    match (msg.get("method").and_then(Value::as_str), id) {
+        (Some("notifications/cancelled"), None) => {
+            if let Some(id) = msg.get("params").and_then(|p| p.get("requestId")) {
+                ledger.cancel_sent(id, out.index, out.now, waited);
+            }
+            None
+        }
+        (Some(method), Some(id)) => {
+            let params = msg.get("params");
+            let token = params
+                .and_then(|p| p.pointer("/_meta/progressToken"))
+                .filter(|t| t.is_string() || t.is_number())
+                .map(|t| ledger.key(t));
+            let request = sent_request(out, method, params);
+            Some((ledger.key(id), request, token))
+        }
+        (None, Some(id)) => {
+            let key = ledger.key(id);
+            if let Some(answer) = out.value.as_ref() {
+                ledger.answered(&key, answer, waited);
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
 impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// Sends one message (a case's line, or the harness's own when `internal`) and records
     /// what it means in the ledger: a request to track, a cancel, an answer.
     pub(crate) async fn write(&mut self, text: String, internal: bool) -> Result<(), Stop> {
-        if self.liveness.ended {
+        if self.liveness.is_done() {
             // Nobody is left to send it to; the diff still shows what the case would send.
             if !internal {
                 self.diff.push(format!("{} {text}", S::SENDS));
             }
             return Ok(());
         }
-        let out = self.outgoing(text);
-        let index = self.transcript.len();
-        let now = self.now();
-        let request = self.ledger_outgoing(&out, index, now, internal);
+        let out = self.outgoing(text, internal);
+        let (index, now) = (out.index, out.now);
+        let waited = self.waited();
+        let request = record_outgoing(&mut self.ledger, &out, waited);
         let expected = (!internal).then(|| {
             let shown = if out.stamped {
                 &out.as_written
@@ -61,29 +156,31 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             };
             self.diff.push(format!("{} {shown}", S::SENDS))
         });
-        let reply_to = self.reply_channel(out.value.as_ref());
-        let text = out.text.clone();
+        let reply_to = out
+            .value
+            .as_ref()
+            .and_then(|v| self.ledger.reply_channel(v));
+        if let Some(value) = out.value.as_ref() {
+            S::sent(self, value);
+        }
         let mut entry = Entry::sent(now, out.text, out.value, internal);
-        entry.session = self.streams.session;
+        entry.session = self.streams.session();
         if out.stamped {
             entry.shown = Some(out.as_written);
             entry.stamped = true;
         }
         self.transcript.push(entry);
         self.clock.sent();
-        if let Some(value) = self.transcript[index].value.clone() {
-            S::sent(self, &value);
-        }
-        if let Some((key, request)) = &request {
-            self.ledger.sent.insert(key.clone(), request.clone());
-        }
-        self.deliver(text, reply_to, index, expected, request.map(|(key, _)| key))
-            .await
+        let request = request.map(|(key, request, token)| {
+            self.ledger.request_sent(key.clone(), request, token);
+            key
+        });
+        self.deliver(reply_to, index, expected, request).await
     }
 
     /// A message as it will be sent: the side's fixture mapping (`prepare`) and the stateless
     /// era's stamp applied, with what the case wrote kept for the diff.
-    fn outgoing(&mut self, text: String) -> Outgoing {
+    fn outgoing(&self, text: String, internal: bool) -> Outgoing {
         let mut text = text;
         let mut value: Option<Value> = serde_json::from_str(&text).ok();
         let argument = |value: &Option<Value>, name: &str| {
@@ -103,6 +200,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             text = value.as_ref().map(Value::to_string).unwrap_or(text);
         }
         Outgoing {
+            index: self.transcript.len(),
+            now: self.now(),
+            line: self.step.line(),
+            internal,
             text,
             value,
             as_written,
@@ -113,127 +214,22 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
     }
 
-    /// What an outgoing message at transcript index `index` means to the ledger: a cancel is
-    /// marked, an answer to the target's request noted; a request is returned, keyed, to be
-    /// tracked once it is recorded.
-    fn ledger_outgoing(
-        &mut self,
-        out: &Outgoing,
-        index: usize,
-        now: Duration,
-        internal: bool,
-    ) -> Option<(String, SentRequest)> {
-        let msg = out.value.as_ref().and_then(Value::as_object)?;
-        let id = msg.get("id").filter(|id| id.is_string() || id.is_number());
-        match (msg.get("method").and_then(Value::as_str), id) {
-            (Some("notifications/cancelled"), None) => {
-                if let Some(id) = msg.get("params").and_then(|p| p.get("requestId")) {
-                    let waited = self.waited();
-                    self.ledger.cancel_sent(id, index, now, waited);
-                }
-                None
-            }
-            (Some(method), Some(id)) => {
-                let params = msg.get("params");
-                let token = params
-                    .and_then(|p| p.pointer("/_meta/progressToken"))
-                    .filter(|t| t.is_string() || t.is_number())
-                    .map(|t| self.ledger.key(t));
-                if let Some(token) = &token {
-                    self.ledger
-                        .tokens
-                        .insert(token.clone(), self.ledger.key(id));
-                }
-                let request = self.sent_request(out, method, params, index, now, internal);
-                Some((self.ledger.key(id), request))
-            }
-            (None, Some(id)) => {
-                let key = self.ledger.key(id);
-                let waited = self.waited();
-                if let (Some(r), Some(answer)) =
-                    (self.ledger.received.get_mut(&key), out.value.as_ref())
-                {
-                    r.answer(answer, waited);
-                }
-                None
-            }
-            _ => None,
-        }
-    }
-
-    /// The ledger's entry for a request the harness sends: what it calls, and when its answer
-    /// is due (at once, by the natural end of a `sleep`, or unknown for endless work).
-    fn sent_request(
-        &self,
-        out: &Outgoing,
-        method: &str,
-        params: Option<&Value>,
-        index: usize,
-        now: Duration,
-        internal: bool,
-    ) -> SentRequest {
-        let tool = out
-            .role
-            .as_deref()
-            .or_else(|| params.and_then(|p| p.get("name")).and_then(Value::as_str));
-        let call = method == "tools/call";
-        // A subscription, like `work`, lasts until it is cancelled.
-        let endless =
-            (call && tool.is_some_and(fixtures::is_endless)) || method == "subscriptions/listen";
-        let natural_end = (call && tool == Some("sleep"))
-            .then_some(out.ms)
-            .flatten()
-            .map(|ms| now + fixtures::sleep_natural_end(ms));
-        SentRequest {
-            line: self.step.line(),
-            index,
-            sent: now,
-            method: method.to_string(),
-            internal,
-            endless,
-            starts: method == "initialize",
-            natural_end,
-            tick: (call && tool == Some("ticker"))
-                .then_some(out.interval)
-                .flatten()
-                .filter(|ms| *ms > 0)
-                .map(Duration::from_millis),
-            progress_seen: 0,
-            mapped: out.role.is_some(),
-            due: if endless {
-                Due::Unknown
-            } else {
-                due(method, tool, natural_end)
-            },
-            channel: Channel::Stdio,
-            answers: 0,
-            answer: None,
-            cancel: None,
-            answered_before_cancel: false,
-            last_progress: None,
-            watched: false,
-            after_proof: vec![],
-        }
-    }
-
     /// Hands a recorded message (transcript index `index`, diff line `expected`, the request
     /// `request` it is, if one) to the transport, and notes the channel it travelled on.
     async fn deliver(
         &mut self,
-        text: String,
         reply_to: Option<Channel>,
         index: usize,
         expected: Option<usize>,
         request: Option<String>,
     ) -> Result<(), Stop> {
-        match self.io.send(text.as_bytes(), reply_to).await {
+        let text = self.transcript[index].text.as_bytes();
+        match self.io.send(text, reply_to).await {
             Ok(channel) => {
                 self.transcript[index].channel = channel;
                 self.opened(channel, index, expected);
                 if let Some(key) = request {
-                    if let Some(r) = self.ledger.sent.get_mut(&key) {
-                        r.channel = channel;
-                    }
+                    self.ledger.travelled(&key, channel);
                 }
                 Ok(())
             }
@@ -241,20 +237,20 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.stall(waited);
                 Err(Stop::Hung)
             }
-            Err(error) => match S::lost(self, error).await {
-                Stop::Done => {
-                    self.liveness.ended = true;
+            Err(_) => match self.stopped(Why::Unsent).await {
+                Some(Stop::Done) => {
+                    self.liveness.done();
                     Ok(())
                 }
-                stop => Err(stop),
+                Some(stop) => Err(stop),
+                None => Ok(()),
             },
         }
     }
 
     /// The target stopped reading what the harness writes: the case cannot go on.
     fn stall(&mut self, waited: Duration) {
-        if !self.liveness.stalled {
-            self.liveness.stalled = true;
+        if self.liveness.stall() {
             self.rule(
                 Severity::Fail,
                 Req::Can11,
@@ -266,36 +262,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
     }
 
-    /// The channel a response or a notification about one of the target's requests belongs on.
-    /// Progress for one of the target's requests goes on that request's channel too.
-    fn reply_channel(&self, value: Option<&Value>) -> Option<Channel> {
-        let value = value?;
-        if value.get("method").and_then(Value::as_str) == Some("notifications/progress") {
-            let token = value
-                .pointer("/params/progressToken")
-                .map(|t| self.ledger.key(t))?;
-            return self
-                .ledger
-                .received
-                .values()
-                .find(|r| r.token.as_ref() == Some(&token))
-                .map(|r| r.channel);
-        }
-        if value.get("method").is_some() {
-            return None;
-        }
-        let id = value.get("id")?;
-        self.ledger
-            .received
-            .get(&self.ledger.key(id))
-            .map(|r| r.channel)
-    }
-
     /// Sends the harness's own answer to one of the target's requests, without waiting on
     /// anything but the transport's write deadline: a target that is gone is noticed by the
     /// steps, one that stopped reading fails the case.
     pub(crate) async fn reply(&mut self, answer: Value) {
-        let reply_to = self.reply_channel(Some(&answer));
+        let reply_to = self.ledger.reply_channel(&answer);
         self.reply_via(answer, reply_to).await;
     }
 
@@ -309,25 +280,26 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if let Some(id) = answer.get("id") {
             let key = self.ledger.key(id);
             let waited = self.waited();
-            if let Some(r) = self.ledger.received.get_mut(&key) {
-                r.answer(&answer, waited);
-            }
+            self.ledger.answered(&key, &answer, waited);
         }
         // Past the budget a reply on stdio is sent and counted, not kept (over HTTP its stream
         // is followed through its entry).
-        let kept = !self.over_budget() || self.io.channel_per_request();
-        let index = self.transcript.len();
+        let kept = !self.transcript.over() || self.io.channel_per_request();
         S::sent(self, &answer);
-        if kept {
-            let mut entry = Entry::sent(self.now(), text.clone(), Some(answer), true);
-            entry.session = self.streams.session;
-            self.transcript.keep(entry);
-        } else {
-            self.not_kept();
+        if !kept {
+            let first = self.transcript.not_kept();
+            self.dropped(first);
+            if let Err(SendError::Stalled(waited)) = self.io.send(text.as_bytes(), reply_to).await {
+                self.stall(waited);
+            }
+            return;
         }
-        match self.io.send(text.as_bytes(), reply_to).await {
-            Ok(channel) if kept => self.opened(channel, index, None),
-            Ok(_) => {}
+        let mut entry = Entry::sent(self.now(), text, Some(answer), true);
+        entry.session = self.streams.session();
+        let index = self.transcript.keep(entry);
+        let text = self.transcript[index].text.as_bytes();
+        match self.io.send(text, reply_to).await {
+            Ok(channel) => self.opened(channel, index, None),
             Err(SendError::Stalled(waited)) => self.stall(waited),
             Err(_) => {}
         }

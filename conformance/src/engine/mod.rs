@@ -37,7 +37,7 @@ use crate::engine::parts::clock;
 use crate::era::ProtocolVersion;
 use crate::facts::ledger::Ledger;
 use crate::fixtures::Fixtures;
-use crate::outcome::{Doubt, FindingKind, Outcome, Severity};
+use crate::outcome::{FindingKind, Outcome, Severity};
 use crate::requirement::Req;
 use crate::transport::Transport;
 use parts::clock::Clock;
@@ -95,6 +95,21 @@ pub enum Stop {
     Skip(String),
 }
 
+/// What the engine noticed that may stop the steps; the role says whether it does, and how
+/// ([`Side::stop`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// A step is about to be played, or an expected message is awaited: the case may have
+    /// turned out not to apply.
+    Step,
+    /// A wait for an expected message found nothing more to read.
+    Silence,
+    /// An answer the harness needs for itself cannot come, or did not come in time.
+    Unanswered,
+    /// A message could not be sent.
+    Unsent,
+}
+
 /// One run of one case: the step loop's state, as owned parts (see [`parts`]).
 pub struct Engine<'a, T, S> {
     /// The case and its options, read-only.
@@ -150,7 +165,11 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         let played = S::play(&mut self).await;
         let skip = S::finish(&mut self, played).await;
         if skip.is_none() {
-            self.drain().await;
+            // Whatever the target still says until it is shut down is judged by the standing
+            // rules: its input is closed and it gets a moment to exit.
+            self.io.close_input();
+            let until = Deadline::now() + Duration::from_millis(250);
+            while !self.liveness.has_exited() && self.next(until).await {}
             S::drained(&mut self);
         }
         if let Some(note) = self.clock.busy_note() {
@@ -192,14 +211,6 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         }
     }
 
-    /// Whatever the target still says until it is shut down is judged by the standing rules:
-    /// its input is closed and it gets a moment to exit.
-    async fn drain(&mut self) {
-        self.io.close_input();
-        let until = Deadline::now() + Duration::from_millis(250);
-        while !self.liveness.exited && !self.liveness.stalled && self.next(until).await {}
-    }
-
     /// Records a finding at the case line being carried out (see [`Findings`]).
     pub(crate) fn finding(&mut self, severity: Severity, kind: FindingKind, message: String) {
         self.findings.add(severity, kind, self.step.line(), message);
@@ -210,28 +221,9 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         self.finding(severity, FindingKind::Rule(requirement), message);
     }
 
-    /// A standing rule's note that a run on a target of its own may settle (see [`Doubt`]).
-    pub(crate) fn doubt(&mut self, requirement: Req, doubt: Doubt, message: String) {
-        let kind = FindingKind::Rule(requirement);
-        let line = self.step.line();
-        self.findings
-            .add_doubting(Severity::Note, kind, line, message, Some(doubt));
-    }
-
-    /// How much a broken expectation of this case weighs.
-    pub(crate) fn case_severity(&self) -> Severity {
-        self.played.severity()
-    }
-
     /// The version the run uses, as the harness knows it.
     pub(crate) fn protocol(&self) -> Option<ProtocolVersion> {
         self.played.protocol(self.opening.version())
-    }
-
-    /// The case's time limit: its own or `--timeout`. A busy machine lengthens it only by
-    /// the target's own waits for a CPU (see [`limit::Limit`]).
-    pub(crate) fn case_limit(&self) -> Duration {
-        self.played.limit()
     }
 
     /// A time limit of `base` that starts now, for this target.

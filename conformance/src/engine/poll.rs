@@ -7,6 +7,8 @@
 //! Only the bound decides: after `N` rounds the last answer is shown against the first
 //! expected line.
 
+use super::parts::diff::Diff;
+use super::parts::transcript::Transcript;
 use super::{Engine, Side, Stop};
 use crate::case::Poll;
 use crate::outcome::{FindingKind, Severity};
@@ -77,7 +79,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         answers: &[(usize, &str)],
         note_which: bool,
     ) -> Result<Option<usize>, Stop> {
-        let value = self.value(index);
         for (line, text) in answers {
             let filled = self.fill(text)?;
             let Ok(expected) = serde_json::from_str::<Value>(&filled) else {
@@ -90,11 +91,18 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 );
                 return Err(Stop::Hung);
             };
-            if !pattern::matches(&expected, &value, self.step.captures_mut()) {
+            let value = self.transcript.message(index);
+            if !pattern::matches(&expected, value, self.step.captures_mut()) {
                 continue;
             }
-            let shown = canonical(&pattern::normalize(&expected, &value, self.step.captures()));
-            self.show_round(index, canonical(&expected), shown);
+            let shown = canonical(&pattern::normalize(&expected, value, self.step.captures()));
+            show_round(
+                &mut self.diff,
+                &mut self.transcript,
+                index,
+                S::EXPECTS,
+                (canonical(&expected), shown),
+            );
             if note_which {
                 self.step.at(*line);
                 self.finding(
@@ -113,21 +121,15 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             }
             return Ok(Some(*line));
         }
-        let shown = canonical(&value);
-        self.show_round(index, shown.clone(), shown);
-        Ok(None)
-    }
-
-    /// Sets what the diff shows for a round: `expected` as the case's line (the last one the
-    /// round's wait added), `shown` as the answer's line, both on the answer's channel.
-    fn show_round(&mut self, index: usize, expected: String, shown: String) {
-        let prefix = transcript::channel_prefix(
-            Some(self.transcript[index].channel),
-            self.transcript[index].channel,
+        let shown = canonical(self.transcript.message(index));
+        show_round(
+            &mut self.diff,
+            &mut self.transcript,
+            index,
+            S::EXPECTS,
+            (shown.clone(), shown),
         );
-        self.diff
-            .replace_last(format!("{} {prefix}{expected}", S::EXPECTS));
-        self.transcript[index].shown = Some(format!("{prefix}{shown}"));
+        Ok(None)
     }
 
     /// No round's answer matched: the last one against the first expected line.
@@ -144,13 +146,19 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         };
         let filled = self.fill(text)?;
         let expected: Value = serde_json::from_str(&filled).unwrap_or(Value::Null);
-        let value = self.value(index);
-        let diff = pattern::first_difference(&expected, &value, self.step.captures())
+        let value = self.transcript.message(index);
+        let diff = pattern::first_difference(&expected, value, self.step.captures())
             .map(|d| d.to_string())
             .unwrap_or_default();
-        let shown = canonical(&pattern::normalize(&expected, &value, self.step.captures()));
-        self.show_round(index, canonical(&expected), shown);
-        let severity = self.case_severity();
+        let shown = canonical(&pattern::normalize(&expected, value, self.step.captures()));
+        show_round(
+            &mut self.diff,
+            &mut self.transcript,
+            index,
+            S::EXPECTS,
+            (canonical(&expected), shown),
+        );
+        let severity = self.played.severity();
         self.finding(
             severity,
             FindingKind::Unmet,
@@ -166,4 +174,20 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             Ok(())
         }
     }
+}
+
+/// Sets what the diff shows for a round: the expected side of `lines` as the case's line (the
+/// last one the round's wait added, with the arrow `expects`), its shown side as the answer's
+/// line, both on the answer's channel.
+fn show_round(
+    diff: &mut Diff,
+    transcript: &mut Transcript,
+    index: usize,
+    expects: char,
+    (expected, shown): (String, String),
+) {
+    let channel = transcript[index].channel;
+    let prefix = transcript::channel_prefix(Some(channel), channel);
+    diff.replace_last(format!("{expects} {prefix}{expected}"));
+    transcript[index].shown = Some(format!("{prefix}{shown}"));
 }

@@ -13,7 +13,8 @@
 //! grows by the time the target lost waiting for a CPU since the proof (see
 //! `waited.rs`), and a finding that rests on it says by how much.
 
-use super::{Engine, Side, Stop};
+use super::{Engine, Side, Stop, Why};
+use crate::engine::parts::clock;
 use crate::era::ProtocolVersion;
 use crate::facts::ledger::Due;
 use crate::outcome::Severity;
@@ -22,11 +23,10 @@ use crate::requirement::Req;
 use crate::rules::envelope::short;
 use crate::transport::Transport;
 use serde_json::Value;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
 
 use super::parts::proofs::MIN_GRACE;
-use crate::engine::parts::clock;
 /// How long a wait for an answer due at once goes without proof before a probe is sent.
 const PROBE_AFTER: Duration = Duration::from_millis(250);
 
@@ -84,11 +84,80 @@ pub(crate) enum Wait {
     Talking(Duration),
 }
 
+/// How long a wait may go on, read at one moment: the grace after the last proof (the calm
+/// grace, grown by the target's waits for a CPU since, see `waited.rs`), how long a target
+/// that talks at its own pace may keep a wait open past its deadline (as long as a reply may
+/// take; time the harness spends reading what is already written does not count), and what
+/// the clock said of the target's talk.
+pub(crate) struct Patience {
+    grace: Duration,
+    talk: Duration,
+    /// When the target last wrote anything.
+    last_event: Option<Instant>,
+    /// How long the harness has waited for the target so far (see `Clock::idle`).
+    idle: Duration,
+}
+
+impl Patience {
+    /// Where a wait with this deadline stands. Once the deadline has passed, the wait is over
+    /// when the target has been quiet for a grace: a target that is still talking is not
+    /// judged silent, however long the harness takes to read what it says. But the time the
+    /// harness spends *waiting* for a target that talks on at its own pace counts: once it
+    /// passes the talk allowance, the wait is over too. `past` is the wait's own record of
+    /// when it first found its deadline passed (start it at `None`).
+    pub(crate) fn state(&self, deadline: Deadline, past: &mut Option<Duration>) -> Wait {
+        let now = Deadline::now();
+        if now < deadline {
+            return Wait::On;
+        }
+        let idle_then = *past.get_or_insert(self.idle);
+        // Quiet means the target had a CPU and wrote nothing for a grace: a target kept from
+        // running (a flood of its own requests on a busy machine) is not quiet, so the grace
+        // grows by its waits for a CPU, as after a proof.
+        if now >= self.quiet_from(deadline) {
+            return Wait::Quiet;
+        }
+        let talked = self.idle.saturating_sub(idle_then);
+        if talked >= self.talk {
+            return Wait::Talking(talked);
+        }
+        Wait::On
+    }
+
+    /// When a wait with this deadline looks again at the latest (`every` from now): at its
+    /// deadline, or once past it, when the target will have been quiet for a grace. Never in
+    /// the past while the wait goes on, so a wait past its deadline sleeps until the next
+    /// message instead of spinning.
+    pub(crate) fn tick(&self, deadline: Deadline, every: Duration) -> Deadline {
+        deadline
+            .max(self.quiet_from(deadline))
+            .min(Deadline::now() + every)
+    }
+
+    /// When the target will have been quiet for a grace (the deadline before it wrote
+    /// anything).
+    fn quiet_from(&self, deadline: Deadline) -> Deadline {
+        self.last_event
+            .map_or(deadline, |at| Deadline::from_std(at) + self.grace)
+    }
+}
+
 impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// The grace a message may still take after the last proof: the calm grace and the time
     /// lost to load since (see `waited.rs`).
     pub(crate) fn grace(&self) -> Duration {
-        self.grace_after(self.proofs.waited())
+        self.waits().grace_after(self.proofs.waited())
+    }
+
+    /// How long a wait may go on, as read now (see [`Patience`]).
+    pub(crate) fn patience(&self) -> Patience {
+        let talk = self.played.options().reply_timeout;
+        Patience {
+            grace: self.grace(),
+            talk: self.clock.stretched(talk).max(MIN_GRACE),
+            last_event: self.clock.last_event(),
+            idle: self.clock.idle(),
+        }
     }
 
     /// The grace on a calm machine: the larger of 250 ms and four round trips (over HTTP,
@@ -100,14 +169,21 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         self.proofs.calm_grace()
     }
 
-    /// How long a wait that began at `began` may last: `--reply-timeout` once the target has
-    /// written anything, the startup allowance until then.
+    /// The deadline of a wait that began at `began` for a message caused by the harness's
+    /// message at transcript index `subject`, due as `due` says; and whether it was shortened
+    /// by a proof.
     ///
-    /// On a busy machine both are stretched in proportion to the CPU pressure (see
-    /// [`crate::load`]): a slow answer there is not a missing one.
-    fn allowance_deadline(&self, began: Deadline) -> (Deadline, Duration) {
+    /// The wait lasts `--reply-timeout` once the target has written anything, the startup
+    /// allowance until then; on a busy machine both are stretched in proportion to the CPU
+    /// pressure (see [`crate::load`]): a slow answer there is not a missing one.
+    pub(crate) fn answer_deadline(
+        &self,
+        began: Deadline,
+        subject: Option<usize>,
+        due: Due,
+    ) -> (Deadline, Ran) {
         let reply = self.clock.stretched(self.played.options().reply_timeout);
-        match self.liveness.heard {
+        let (deadline, allowance) = match self.liveness.first_heard() {
             Some(at) => {
                 let heard = Deadline::from_std(self.io.started() + at);
                 (began.max(heard) + reply, reply)
@@ -116,18 +192,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 let startup = self.clock.stretched(self.played.options().startup_timeout);
                 (began + startup, startup)
             }
-        }
-    }
-
-    /// The deadline of a wait for a message caused by the harness's message at transcript
-    /// index `subject`, due as `due` says; and whether it was shortened by a proof.
-    pub(crate) fn answer_deadline(
-        &self,
-        began: Deadline,
-        subject: Option<usize>,
-        due: Due,
-    ) -> (Deadline, Ran) {
-        let (deadline, allowance) = self.allowance_deadline(began);
+        };
         let proven = subject.and_then(|s| self.proofs.read_at(s));
         let due_at = match due {
             Due::AtOnce => Some(Duration::ZERO),
@@ -165,7 +230,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             || waited < PROBE_AFTER
             || now < due_at
             || self.liveness.cut_off()
-            || self.liveness.exited
+            || self.liveness.has_exited()
         {
             return;
         }
@@ -178,26 +243,31 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let _ = self.write(probe.to_string(), true).await;
     }
 
-    /// Sends a request of the harness's own and waits for its answer. `requirement` is what a
-    /// missing answer breaks.
+    /// Sends a request of the harness's own and waits for its answer; returns the answer's
+    /// transcript index (the first answer to a request is always kept). `requirement` is what
+    /// a missing answer breaks.
     pub(crate) async fn request_internal(
         &mut self,
-        message: Value,
+        message: &Value,
         requirement: Req,
-    ) -> Result<Value, Stop> {
-        let id = message["id"].clone();
-        let method = message["method"].as_str().unwrap_or("").to_string();
+    ) -> Result<usize, Stop> {
+        let id = &message["id"];
+        let method = message["method"].as_str().unwrap_or("");
         self.write(message.to_string(), true).await?;
-        let subject = self.ledger.sent(&id).map(|r| r.index);
+        let subject = self.ledger.sent(id).map(|r| r.index);
         let began = Deadline::now();
         let mut past = None;
         loop {
-            if let Some(index) = self.ledger.answer_of(&id) {
-                return Ok(self.value(index));
+            if let Some(index) = self.ledger.answer_of(id) {
+                return Ok(index);
             }
             // Over HTTP, an answer whose stream was refused or ended will never come.
-            if let Some(why) = self.unanswerable(&id) {
-                if let Some(stop) = self.wait_ended() {
+            let unanswerable = self
+                .ledger
+                .sent(id)
+                .and_then(|r| self.streams.unanswerable(r));
+            if let Some(why) = unanswerable {
+                if let Some(stop) = self.stopped(Why::Unanswered).await {
                     return Err(stop);
                 }
                 self.rule(
@@ -205,22 +275,22 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     requirement,
                     format!(
                         "no answer to the harness's `{method}` (id {}): {why}",
-                        canonical(&id)
+                        canonical(id)
                     ),
                 );
                 return Err(Stop::Hung);
             }
             let (deadline, ran) = self.answer_deadline(began, subject, Due::AtOnce);
-            let tick = self.tick(deadline, PROBE_AFTER);
+            let tick = self.patience().tick(deadline, PROBE_AFTER);
             // A wait ends only once the harness has caught up with what the target wrote: a
             // target that talks a lot is not blamed for the time the harness takes to read it.
             let got = self.next(tick).await;
             if !got {
-                if let Some(stop) = self.wait_ended() {
+                if let Some(stop) = self.stopped(Why::Unanswered).await {
                     return Err(stop);
                 }
             }
-            let ran = match self.wait_state(deadline, &mut past) {
+            let ran = match self.patience().state(deadline, &mut past) {
                 Wait::On => None,
                 Wait::Quiet => Some(ran),
                 Wait::Talking(talked) => Some(Ran::Talking(Box::new(ran), talked)),
@@ -230,12 +300,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     format!(
                         "no answer to `initialize` {}; {}",
                         ran.explain(),
-                        self.what_was_heard()
+                        self.liveness.what_was_heard()
                     )
                 } else {
                     format!(
                         "no answer to the harness's `{method}` (id {}) {}; {} stopped serving",
-                        canonical(&id),
+                        canonical(id),
                         ran.explain(),
                         S::WRITER.who
                     )
@@ -247,79 +317,20 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
     }
 
-    /// Where a wait with this deadline stands. Once the deadline has passed, the wait is over
-    /// when the target has been quiet for a grace: a target that is still talking is not judged
-    /// silent, however long the harness takes to read what it says. But the time the harness
-    /// spends *waiting* for a target that talks on at its own pace counts: once it passes the
-    /// talk allowance ([`Engine::talk_allowance`]), the wait is over too. `past` is the wait's
-    /// own record of when it first found its deadline passed (start it at `None`).
-    pub(crate) fn wait_state(&self, deadline: Deadline, past: &mut Option<Duration>) -> Wait {
-        let now = Deadline::now();
-        if now < deadline {
-            return Wait::On;
+    /// Whether the steps stop now that `why` happened, and how. A target the harness stopped
+    /// talking with (it stopped reading, or garbled its output) stops them as [`Stop::Hung`]
+    /// (already reported), after the role's own reasons before a step; otherwise the role
+    /// says (see [`Side::stop`]).
+    pub(crate) async fn stopped(&mut self, why: Why) -> Option<Stop> {
+        let cut_off = self.liveness.cut_off().then_some(Stop::Hung);
+        match why {
+            Why::Step => S::stop(self, why).await.or(cut_off),
+            Why::Unsent => S::stop(self, why).await,
+            Why::Silence | Why::Unanswered => match cut_off {
+                Some(stop) => Some(stop),
+                None => S::stop(self, why).await,
+            },
         }
-        let idle_then = *past.get_or_insert(self.clock.idle());
-        // Quiet means the target had a CPU and wrote nothing for a grace: a target kept from
-        // running (a flood of its own requests on a busy machine) is not quiet, so the grace
-        // grows by its waits for a CPU, as after a proof.
-        let quiet_from = self
-            .clock
-            .last_event()
-            .map_or(deadline, |at| Deadline::from_std(at) + self.grace());
-        if now >= quiet_from {
-            return Wait::Quiet;
-        }
-        let talked = self.clock.idle().saturating_sub(idle_then);
-        if talked >= self.talk_allowance() {
-            return Wait::Talking(talked);
-        }
-        Wait::On
-    }
-
-    /// When a wait with this deadline looks again at the latest (`every` from now): at its
-    /// deadline, or once past it, when the target will have been quiet for a grace. Never in
-    /// the past while the wait goes on, so a wait past its deadline sleeps until the next
-    /// message instead of spinning.
-    pub(crate) fn tick(&self, deadline: Deadline, every: Duration) -> Deadline {
-        let quiet_from = self
-            .clock
-            .last_event()
-            .map_or(deadline, |at| Deadline::from_std(at) + self.grace());
-        deadline.max(quiet_from).min(Deadline::now() + every)
-    }
-
-    /// How long the target may keep a wait open past its deadline by talking at its own pace
-    /// (time the harness spends reading what is already written does not count): as long as a
-    /// reply may take.
-    pub(crate) fn talk_allowance(&self) -> Duration {
-        self.clock
-            .stretched(self.played.options().reply_timeout)
-            .max(MIN_GRACE)
-    }
-
-    /// What the target wrote meanwhile, for a finding about a missing answer.
-    pub(crate) fn what_was_heard(&self) -> String {
-        match (self.liveness.received, self.liveness.partial) {
-            (0, false) => "the target wrote nothing, so it never started serving (check the command, or raise --startup-timeout for a slow start)".into(),
-            (0, true) => "the target wrote the start of a line and never finished it".into(),
-            (n, _) => format!(
-                "the target wrote {n} message{} meanwhile, but not this answer",
-                if n == 1 { "" } else { "s" }
-            ),
-        }
-    }
-
-    /// A wait ran out: the stop to take when that is because the target is gone or stopped
-    /// reading (already reported), else `None`.
-    pub(crate) fn wait_ended(&mut self) -> Option<Stop> {
-        if self.liveness.cut_off() {
-            return Some(Stop::Hung);
-        }
-        if self.liveness.exited || self.liveness.output_closed {
-            S::gone(self);
-            return Some(Stop::Gone);
-        }
-        None
     }
 
     /// `! barrier`: a request whose answer proves the target has read everything sent before
@@ -328,7 +339,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// barrier first waits for every earlier POST's status and the grace after the last
     /// accepted cancel (see `http.rs`), and the probe then checks liveness.
     pub(crate) async fn barrier(&mut self) -> Result<(), Stop> {
-        if self.liveness.ended {
+        if self.liveness.is_done() {
             return Ok(());
         }
         if self.io.channel_per_request() {
@@ -347,23 +358,24 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             Req::Lif11
         };
         let asked = clock::now();
-        let answer = self.request_internal(probe, requirement).await?;
+        let answer = self.request_internal(&probe, requirement).await?;
         if self.io.channel_per_request() {
             self.streams.sample(clock::since(asked));
         }
+        let answer = self.transcript.message(answer);
         if answer.get("result").is_none_or(|r| !r.is_object()) {
             let wanted = if method == "ping" {
                 "an empty result"
             } else {
                 "a result"
             };
+            let got = short(answer);
             self.rule(
                 Severity::Fail,
                 requirement,
                 format!(
-                    "{} must answer {method} with {wanted}, got {}",
+                    "{} must answer {method} with {wanted}, got {got}",
                     S::WRITER.who,
-                    short(&answer)
                 ),
             );
         }
@@ -377,7 +389,10 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     pub(crate) fn proof_arrived(&mut self, index: usize, sent: Duration, now: Duration) {
         // A round trip counts only once the target was running: the first answer of a slow
         // start says how long the start took, not how long a round trip takes.
-        let running = self.liveness.heard.is_some_and(|heard| heard <= sent);
+        let running = self
+            .liveness
+            .first_heard()
+            .is_some_and(|heard| heard <= sent);
         if let Some(rtt) = now.checked_sub(sent).filter(|_| running) {
             self.proofs.round_trip(rtt);
         }

@@ -2,8 +2,10 @@
 //! within the transcript's budget (see [`super::KEEP_BYTES`]) and judged.
 
 use super::parts::budget::{KEEP_BYTES, KEEP_ENTRIES};
+use super::parts::transcript::Transcript;
 use super::{Engine, Side};
 use crate::engine::parts::clock;
+use crate::facts::ledger::Ledger;
 use crate::outcome::{FindingKind, Severity};
 use crate::requirement::Req;
 use crate::rules::envelope;
@@ -15,13 +17,6 @@ use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
-    /// The ledger scope of session `session`.
-    pub(crate) fn scope_of(&self, session: usize) -> Option<String> {
-        (session > 0)
-            .then(|| self.streams.names.get(session).cloned())
-            .flatten()
-    }
-
     /// Takes in events until the deadline.
     pub(crate) async fn pump_until(&mut self, deadline: Deadline) {
         while self.next(deadline).await {}
@@ -35,10 +30,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             return false;
         }
         self.clock.refresh();
-        let deadline = match (self.liveness.exited_at, S::EXIT_GRACE) {
-            (Some(at), Some(grace)) => deadline.min(Deadline::from_std(at + grace)),
-            _ => deadline,
-        };
+        let deadline = self.liveness.read_until(deadline, S::EXIT_GRACE);
         let waiting = clock::now();
         let Some((at, event)) = self.io.next(deadline).await else {
             let late = Deadline::now().saturating_duration_since(deadline);
@@ -52,14 +44,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let at = at.saturating_duration_since(self.io.started());
         match event {
             Event::Message { channel, bytes } => {
-                self.liveness.heard(at);
-                self.liveness.received += 1;
-                self.liveness.partial = false;
+                self.liveness.message(at);
                 self.receive(at, channel, bytes).await;
             }
             Event::Partial(_) => {
-                self.liveness.heard(at);
-                self.liveness.partial = true;
+                self.liveness.partial(at);
             }
             Event::Overlong(channel) if channel != Channel::Stdio => {
                 self.liveness.heard(at);
@@ -96,11 +85,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     ),
                 );
             }
-            Event::OutputClosed => self.liveness.output_closed = true,
-            Event::Exited(_) => {
-                self.liveness.exited = true;
-                self.liveness.exited_at.get_or_insert_with(clock::now);
-            }
+            Event::OutputClosed => self.liveness.output_closed(),
+            Event::Exited(_) => self.liveness.exit(),
             event @ (Event::Status { .. } | Event::Body { .. } | Event::Closed { .. }) => {
                 self.liveness.heard(at);
                 self.stream_event(at, &event);
@@ -121,25 +107,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     ) -> usize {
         let mut entry = Entry::received(at, channel, text, value);
         entry.session = self.streams.session_of(channel);
-        if let Some(stream) = self.streams.by.get_mut(&channel) {
-            stream.messages += 1;
-        }
+        self.streams.message(channel);
         self.transcript.keep(entry)
     }
 
-    /// Whether the transcript has used up what a case may keep.
-    pub(super) fn over_budget(&self) -> bool {
-        self.transcript.over()
-    }
-
-    /// Counts a message judged and not kept; the first one adds the note that says so.
-    pub(super) fn not_kept(&mut self) {
-        let first = self.transcript.not_kept();
-        self.dropped_note(first);
-    }
-
-    /// The note that the transcript dropped messages, with the first one dropped.
-    fn dropped_note(&mut self, first: bool) {
+    /// A message was judged and not kept (`first`: the first one), which the first time adds
+    /// the note that says so.
+    pub(super) fn dropped(&mut self, first: bool) {
         if first {
             self.finding(
                 Severity::Note,
@@ -151,24 +125,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 ),
             );
         }
-    }
-
-    /// Whether the received message at transcript index `index` (of session `session`) is the
-    /// first answer to one of the harness's requests: the ledger points at it.
-    fn answers_a_request(&self, index: usize, session: usize) -> bool {
-        let Some(id) = self.transcript[index]
-            .value
-            .as_ref()
-            .filter(|v| v.get("method").is_none())
-            .and_then(|v| v.get("id"))
-        else {
-            return false;
-        };
-        let key = self.ledger.key_in(self.scope_of(session).as_deref(), id);
-        self.ledger
-            .sent
-            .get(&key)
-            .is_some_and(|r| r.answer == Some(index))
     }
 
     /// The envelope every message must have, then the side's standing rules. Past the budget,
@@ -184,7 +140,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         let value: Option<Value> = serde_json::from_slice(&bytes).ok();
         let is_object = value.as_ref().is_some_and(Value::is_object);
         let problems = envelope::check(S::WRITER, &text, value.as_ref());
-        let over = self.over_budget();
+        let over = self.transcript.over();
         let index = self.record(at, channel, text, value);
         for p in problems {
             self.rule(p.severity, p.requirement, p.message);
@@ -192,24 +148,48 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if channel == Channel::Stdio && self.transcript[index].value.is_none() {
             // Stdout carries only messages: past a line that is not one, nothing the target
             // says can be read as it meant it. The case ends here, with that line quoted.
-            self.liveness.garbled = true;
+            self.liveness.garble();
             return;
         }
         let session = self.transcript[index].session;
         if is_object {
             // Ids are scoped to the session of the channel the message came on.
-            let scope = self.scope_of(session);
-            let own = std::mem::replace(&mut self.ledger.scope, scope);
-            S::judge(self, index).await;
-            self.ledger.scope = own;
+            let scope = self.streams.scope(session).map(str::to_string);
+            S::judge(self, index, scope.as_deref()).await;
         }
         // No step has looked at it yet; one that took it (a case line) would keep it. Only the
         // last entry goes, so no index kept elsewhere moves.
         let taken = self.transcript[index].consumed_by.is_some_and(|l| l > 0);
         let last = self.transcript.is_last(index);
-        if over && last && !taken && !self.answers_a_request(index, session) {
+        let scope = self.streams.scope(session);
+        if over
+            && last
+            && !taken
+            && !answers_a_request(&self.transcript, &self.ledger, scope, index)
+        {
             let first = self.transcript.take_back(index).unwrap_or_default();
-            self.dropped_note(first);
+            self.dropped(first);
         }
     }
+}
+
+/// Whether the received message at transcript index `index` (whose ids the ledger scopes as
+/// `scope`) is the first answer to one of the harness's requests: the ledger points at it.
+fn answers_a_request(
+    transcript: &Transcript,
+    ledger: &Ledger,
+    scope: Option<&str>,
+    index: usize,
+) -> bool {
+    let Some(id) = transcript[index]
+        .value
+        .as_ref()
+        .filter(|v| v.get("method").is_none())
+        .and_then(|v| v.get("id"))
+    else {
+        return false;
+    };
+    ledger
+        .sent_in(scope, id)
+        .is_some_and(|r| r.answer == Some(index))
 }

@@ -5,7 +5,7 @@
 
 use super::{Engine, Side};
 use crate::era::Era;
-use crate::facts::ledger::SentRequest;
+use crate::facts::ledger::key_in;
 use crate::outcome::FindingKind;
 use crate::rules::envelope::Problem;
 use crate::rules::response;
@@ -22,34 +22,39 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
     }
 
-    /// The rules every response obeys, whoever wrote it (see [`response`]). Returns the
-    /// request on its first answer.
-    pub(crate) fn settle_response(&mut self, index: usize) -> Option<SentRequest> {
-        let value = self.value(index);
-        self.problems(response::shape(&value));
-        let id = value.get("id").filter(|id| !id.is_null())?;
-        let key = self.ledger.key(id);
+    /// The rules every response obeys, whoever wrote it (see [`response`]); its id is scoped
+    /// as `scope`. Returns the key of the harness's request on its first answer.
+    pub(crate) fn settle_response(&mut self, index: usize, scope: Option<&str>) -> Option<String> {
+        let stateless = S::STAMPS && self.protocol().is_some_and(|v| v.era() == Era::Stateless);
+        let value = self.transcript.message(index);
+        let shape = response::shape(value);
+        let key = value
+            .get("id")
+            .filter(|id| !id.is_null())
+            .map(|id| key_in(scope, id));
+        self.problems(shape);
+        let key = key?;
         let who = S::WRITER.who;
-        let Some(request) = self.ledger.sent.get_mut(&key) else {
+        let Some(request) = self.ledger.settle(&key, index) else {
             self.transcript[index].consumed_by = Some(0);
             self.problems([response::unknown_id(who, &key)]);
             return None;
         };
-        request.answers += 1;
-        request.answer.get_or_insert(index);
-        let request = request.clone();
-        self.transcript[index].internal = request.internal;
-        if request.answers == 1 {
+        let (first, internal, line) = (request.answers == 1, request.internal, request.line);
+        let (subject, sent) = (request.index, request.sent);
+        let value = self.transcript.message(index);
+        let result_type = response::result_type(value, stateless, &request.method);
+        self.transcript[index].internal = internal;
+        if first {
             let arrived = self.transcript[index].at;
-            self.proof_arrived(request.index, request.sent, arrived);
+            self.proof_arrived(subject, sent, arrived);
         }
-        let stateless = S::STAMPS && self.protocol().is_some_and(|v| v.era() == Era::Stateless);
-        self.problems(response::result_type(&value, stateless, &request.method));
-        if request.answers > 1 {
+        self.problems(result_type);
+        if !first {
             self.transcript[index].consumed_by = Some(0);
-            self.problems([response::second_answer(who, &key, request.line)]);
+            self.problems([response::second_answer(who, &key, line)]);
             return None;
         }
-        Some(request)
+        Some(key)
     }
 }

@@ -3,11 +3,11 @@
 
 use crate::case::Step;
 use crate::rules::envelope::Writer;
-use crate::transport::{Event, SendError, Transport};
+use crate::transport::{Event, Transport};
 use serde_json::Value;
 use std::time::Duration;
 
-use super::{Engine, Stop};
+use super::{Engine, Stop, Why};
 
 /// What differs between the two roles. The engine calls these at fixed points; everything
 /// else is common.
@@ -39,8 +39,9 @@ pub trait Side: Sized {
     ) -> Option<String>;
 
     /// The standing rules for one message the target wrote (transcript index `index`, parsed
-    /// as a JSON object that passed the envelope check).
-    async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize);
+    /// as a JSON object that passed the envelope check), which came in the session whose ids
+    /// the ledger scopes as `scope`.
+    async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize, scope: Option<&str>);
 
     /// Events other than messages that only this role knows what to make of.
     fn observe<T: Transport>(e: &mut Engine<'_, T, Self>, at: Duration, event: Event);
@@ -75,22 +76,12 @@ pub trait Side: Sized {
         None
     }
 
-    /// What to do when a message could not be sent: report why the target is gone, and say
-    /// how the steps stop.
-    async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, error: SendError) -> Stop;
-
-    /// Reports that the target went away while the case still needed it.
-    fn gone<T: Transport>(e: &mut Engine<'_, T, Self>);
-
-    /// A wait for an expected message ran out: how the steps stop when that is because the
-    /// target is gone, or `None` to report the missing message.
-    fn ended<T: Transport>(e: &mut Engine<'_, T, Self>) -> Option<Stop>;
-
-    /// Whether the steps must stop now, whatever they wait for (a case that turned out not to
-    /// apply); checked before every step and while an expected message is awaited.
-    fn halted<T: Transport>(_e: &mut Engine<'_, T, Self>) -> Option<Stop> {
-        None
-    }
+    /// Whether the steps stop now that `why` happened, and how; `None` to go on (for
+    /// [`Why::Silence`], to report the missing message). Where the target went away while the
+    /// case still needed it, the role reports that here, once. The engine has already stopped
+    /// the steps (as [`Stop::Hung`]) where it stopped talking with the target (see
+    /// `Engine::stopped`).
+    async fn stop<T: Transport>(e: &mut Engine<'_, T, Self>, why: Why) -> Option<Stop>;
 
     /// After the case and the drain, when nothing more will come: judgements that needed the
     /// whole transcript.

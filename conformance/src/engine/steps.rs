@@ -1,16 +1,16 @@
 //! Playing the steps: the control flow of a case (repeats, sweeps, windows), the variables
 //! the steps fill in, and the `! arrives` windows that judge when a message came.
 
-use crate::case::{Span, Step, StepKind};
+use crate::case::{Step, StepKind};
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{self};
 use crate::transport::Transport;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::time::Duration;
 use tokio::time::Instant as Deadline;
 
 use super::parts::arrivals::Late;
-use super::{Engine, Side, Stop};
+use super::{Engine, Side, Stop, Why};
 
 impl<T: Transport, S: Side> Engine<'_, T, S> {
     /// Plays steps in order.
@@ -23,15 +23,13 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.step.at(step.line);
                 // A request whose status the next step judges is left to it by the standing
                 // rules.
-                self.streams.next_status = match steps.get(i + 1).map(|s| &s.kind) {
-                    Some(StepKind::Status(codes)) => Some(codes.clone()),
-                    _ => None,
-                };
-                if let Some(stop) = S::halted(self) {
+                self.streams
+                    .expect_status(match steps.get(i + 1).map(|s| &s.kind) {
+                        Some(StepKind::Status(codes)) => Some(codes.clone()),
+                        _ => None,
+                    });
+                if let Some(stop) = self.stopped(Why::Step).await {
                     return Err(stop);
-                }
-                if self.liveness.cut_off() {
-                    return Err(Stop::Hung);
                 }
                 self.step(step).await?;
             }
@@ -55,12 +53,12 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             StepKind::Barrier => self.barrier().await,
             StepKind::Cancel { id, reason } => self.cancel(id, reason.as_deref()).await,
             StepKind::After(span) => {
-                let until = self.clock.last_send() + self.span(span);
+                let until = self.clock.last_send() + span.resolve(self.step.captures());
                 self.pump_until(Deadline::from_std(until)).await;
                 Ok(())
             }
             StepKind::Wait(span) => {
-                let until = Deadline::now() + self.span(span);
+                let until = Deadline::now() + span.resolve(self.step.captures());
                 self.pump_until(until).await;
                 Ok(())
             }
@@ -99,31 +97,22 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         }
     }
 
-    pub(crate) fn span(&self, span: &Span) -> Duration {
-        span.resolve(self.step.captures())
-    }
-
-    /// A reference to a variable that an earlier, already reported mismatch never captured
-    /// ends the case quietly; otherwise it is a bug in the case.
-    fn missing_capture(&mut self, name: String) -> Stop {
-        if !self
-            .findings
-            .list()
-            .iter()
-            .any(|f| f.severity > Severity::Note)
-        {
-            self.finding(
-                Severity::Fail,
-                FindingKind::CaseBug,
-                format!("bug in case: `{{${name}}}` is used before anything was captured into it"),
-            );
-        }
-        Stop::Hung
-    }
-
-    /// A case line with its variables filled in.
+    /// A case line with its variables filled in. A reference to a variable that an earlier,
+    /// already reported mismatch never captured ends the case quietly; otherwise it is a bug
+    /// in the case.
     pub(crate) fn fill(&mut self, text: &str) -> Result<String, Stop> {
-        pattern::substitute(text, self.step.captures()).map_err(|name| self.missing_capture(name))
+        pattern::substitute(text, self.step.captures()).map_err(|name| {
+            if !self.findings.any_judged() {
+                self.finding(
+                    Severity::Fail,
+                    FindingKind::CaseBug,
+                    format!(
+                        "bug in case: `{{${name}}}` is used before anything was captured into it"
+                    ),
+                );
+            }
+            Stop::Hung
+        })
     }
 
     /// A request id of a control line, with its variables filled in.
@@ -169,35 +158,8 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                     lateness.as_millis()
                 ),
             ),
-            Late::Judged(complaint) => (self.case_severity(), complaint),
+            Late::Judged(complaint) => (self.played.severity(), complaint),
         };
         self.finding(severity, FindingKind::Unmet, message);
-    }
-
-    /// A wait for the next expected message lasts at least until the end of its `! arrives`
-    /// window (stretched on a busy machine): a message the case allows that late is not
-    /// missing.
-    pub(crate) fn arrival_deadline(&self, deadline: Deadline) -> Deadline {
-        match self.step.window_end(|d| self.clock.stretched(d)) {
-            Some(end) => deadline.max(Deadline::from_std(self.io.started() + end)),
-            None => deadline,
-        }
-    }
-
-    /// A message's value as the harness recorded it.
-    pub(crate) fn value(&self, index: usize) -> Value {
-        self.transcript[index].value.clone().unwrap_or(Value::Null)
-    }
-
-    /// Marks a received message as the harness's business (not a case's), so diffs and
-    /// expectations pass over it.
-    pub(crate) fn take_internal(&mut self, index: usize) {
-        self.transcript[index].internal = true;
-        self.transcript[index].consumed_by = Some(0);
-    }
-
-    /// The answer `ping` gets from the harness.
-    pub(crate) fn pong(id: &Value) -> Value {
-        json!({"jsonrpc": "2.0", "id": id, "result": {}})
     }
 }

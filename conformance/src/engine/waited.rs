@@ -14,8 +14,7 @@
 //! engine (or the kernel) again.
 
 use super::{Engine, Side};
-use crate::facts::ledger::CancelMark;
-use crate::facts::waits::{proved_by_time, Waits};
+use crate::facts::waits::Waits;
 use crate::transport::Transport;
 use std::time::Duration;
 
@@ -41,34 +40,14 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
     }
 
     /// The clock for a rule that needs the target's waits only when `needed`: reading them
-    /// scans `/proc`, so where no proof or answer makes them matter they are left unknown.
+    /// scans `/proc`, so where no proof or answer makes them matter they are left unknown
+    /// (by when a cancel was read needs them only for a proof by time, see
+    /// [`proved_by_time`](crate::facts::waits::proved_by_time)).
     pub(crate) fn waits_if(&self, needed: bool) -> Waits {
         Waits {
             now: if needed { self.waited() } else { None },
             calm: self.calm_grace(),
             stretch: self.clock.stretch(),
-        }
-    }
-
-    /// How long the target has waited for a CPU since a reading `before`;
-    /// `None` when either is unknown.
-    pub(crate) fn lost_since(&self, before: Option<Duration>) -> Option<Duration> {
-        Some(self.waited()?.saturating_sub(before?))
-    }
-
-    /// The grace a message may still take after the proof whose wait reading is `before` (see
-    /// [`Waits::grace_after`]).
-    pub(crate) fn grace_after(&self, before: Option<Duration>) -> Duration {
-        self.waits().grace_after(before)
-    }
-
-    /// By when the target had certainly read a cancel, as far as is known now (see
-    /// [`Waits::read_by`]).
-    pub(crate) fn read_by(&self, mark: &CancelMark) -> Option<Duration> {
-        match mark.read {
-            None => None,
-            Some(read) if !proved_by_time(mark) => Some(read),
-            Some(_) => self.waits().read_by(mark),
         }
     }
 }

@@ -171,10 +171,10 @@ fn after_answer(
 pub fn cancel_of_unknown(params: &Value, ledger: &Ledger) -> Option<Problem> {
     let id = params.get("requestId")?;
     let key = id_key(id);
-    if ledger.received.contains_key(&key) {
+    if ledger.received(&key).is_some() {
         return None;
     }
-    if ledger.sent.contains_key(&key) {
+    if ledger.request(&key).is_some() {
         return Some(Problem::new(
             Severity::Fail,
             Req::Can02,
@@ -182,7 +182,7 @@ pub fn cancel_of_unknown(params: &Value, ledger: &Ledger) -> Option<Problem> {
         ));
     }
     let other_type = ledger
-        .received
+        .received_requests()
         .iter()
         .find(|(k, _)| k.trim_matches('"') == key.trim_matches('"') && **k != key);
     let message = match other_type {

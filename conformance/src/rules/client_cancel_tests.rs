@@ -181,11 +181,11 @@ fn a_cancel_naming_no_request_of_the_client_is_left_to_cancel_of_unknown() {
 fn ledger(received: &[(&str, &str)], sent: &[&str]) -> Ledger {
     let mut ledger = Ledger::default();
     for (key, method) in received {
-        ledger.received.insert(key.to_string(), request(method));
+        ledger.request_received(key.to_string(), request(method));
     }
     for key in sent {
         let r: SentRequest = call();
-        ledger.sent.insert(key.to_string(), r);
+        ledger.request_sent(key.to_string(), r, None);
     }
     ledger
 }

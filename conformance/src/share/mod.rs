@@ -19,7 +19,6 @@ use crate::case::Case;
 use crate::case_report::CaseResult;
 use crate::case_report::Report;
 use crate::case_report::{Placement, SharedProcess};
-use crate::engine::http::Streams;
 use crate::engine::server::{not_applicable, run_case, Connect, ServerTarget};
 use crate::engine::{Engine, Options};
 use crate::error::StartError;
@@ -297,9 +296,9 @@ async fn run_attached(
     let mut io = Http::start(&attach, options.reply_timeout, options.startup_timeout).await?;
     io.share_group(server.group);
     let io = Renumbered::new(io, witness_tool(options));
-    let mut engine = Engine::new(case, options, io, ServerTarget::default());
-    engine.streams = Streams::http();
-    let mut report = engine.run(shown).await;
+    let mut report = Engine::new(case, options, io, ServerTarget::default())
+        .run(shown)
+        .await;
     report.placement = Placement::Shared(server.process);
     Ok(report)
 }

@@ -89,11 +89,11 @@ pub(super) fn actions_done<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> boo
 /// After the last step: the adapter reports its remaining actions and exits.
 pub(super) async fn wind_down<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
     let waited = e.await_exit(e.played.options().reply_timeout).await;
-    if !e.liveness.exited {
+    if !e.liveness.has_exited() {
         e.side.hung = true;
         let done = e.side.outcomes.len();
         e.rule(
-            e.case_severity(),
+            e.played.severity(),
             Req::Tmo02,
             format!(
                 "the client was still running {:.1} s after the case's last step ({done} of {} actions reported); it hangs, or the adapter does not exit after its last action",
@@ -123,7 +123,7 @@ pub(super) async fn wind_down<T: Transport>(e: &mut Engine<'_, T, ClientTarget>)
 pub(super) async fn settle<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
     e.serve_outstanding().await;
     e.await_exit(e.played.options().reply_timeout).await;
-    if e.liveness.exited {
+    if e.liveness.has_exited() {
         e.read_to_end().await;
     }
     judge_outcomes(e);
@@ -133,23 +133,25 @@ pub(super) async fn settle<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
 /// failure, a difference follows from that failure: it is noted, not judged again. In an
 /// info case, what each action with alternatives ended as is recorded for the reader.
 pub(super) fn judge_outcomes<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
-    e.step.at(e.played.case().outcomes_line);
-    let expected = e.played.case().outcomes.clone();
-    for (i, allowed) in expected.iter().enumerate() {
+    let case = e.played.case();
+    e.step.at(case.outcomes_line);
+    for (i, allowed) in case.outcomes.iter().enumerate() {
         judge_outcome(e, i, allowed);
     }
-    for (i, value) in &e.side.outcomes.clone() {
-        if *i >= e.played.case().actions.len() {
-            e.finding(
-                Severity::Fail,
-                FindingKind::Adapter,
-                format!(
-                    "the adapter reported action {i}, but the case has {} actions: {}",
-                    e.played.case().actions.len(),
-                    short(value)
-                ),
-            );
-        }
+    let actions = case.actions.len();
+    let beyond: Vec<String> = e
+        .side
+        .outcomes
+        .range(actions..)
+        .map(|(i, value)| {
+            format!(
+                "the adapter reported action {i}, but the case has {actions} actions: {}",
+                short(value)
+            )
+        })
+        .collect();
+    for message in beyond {
+        e.finding(Severity::Fail, FindingKind::Adapter, message);
     }
 }
 
@@ -203,11 +205,11 @@ fn ended_otherwise<T: Transport>(
     let cancelled = allowed.iter().all(|w| w == "cancelled" || w == "timeout");
     let (severity, kind) = if cancelled && word == "result" {
         (
-            e.case_severity().min(Severity::Warn),
+            e.played.severity().min(Severity::Warn),
             FindingKind::Rule(Req::Can07),
         )
     } else {
-        (e.case_severity(), FindingKind::Unmet)
+        (e.played.severity(), FindingKind::Unmet)
     };
     let severity = if stopped.is_some() {
         Severity::Note
@@ -238,7 +240,7 @@ fn never_reported<T: Transport>(
     let severity = if stopped.is_some() || e.side.hung {
         Severity::Note
     } else {
-        e.case_severity()
+        e.played.severity()
     };
     let because = if e.side.hung && stopped.is_none() {
         " (the adapter was still running; see the TMO-02 finding)".to_string()

@@ -19,8 +19,11 @@
 
 use super::{ClientTarget, T_GRACE};
 use crate::engine::Engine;
+use crate::facts::ledger::Ledger;
 use crate::facts::waits::Waits;
+use crate::rules::client_cancel;
 use crate::rules::client_crossing as rules;
+use crate::rules::envelope::Problem;
 use crate::transport::Transport;
 use serde_json::Value;
 use std::time::Duration;
@@ -36,6 +39,22 @@ pub(crate) struct Held {
     pub what: Value,
 }
 
+impl Held {
+    /// Whether `later` (since the client started) is within the grace of this message, as
+    /// the clock `waits` reads (see [`rules::crossed`] and [`crossing`]).
+    pub(crate) fn crossed(&self, later: Duration, waits: &Waits) -> bool {
+        rules::crossed(self.at, self.waited, later, waits)
+    }
+}
+
+/// The clock read as `waits`, with the crossing grace `T_GRACE` as the calm one.
+pub(crate) fn crossing(waits: Waits) -> Waits {
+    Waits {
+        calm: T_GRACE,
+        ..waits
+    }
+}
+
 /// What the harness holds of a client's messages until their order can be judged.
 #[derive(Debug, Default)]
 pub(crate) struct Crossing {
@@ -47,36 +66,36 @@ pub(crate) struct Crossing {
     pub progress: std::collections::HashMap<String, Duration>,
 }
 
+impl Crossing {
+    /// `notifications/initialized` arrived at `at` (as the clock `waits` reads): requests held
+    /// before it crossed it, or came too early (LIF-03).
+    pub(crate) fn initialized(&mut self, at: Duration, waits: &Waits) -> Vec<Problem> {
+        std::mem::take(&mut self.early)
+            .into_iter()
+            .map(|held| {
+                if held.crossed(at, waits) {
+                    rules::crossed_initialized(&held.what, at.saturating_sub(held.at))
+                } else {
+                    rules::too_early(&held.what)
+                }
+            })
+            .collect()
+    }
+
+    /// At the end of the case: what was held and never crossed by what it waited for (the
+    /// cancels judged against `ledger`).
+    pub(crate) fn finish(&mut self, ledger: &Ledger) -> Vec<Problem> {
+        let cancels = std::mem::take(&mut self.cancels)
+            .into_iter()
+            .filter_map(|(_, held)| client_cancel::cancel_of_unknown(&held.what, ledger));
+        let early = std::mem::take(&mut self.early)
+            .into_iter()
+            .map(|held| rules::too_early(&held.what));
+        cancels.chain(early).collect()
+    }
+}
+
 impl<T: Transport> Engine<'_, T, ClientTarget> {
-    /// Whether the client's messages may arrive in another order than it wrote them.
-    pub(crate) fn may_cross(&self) -> bool {
-        !self.io.ordered()
-    }
-
-    /// A message arriving now, to hold.
-    pub(crate) fn held(&self, at: Duration, what: Value) -> Held {
-        Held {
-            at,
-            waited: self.waited(),
-            what,
-        }
-    }
-
-    /// The clock read now, with the crossing grace `T_GRACE` as the calm one.
-    fn crossing_waits(&self) -> Waits {
-        Waits {
-            now: self.waited(),
-            calm: T_GRACE,
-            stretch: self.clock.stretch(),
-        }
-    }
-
-    /// Whether `later` (since the client started) is within the grace of a held message (see
-    /// [`rules::crossed`]).
-    pub(crate) fn crossed(&self, held: &Held, later: Duration) -> bool {
-        rules::crossed(held.at, held.waited, later, &self.crossing_waits())
-    }
-
     /// The request `key` has arrived: a cancel held for it is judged now, as if it had come
     /// after it, with a note that the two POSTs crossed.
     pub(crate) fn request_arrived(&mut self, key: &str, at: Duration) {
@@ -85,51 +104,16 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             .partition(|(k, _)| k == key);
         self.side.crossing.cancels = still;
         for (key, held) in now {
-            let crossed = self.crossed(&held, at);
+            let crossed = held.crossed(at, &crossing(self.waits()));
             let early_by = at.saturating_sub(held.at);
             self.problems([rules::overtaken(&key, early_by, crossed)]);
             if crossed {
-                self.client_cancel(Some(&held.what), held.at);
+                let cancel = self.judge_cancel(Some(&held.what), held.at);
+                self.client_cancel(cancel);
             } else {
-                self.cancel_of_unknown(&held.what);
+                let problem = client_cancel::cancel_of_unknown(&held.what, &self.ledger);
+                self.problems(problem);
             }
-        }
-    }
-
-    /// `notifications/initialized` arrived at `at`: requests held before it crossed it, or
-    /// came too early (LIF-03).
-    pub(crate) fn initialized_arrived(&mut self, at: Duration) {
-        for held in std::mem::take(&mut self.side.crossing.early) {
-            let problem = if self.crossed(&held, at) {
-                rules::crossed_initialized(&held.what, at.saturating_sub(held.at))
-            } else {
-                rules::too_early(&held.what)
-            };
-            self.problems([problem]);
-        }
-    }
-
-    /// Whether a progress value below the one before it, arriving at `at`, may have crossed
-    /// it: its POST arrived within the grace of the one it follows.
-    pub(crate) fn progress_crossed(&self, previous_at: Duration, at: Duration) -> bool {
-        self.may_cross()
-            && self.crossed(
-                &Held {
-                    at: previous_at,
-                    waited: self.waited(),
-                    what: Value::Null,
-                },
-                at,
-            )
-    }
-
-    /// At the end of the case: what was held and never crossed by what it waited for.
-    pub(crate) fn crossing_finish(&mut self) {
-        for (_, held) in std::mem::take(&mut self.side.crossing.cancels) {
-            self.cancel_of_unknown(&held.what);
-        }
-        for held in std::mem::take(&mut self.side.crossing.early) {
-            self.problems([rules::too_early(&held.what)]);
         }
     }
 }

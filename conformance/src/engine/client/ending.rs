@@ -1,7 +1,8 @@
 //! How a client's sessions ended, judged once the client is gone: over stdio its server's
 //! stdin is closed before any signal (STD-06), over HTTP the session is ended with DELETE
-//! (HTTP-16), every answered `initialize` is followed by `notifications/initialized`
-//! (LIF-03); and a note per session says how the client shut it down.
+//! (HTTP-16). (Whether every answered `initialize` was followed by
+//! `notifications/initialized`, LIF-03, and how the client shut each session down are
+//! `Sessions::uninitialized` and `Sessions::notes`.)
 
 use super::session::Session;
 use super::ClientTarget;
@@ -12,73 +13,13 @@ use crate::transport::Transport;
 use std::time::Duration;
 
 impl<T: Transport> Engine<'_, T, ClientTarget> {
-    /// Notes how every session ended; a session replaced before its handshake was done (a
-    /// probe) is no fault, whatever it exchanged.
-    pub(crate) fn note_sessions(&mut self) {
-        let count = self.side.sessions.list.len();
-        if count < 2 {
-            return;
-        }
-        let notes: Vec<String> = self
-            .side
-            .sessions
-            .list
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let role = if i + 1 == count { "current" } else { "earlier" };
-                format!(
-                    "session {} ({role}, {}): the client {} and {}",
-                    i + 1,
-                    s.http_id.as_deref().map_or_else(
-                        || s.channel.to_string(),
-                        |id| format!("Mcp-Session-Id {id}")
-                    ),
-                    s.summary(),
-                    s.how_ended()
-                )
-            })
-            .collect();
-        for note in notes {
-            self.rule(Severity::Note, Req::Std06, note);
-        }
-    }
-
-    /// LIF-03 at the end of the case: every session whose `initialize` the harness answered
-    /// sent `notifications/initialized`.
-    pub(crate) fn judge_initialized(&mut self) {
-        let current_ready = self.session_ready();
-        let count = self.side.sessions.list.len();
-        let missing: Vec<usize> = self
-            .side
-            .sessions
-            .list
-            .iter()
-            .enumerate()
-            .filter(|(i, s)| !s.initialized && (s.ready || (i + 1 == count && current_ready)))
-            .map(|(i, _)| i + 1)
-            .collect();
-        for session in missing {
-            let which = if count > 1 {
-                format!(" (session {session})")
-            } else {
-                String::new()
-            };
-            self.rule(
-                Severity::Fail,
-                Req::Lif03,
-                format!("the client never sent `notifications/initialized` after the harness answered its `initialize`{which}"),
-            );
-        }
-    }
-
     /// `! exit D` in a client case: the client ends its session within D, the way its
     /// transport calls for: over stdio its server's stdin is closed before any signal
     /// (STD-06); over HTTP the session is ended with DELETE (HTTP-16, a SHOULD).
     pub(crate) async fn judge_exit(&mut self, within: Duration) {
         let waited = self.await_exit(within).await;
-        let severity = self.case_severity();
-        if !self.liveness.exited {
+        let severity = self.played.severity();
+        if !self.liveness.has_exited() {
             let shown = crate::transcript::millis(waited);
             self.rule(
                 severity,

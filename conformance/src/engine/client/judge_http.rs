@@ -3,13 +3,19 @@
 //! session's state in [`super::http::HttpSide`]), applies its findings and keeps that state,
 //! and carries out `! disconnect`, whose outcome it records at the end (AMB-23).
 
+use super::crossing::{crossing, Held};
+use super::session::Sessions;
 use super::ClientTarget;
+use crate::case::Case;
 use crate::engine::parts::clock;
+use crate::engine::parts::transcript::Transcript;
 use crate::engine::Engine;
 use crate::facts::streams::NotFound;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::json_equal;
 use crate::rules::client_http as rules;
+use crate::rules::client_stateless;
+use crate::rules::envelope::Problem;
 use crate::transcript::Direction;
 use crate::transport::http_server::ClientRequest;
 use crate::transport::{Channel, Transport};
@@ -47,28 +53,39 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         if let Some(problem) = rules::endpoint(&seen) {
             return self.problems([problem]);
         }
+        // A request of a forgotten session that arrives within the crossing grace of the first
+        // 404 was on its way before the client could have read it (two POSTs may cross).
+        let crossed = self
+            .side
+            .http
+            .first_not_found
+            .as_ref()
+            .is_some_and(|first| first.crossed(at, &crossing(self.waits())));
         match seen.verb.as_str() {
-            "POST" => self.http_post(&seen, &what, at),
+            "POST" => self.http_post(&seen, &what, at, crossed),
             "GET" => {
                 self.side.http.gets.push((at, seen.last_event_id.clone()));
                 self.problems(rules::get_accept(&seen, &what));
-                self.session_headers(&seen, &what);
+                self.problems(session_headers(&self.side.sessions, &seen, &what));
             }
             "DELETE" => {
-                self.after_not_found(&seen, &what, at);
+                let problem = self.side.http.after_not_found(&seen, &what, crossed);
+                self.problems(problem);
                 let current = self.side.sessions.current().and_then(|s| s.http_id.clone());
                 if seen.status == 200 && seen.session.is_some() && seen.session == current {
                     if let Some(session) = self.side.sessions.current_mut() {
                         session.deleted.get_or_insert_with(clock::now);
                     }
                 }
-                self.session_headers(&seen, &what);
+                self.problems(session_headers(&self.side.sessions, &seen, &what));
             }
             _ => {}
         }
     }
 
-    fn http_post(&mut self, seen: &ClientRequest, what: &str, at: Duration) {
+    /// A POST: a new session, or a request of the current one (`crossed`: within the crossing
+    /// grace of the first 404 for a forgotten session).
+    fn http_post(&mut self, seen: &ClientRequest, what: &str, at: Duration, crossed: bool) {
         self.problems(rules::post_accept(seen, what));
         if let Some(id) = &seen.assigned {
             self.problems(rules::fresh_initialize(seen, what));
@@ -87,49 +104,24 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             ));
             return;
         }
-        self.after_not_found(seen, what, at);
+        let problem = self.side.http.after_not_found(seen, what, crossed);
+        self.problems(problem);
         if seen.status == 404 {
             if self.side.http.not_found == NotFound::Clear {
                 self.side.http.not_found = NotFound::Awaiting;
-                self.side.http.first_not_found = Some(self.held(at, Value::Null));
+                self.side.http.first_not_found = Some(Held {
+                    at,
+                    waited: self.waited(),
+                    what: Value::Null,
+                });
             }
             return;
         }
-        if self.stateless_post(seen) {
-            return self.stateless_headers(seen, what);
+        if client_stateless::is_stateless_post(seen, self.side.plays_stateless(&self.ledger)) {
+            // HTTP-19: the headers a stateless-era request's POST carries.
+            return self.problems(client_stateless::headers(seen, what));
         }
-        self.session_headers(seen, what);
-    }
-
-    /// After a 404, the next request must be a fresh `initialize` (HTTP-16). A request of the
-    /// forgotten session that arrives within the crossing grace of the first 404 was on its way
-    /// before the client could have read it (over HTTP two POSTs may cross).
-    fn after_not_found(&mut self, seen: &ClientRequest, what: &str, at: Duration) {
-        let crossed = self
-            .side
-            .http
-            .first_not_found
-            .as_ref()
-            .is_some_and(|first| self.crossed(first, at));
-        let (state, problem) =
-            rules::after_not_found(seen, what, self.side.http.not_found, crossed);
-        self.side.http.not_found = state;
-        self.problems(problem);
-    }
-
-    /// The session id and the version header a request after `initialize` carries (see
-    /// [`rules::session_headers`]).
-    fn session_headers(&mut self, seen: &ClientRequest, what: &str) {
-        let Some(session) = self.side.sessions.current() else {
-            return;
-        };
-        let Some(id) = &session.http_id else {
-            return;
-        };
-        // The version the answer to this session's `initialize` agreed to, whoever gave it (the
-        // harness's handshake or the case's own line).
-        let problems = rules::session_headers(seen, what, id, session.agreed.as_deref());
-        self.problems(problems);
+        self.problems(session_headers(&self.side.sessions, seen, what));
     }
 
     /// `! disconnect ID`: the harness closes the response stream of the client's request ID
@@ -138,8 +130,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     pub(crate) fn disconnect(&mut self, id: &Value) {
         let channel = self
             .ledger
-            .received
-            .get(&crate::pattern::id_key(id))
+            .received(&crate::pattern::id_key(id))
             .map(|r| r.channel);
         let closed = channel.is_some_and(|c| self.io.abort(c));
         let shown = crate::pattern::canonical(id);
@@ -165,69 +156,88 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         let problem = rules::never_restarted(state, self.side.stopped.is_some());
         self.problems(problem);
         for (id, when) in std::mem::take(&mut self.side.http.disconnected) {
-            let observed = self.after_disconnect(&id, when);
+            let observed =
+                after_disconnect(&self.transcript, &self.side, self.played.case(), &id, when);
             self.finding(Severity::Note, FindingKind::Observed, observed);
         }
     }
+}
 
-    /// What the client did after the harness closed the stream of its request `id`.
-    fn after_disconnect(&self, id: &Value, when: Duration) -> String {
-        let key = crate::pattern::canonical(id);
-        let cancel = self.transcript.iter().find(|e| {
-            e.direction == Direction::Received
-                && e.at >= when
-                && e.value.as_ref().is_some_and(|v| {
-                    v.get("method") == Some(&json!("notifications/cancelled"))
-                        && v.pointer("/params/requestId")
-                            .is_some_and(|r| json_equal(r, id))
-                })
-        });
-        let get = self.side.http.gets.iter().find(|(at, _)| *at >= when);
-        let mut seen = vec![];
-        if let Some(cancel) = cancel {
-            seen.push(format!(
-                "cancelled it {} ms later (allowed, AMB-23)",
-                cancel.at.saturating_sub(when).as_millis()
-            ));
-        }
-        if let Some((at, last)) = get {
-            seen.push(format!(
-                "reconnected with GET {} ms later{}",
-                at.saturating_sub(when).as_millis(),
-                last.as_deref()
-                    .map(|l| format!(" (Last-Event-ID {l})"))
-                    .unwrap_or_default()
-            ));
-        }
-        if seen.is_empty() {
-            seen.push("neither cancelled it nor reconnected".into());
-        }
-        let reported: Vec<String> = self
-            .played
-            .case()
-            .actions
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.get("call").is_some())
-            .filter_map(|(i, _)| {
-                let outcome = self.side.outcomes.get(&i)?;
-                let word = outcome.get("outcome").and_then(Value::as_str)?;
-                let text = outcome
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .map(|t| format!(" ({})", t.chars().take(120).collect::<String>()))
-                    .unwrap_or_default();
-                Some(format!("action {i} ended as `{word}`{text}"))
+/// What the client did after the harness closed the stream of its request `id` at `when`
+/// (what `transcript` shows, and what the adapter reported to `side` of the `case`).
+fn after_disconnect(
+    transcript: &Transcript,
+    side: &ClientTarget,
+    case: &Case,
+    id: &Value,
+    when: Duration,
+) -> String {
+    let key = crate::pattern::canonical(id);
+    let cancel = transcript.iter().find(|e| {
+        e.direction == Direction::Received
+            && e.at >= when
+            && e.value.as_ref().is_some_and(|v| {
+                v.get("method") == Some(&json!("notifications/cancelled"))
+                    && v.pointer("/params/requestId")
+                        .is_some_and(|r| json_equal(r, id))
             })
-            .collect();
-        let reported = if reported.is_empty() {
-            String::new()
-        } else {
-            format!("; {}", reported.join("; "))
-        };
-        format!(
-            "after the harness closed the stream of request {key} without a cancel, the client {}{reported}",
-            seen.join(" and ")
-        )
+    });
+    let get = side.http.gets.iter().find(|(at, _)| *at >= when);
+    let mut seen = vec![];
+    if let Some(cancel) = cancel {
+        seen.push(format!(
+            "cancelled it {} ms later (allowed, AMB-23)",
+            cancel.at.saturating_sub(when).as_millis()
+        ));
     }
+    if let Some((at, last)) = get {
+        seen.push(format!(
+            "reconnected with GET {} ms later{}",
+            at.saturating_sub(when).as_millis(),
+            last.as_deref()
+                .map(|l| format!(" (Last-Event-ID {l})"))
+                .unwrap_or_default()
+        ));
+    }
+    if seen.is_empty() {
+        seen.push("neither cancelled it nor reconnected".into());
+    }
+    let reported: Vec<String> = case
+        .actions
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.get("call").is_some())
+        .filter_map(|(i, _)| {
+            let outcome = side.outcomes.get(&i)?;
+            let word = outcome.get("outcome").and_then(Value::as_str)?;
+            let text = outcome
+                .get("text")
+                .and_then(Value::as_str)
+                .map(|t| format!(" ({})", t.chars().take(120).collect::<String>()))
+                .unwrap_or_default();
+            Some(format!("action {i} ended as `{word}`{text}"))
+        })
+        .collect();
+    let reported = if reported.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", reported.join("; "))
+    };
+    format!(
+        "after the harness closed the stream of request {key} without a cancel, the client {}{reported}",
+        seen.join(" and ")
+    )
+}
+
+/// The session id and the version header a request after `initialize` carries (see
+/// [`rules::session_headers`]): the version the answer to the current session's
+/// `initialize` agreed to, whoever gave it (the harness's handshake or the case's own line).
+fn session_headers(sessions: &Sessions, seen: &ClientRequest, what: &str) -> Vec<Problem> {
+    let Some(session) = sessions.current() else {
+        return vec![];
+    };
+    let Some(id) = &session.http_id else {
+        return vec![];
+    };
+    rules::session_headers(seen, what, id, session.agreed.as_deref())
 }

@@ -1,63 +1,63 @@
-//! The engine's side of the standing rules for a client's requests in the stateless era and
-//! the request-id rule of both eras: gathers what `rules::client_stateless` judges by (the
-//! request, the earlier request with its id, whether the harness plays 2026-07-28 outside a
-//! session) and applies its findings.
+//! The client's side of the standing rules for its requests: the handshake's order, the
+//! stateless era and the request-id rule of both eras, with what `rules::client_request` and
+//! `rules::client_stateless` judge by (the request, the earlier request with its id, whether
+//! the harness plays 2026-07-28 outside a session).
 
+use super::crossing::Held;
 use super::ClientTarget;
-use crate::engine::Engine;
+use crate::facts::ledger::Ledger;
+use crate::outcome::Severity;
+use crate::rules::client_request::{self, Handshake};
 use crate::rules::client_stateless::{self as rules, Reuse};
-use crate::transport::http_server::ClientRequest;
-use crate::transport::Transport;
-use serde_json::Value;
+use crate::rules::envelope::Problem;
 
-impl<T: Transport> Engine<'_, T, ClientTarget> {
-    /// Whether the harness plays 2026-07-28 to a client that has no `initialize` session: its
-    /// requests then belong to the stateless era.
-    fn plays_stateless(&self) -> bool {
-        self.side.era.plays && !self.session_ready()
+impl ClientTarget {
+    /// Whether the harness plays 2026-07-28 to a client that has no `initialize` session (as
+    /// `ledger` says): its requests then belong to the stateless era.
+    pub(crate) fn plays_stateless(&self, ledger: &Ledger) -> bool {
+        self.era.plays && !self.sessions.ready(ledger)
     }
 
-    /// Whether a client's request belongs to the stateless era (see
-    /// [`rules::is_stateless`]).
-    pub(crate) fn stateless_request(&self, method: &str, params: Option<&Value>) -> bool {
-        rules::is_stateless(method, params, self.plays_stateless())
+    /// LIF-04 and LIF-03: nothing but `ping` until `initialize` is answered (as `ledger` says),
+    /// and `notifications/initialized` before any other request once it is. A request that
+    /// may have crossed it (`may_cross`: over HTTP) is `held` until it comes.
+    pub(crate) fn handshake_order(
+        &mut self,
+        ledger: &Ledger,
+        method: &str,
+        held: Held,
+        may_cross: bool,
+    ) -> Option<Problem> {
+        let initialized = self.sessions.current().map(|s| s.initialized);
+        let ready = self.sessions.ready(ledger);
+        match client_request::handshake_order(method, ready, initialized, may_cross) {
+            Handshake::InOrder => None,
+            Handshake::Early(problem) => Some(problem),
+            Handshake::Hold => {
+                self.crossing.early.push(held);
+                None
+            }
+        }
     }
 
-    /// LIF-10: the `_meta` fields every request of the stateless era carries.
-    pub(crate) fn judge_stamp(&mut self, method: &str, params: Option<&Value>) {
-        self.problems(rules::stamp(method, params));
-    }
-
-    /// RPC-03 (and AMB-20, LIF-12 in the stateless era): a request id the client used before.
-    pub(crate) fn judge_reuse(&mut self, key: &str, method: &str, stateless: bool) {
-        let Some(earlier) = self.ledger.received.get(key) else {
-            return;
-        };
-        let problem = rules::reuse(&Reuse {
+    /// RPC-03 (and AMB-20, LIF-12 in the stateless era): request `key` of `method` reuses an
+    /// id the client used before (as `ledger` says), weighed at the case's `severity`.
+    pub(crate) fn reuse(
+        &self,
+        ledger: &Ledger,
+        key: &str,
+        method: &str,
+        stateless: bool,
+        severity: Severity,
+    ) -> Option<Problem> {
+        let earlier = ledger.received(key)?;
+        rules::reuse(&Reuse {
             key,
             method,
             stateless,
             earlier,
-            refused: self.side.era.refused.contains(key),
-            case_severity: self.case_severity(),
-        });
-        self.problems(problem);
-    }
-
-    /// RPC-15: a client of 2026-07-28 sends no responses (its server sends no requests).
-    pub(crate) fn stateless_response(&mut self, index: usize) {
-        let value = self.value(index);
-        self.transcript[index].consumed_by = Some(0);
-        self.problems([rules::response(&value)]);
-    }
-
-    /// HTTP-19: the headers a stateless-era request's POST carries.
-    pub(crate) fn stateless_headers(&mut self, seen: &ClientRequest, what: &str) {
-        self.problems(rules::headers(seen, what));
-    }
-
-    /// Whether a POST the harness's HTTP server saw carries a stateless-era request.
-    pub(crate) fn stateless_post(&self, seen: &ClientRequest) -> bool {
-        rules::is_stateless_post(seen, self.plays_stateless())
+            refused: self.era.refused.contains(key),
+            case_severity: severity,
+        })
     }
 }

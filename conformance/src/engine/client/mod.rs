@@ -24,13 +24,13 @@ pub use start::never_reached;
 mod stateless;
 pub(crate) mod tasks;
 
-use super::{Engine, Side, Stop};
+use super::{Engine, Side, Stop, Why};
 use crate::case::{Step, StepKind};
 use crate::era::{ProtocolVersion, STATELESS_VERSION};
 use crate::outcome::{FindingKind, Severity};
 use crate::requirement::Req;
 use crate::rules::envelope::{Writer, CLIENT};
-use crate::transport::{Channel, Event, SendError, Transport};
+use crate::transport::{Channel, Event, Transport};
 use adapter::{actions_done, adapter_line, settle, wind_down};
 use http::HttpSide;
 use serde_json::{json, Value};
@@ -127,7 +127,7 @@ impl Side for ClientTarget {
     const STAMPS: bool = false;
 
     async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop> {
-        let base = e.case_limit();
+        let base = e.played.limit();
         let limit = e.limit(base);
         let played = limit
             .within(async {
@@ -146,8 +146,8 @@ impl Side for ClientTarget {
                         .captures_mut()
                         .insert("version".into(), json!(played));
                 }
-                let steps = e.played.case().steps.clone();
-                e.steps(&steps).await
+                let steps = &e.played.case().steps;
+                e.steps(steps).await
             })
             .await;
         match played {
@@ -177,9 +177,11 @@ impl Side for ClientTarget {
             Ok(()) | Err(Stop::Done) => {
                 wind_down(e).await;
                 if crate::rules::client_cancel::abandons_only(&e.played.case().actions) {
-                    let level = e.case_severity();
-                    let open =
-                        crate::rules::client_cancel::waits_left_open(&e.ledger.received, level);
+                    let level = e.played.severity();
+                    let open = crate::rules::client_cancel::waits_left_open(
+                        e.ledger.received_requests(),
+                        level,
+                    );
                     e.problems(open);
                 }
             }
@@ -193,18 +195,25 @@ impl Side for ClientTarget {
                 }
             }
         }
-        e.judge_initialized();
+        for message in e.side.sessions.uninitialized(&e.ledger) {
+            e.rule(Severity::Fail, Req::Lif03, message);
+        }
         e.http_finish();
-        e.note_sessions();
+        for note in e.side.sessions.notes() {
+            e.rule(Severity::Note, Req::Std06, note);
+        }
         None
     }
 
-    async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize) {
+    /// A client's ids are scoped by its sessions: the ledger starts afresh with each one, and
+    /// the harness's server has no second session of its own, so `scope` is always the first.
+    async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize, _scope: Option<&str>) {
         e.judge_client_message(index).await;
     }
 
     fn drained<T: Transport>(e: &mut Engine<'_, T, Self>) {
-        e.crossing_finish();
+        let problems = e.side.crossing.finish(&e.ledger);
+        e.problems(problems);
     }
 
     fn observe<T: Transport>(e: &mut Engine<'_, T, Self>, at: Duration, event: Event) {
@@ -221,7 +230,14 @@ impl Side for ClientTarget {
                 channel: channel @ (Channel::Post(_) | Channel::Get(_)),
                 ..
             } => e.stream_closed(at, channel),
-            Event::Signal { channel, signal } => e.session_signal(channel, signal),
+            Event::Signal { channel, signal } => {
+                if let Some((note, ended)) = e.side.sessions.signal(channel, signal) {
+                    if ended {
+                        e.liveness.output_closed();
+                    }
+                    e.io.note(note);
+                }
+            }
             Event::HttpRequest(seen) => e.http_request(at, *seen),
             Event::AdapterLine(bytes) => adapter_line(e, &bytes),
             Event::AdapterOverlong => e.finding(
@@ -236,7 +252,7 @@ impl Side for ClientTarget {
     async fn role_step<T: Transport>(e: &mut Engine<'_, T, Self>, step: &Step) -> Result<(), Stop> {
         match &step.kind {
             StepKind::Exit(span) => {
-                let within = e.span(span);
+                let within = span.resolve(e.step.captures());
                 e.judge_exit(within).await;
                 Ok(())
             }
@@ -281,43 +297,33 @@ impl Side for ClientTarget {
         }
     }
 
-    async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, _error: SendError) -> Stop {
-        // The adapter's last outcome lines travel on another pipe: let them arrive. Its exit
-        // says nothing about them: the exit and its output are reported by different tasks, so
-        // the lines it wrote last may still be on their way when the exit is known.
-        let until = Deadline::now() + e.clock.stretched(Duration::from_millis(200));
-        while !actions_done(e) && !e.io.finished() && e.next(until).await {}
-        if actions_done(e) {
-            return Stop::Done;
-        }
-        Self::gone(e);
-        Stop::Gone
-    }
-
-    fn gone<T: Transport>(e: &mut Engine<'_, T, Self>) {
-        if e.side.server_exited || e.findings.cites(Req::Can08) {
-            return;
-        }
-        let how = match (e.side.sessions.current(), e.io.exit_status()) {
-            (_, Some(status)) => format!("it exited with {status}"),
-            (Some(session), None) if session.http_id.is_none() => {
-                format!("it {}", session.how_ended())
+    /// A client stops the steps when the adapter declines the case or the case turns out not
+    /// to apply (before a step); by ending its session, which is no fault once its actions
+    /// are done (a message that could not be sent); or by going away while the harness waits
+    /// for an answer of its own. A silence is judged by the expected message it leaves
+    /// missing.
+    async fn stop<T: Transport>(e: &mut Engine<'_, T, Self>, why: Why) -> Option<Stop> {
+        match why {
+            Why::Step => {
+                return adapter::declined(e).or_else(|| e.side.era.skip.take().map(Stop::Skip))
             }
-            _ => "the server connection dropped".to_string(),
-        };
-        e.rule(
-            Severity::Fail,
-            Req::Can08,
-            format!("the client ended the session while the case still needed it ({how}); see its stderr"),
-        );
-    }
-
-    fn ended<T: Transport>(_e: &mut Engine<'_, T, Self>) -> Option<Stop> {
-        None
-    }
-
-    fn halted<T: Transport>(e: &mut Engine<'_, T, Self>) -> Option<Stop> {
-        adapter::declined(e).or_else(|| e.side.era.skip.take().map(Stop::Skip))
+            Why::Silence => return None,
+            Why::Unanswered if !e.liveness.gone() => return None,
+            Why::Unanswered => {}
+            Why::Unsent => {
+                // The adapter's last outcome lines travel on another pipe: let them arrive.
+                // Its exit says nothing about them: the exit and its output are reported by
+                // different tasks, so the lines it wrote last may still be on their way when
+                // the exit is known.
+                let until = Deadline::now() + e.clock.stretched(Duration::from_millis(200));
+                while !actions_done(e) && !e.io.finished() && e.next(until).await {}
+                if actions_done(e) {
+                    return Some(Stop::Done);
+                }
+            }
+        }
+        report_gone(e);
+        Some(Stop::Gone)
     }
 
     fn stamp<T: Transport>(e: &Engine<'_, T, Self>, message: &mut Value) -> bool {
@@ -339,13 +345,12 @@ impl Side for ClientTarget {
     }
 
     fn sent<T: Transport>(e: &mut Engine<'_, T, Self>, message: &Value) {
-        e.answered_client(message);
+        stateless::answered_client(&mut e.side, &mut e.opening, &e.ledger, message);
         let answered = message
             .get("id")
             .filter(|_| message.get("method").is_none())
-            .and_then(|id| e.ledger.received.get(&e.ledger.key(id)));
+            .and_then(|id| e.ledger.received(&e.ledger.key(id)));
         if let (Some(request), Some(id)) = (answered, message.get("id")) {
-            let method = request.method.clone();
             let key = e.ledger.key(id);
             // The request may not have been judged yet (the steps answer it first).
             let params = e
@@ -355,10 +360,9 @@ impl Side for ClientTarget {
                 .filter(|entry| entry.direction == crate::transcript::Direction::Received)
                 .filter_map(|entry| entry.value.as_ref())
                 .find(|v| v.get("method").is_some() && v.get("id") == Some(id))
-                .and_then(|v| v.get("params"))
-                .cloned();
-            e.side.tasks.asked(&key, params.as_ref());
-            e.side.tasks.learn(&key, &method, message);
+                .and_then(|v| v.get("params"));
+            e.side.tasks.asked(&key, params);
+            e.side.tasks.learn(&key, &request.method, message);
         }
     }
 
@@ -367,7 +371,7 @@ impl Side for ClientTarget {
     }
 
     fn absence<T: Transport>(e: &Engine<'_, T, Self>) -> String {
-        if e.liveness.exited {
+        if e.liveness.has_exited() {
             format!(
                 " (the client had exited with {})",
                 e.io.exit_status()
@@ -385,4 +389,26 @@ impl Side for ClientTarget {
             String::new()
         }
     }
+}
+
+/// Reports (once) that the client ended its session while the case still needed it, unless
+/// the harness's server exited on its own.
+fn report_gone<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) {
+    if e.side.server_exited || e.findings.cites(Req::Can08) {
+        return;
+    }
+    let how = match (e.side.sessions.current(), e.io.exit_status()) {
+        (_, Some(status)) => format!("it exited with {status}"),
+        (Some(session), None) if session.http_id.is_none() => {
+            format!("it {}", session.how_ended())
+        }
+        _ => "the server connection dropped".to_string(),
+    };
+    e.rule(
+        Severity::Fail,
+        Req::Can08,
+        format!(
+            "the client ended the session while the case still needed it ({how}); see its stderr"
+        ),
+    );
 }

@@ -14,6 +14,7 @@
 use super::ClientTarget;
 use crate::engine::parts::clock;
 use crate::engine::Engine;
+use crate::facts::ledger::Ledger;
 use crate::pattern::id_key;
 use crate::requirement::Req;
 use crate::transport::{Channel, PeerSignal, Transport};
@@ -145,6 +146,100 @@ impl Sessions {
         }
     }
 
+    /// Whether the current session's `initialize` was answered with a result (as `ledger`, of
+    /// the current session, says).
+    pub fn ready(&self, ledger: &Ledger) -> bool {
+        self.current()
+            .and_then(|s| s.initialize.as_ref())
+            .and_then(|key| ledger.received(key))
+            .is_some_and(|r| r.succeeded)
+    }
+
+    /// Notes the id of the current session's `initialize` (the first counts).
+    pub fn initialize(&mut self, id: &Value) {
+        if let Some(session) = self.current_mut() {
+            session.initialize.get_or_insert_with(|| id_key(id));
+        }
+    }
+
+    /// What the client did to the server process of `channel`, noted on its session: the
+    /// note for the log, and whether it ended the current session's connection. `None` when
+    /// no session has that channel.
+    pub fn signal(&mut self, channel: Channel, signal: PeerSignal) -> Option<(String, bool)> {
+        let current = self.current().map(|s| s.channel) == Some(channel);
+        let session = self.of_channel(channel)?;
+        let now = clock::now();
+        let (what, ended) = match signal {
+            PeerSignal::StdinClosed => {
+                session.stdin_closed.get_or_insert(now);
+                (
+                    "the client closed the server's stdin; the server exits",
+                    false,
+                )
+            }
+            PeerSignal::Terminated => {
+                session.terminated.get_or_insert(now);
+                ("the client sent SIGTERM to the server", false)
+            }
+            PeerSignal::Ended => {
+                session.ended.get_or_insert(now);
+                ("the server's connection ended", current)
+            }
+        };
+        let which = match channel {
+            Channel::Stdio => String::new(),
+            other => format!(" ({other})"),
+        };
+        Some((format!("[relay] {what}{which}"), ended))
+    }
+
+    /// LIF-03 at the end of the case: a finding for every session whose `initialize` the
+    /// harness answered (the current one's as `ledger` says) that never sent
+    /// `notifications/initialized`.
+    pub fn uninitialized(&self, ledger: &Ledger) -> Vec<String> {
+        let current_ready = self.ready(ledger);
+        let count = self.list.len();
+        self.list
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| !s.initialized && (s.ready || (i + 1 == count && current_ready)))
+            .map(|(i, _)| {
+                let which = if count > 1 {
+                    format!(" (session {})", i + 1)
+                } else {
+                    String::new()
+                };
+                format!("the client never sent `notifications/initialized` after the harness answered its `initialize`{which}")
+            })
+            .collect()
+    }
+
+    /// How every session ended, when there was more than one; a session replaced before its
+    /// handshake was done (a probe) is no fault, whatever it exchanged.
+    pub fn notes(&self) -> Vec<String> {
+        let count = self.list.len();
+        if count < 2 {
+            return vec![];
+        }
+        self.list
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let role = if i + 1 == count { "current" } else { "earlier" };
+                format!(
+                    "session {} ({role}, {}): the client {} and {}",
+                    i + 1,
+                    s.http_id.as_deref().map_or_else(
+                        || s.channel.to_string(),
+                        |id| format!("Mcp-Session-Id {id}")
+                    ),
+                    s.summary(),
+                    s.how_ended()
+                )
+            })
+            .collect()
+    }
+
     /// Records a method the current session sent.
     pub fn sent(&mut self, method: &str) {
         if let Some(session) = self.current_mut() {
@@ -157,16 +252,6 @@ impl Sessions {
 }
 
 impl<T: Transport> Engine<'_, T, ClientTarget> {
-    /// Whether the current session's `initialize` was answered with a result.
-    pub(crate) fn session_ready(&self) -> bool {
-        self.side
-            .sessions
-            .current()
-            .and_then(|s| s.initialize.as_ref())
-            .and_then(|key| self.ledger.received.get(key))
-            .is_some_and(|r| r.succeeded)
-    }
-
     /// A new session begins on `channel`: the ids of the old one are forgotten (ids are
     /// unique within a session), and replacing a session whose handshake was done is a
     /// restart the case did not ask for (CAN-08), unless the harness's server forgot the old
@@ -177,7 +262,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         http_id: Option<String>,
         asked_for: bool,
     ) {
-        let ready = self.session_ready();
+        let ready = self.side.sessions.ready(&self.ledger);
         // A session of the stateless era has no handshake: it was in use once it sent more
         // than a `server/discover` probe.
         let in_use = ready
@@ -199,7 +284,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 "the client started its server a second time"
             };
             self.rule(
-                self.case_severity(),
+                self.played.severity(),
                 Req::Can08,
                 format!(
                     "{how} (session {number}) after its session had been {}: the session was torn down and restarted",
@@ -207,40 +292,9 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 ),
             );
         }
-        self.ledger.received.clear();
-        self.liveness.output_closed = false;
+        self.ledger.new_session();
+        self.liveness.reconnected();
         self.side.sessions.list.push(Session::new(channel, http_id));
-    }
-
-    /// Takes in what a client did to one of its server processes.
-    pub(crate) fn session_signal(&mut self, channel: Channel, signal: PeerSignal) {
-        let current = self.side.sessions.current().map(|s| s.channel) == Some(channel);
-        let Some(session) = self.side.sessions.of_channel(channel) else {
-            return;
-        };
-        let now = clock::now();
-        let what = match signal {
-            PeerSignal::StdinClosed => {
-                session.stdin_closed.get_or_insert(now);
-                "the client closed the server's stdin; the server exits"
-            }
-            PeerSignal::Terminated => {
-                session.terminated.get_or_insert(now);
-                "the client sent SIGTERM to the server"
-            }
-            PeerSignal::Ended => {
-                session.ended.get_or_insert(now);
-                if current {
-                    self.liveness.output_closed = true;
-                }
-                "the server's connection ended"
-            }
-        };
-        let which = match channel {
-            Channel::Stdio => String::new(),
-            other => format!(" ({other})"),
-        };
-        self.io.note(format!("[relay] {what}{which}"));
     }
 
     /// After the adapter exited: reads what its servers still carry until every connection
@@ -250,20 +304,16 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// reports a moment later.
     pub(crate) async fn read_to_end(&mut self) {
         let within = self.played.options().reply_timeout;
-        self.wait_until(within, |e| e.io.finished()).await;
+        self.wait_allowed(|e| e.clock.stretched(within), |e| e.io.finished())
+            .await;
     }
 
     /// Waits up to `within` for the adapter to exit; on a busy machine the wait is stretched
     /// in proportion to the CPU pressure, so a slow exit is not taken for a hang. Returns how
     /// long it waited at most.
     pub(crate) async fn await_exit(&mut self, within: Duration) -> Duration {
-        self.wait_until(within, |e| e.liveness.exited).await
-    }
-
-    /// Takes in events until `done` holds or `within`, stretched for the machine's CPU
-    /// pressure as it changes, has passed; returns the stretched wait.
-    async fn wait_until(&mut self, within: Duration, done: impl Fn(&Self) -> bool) -> Duration {
-        self.wait_allowed(|e| e.clock.stretched(within), done).await
+        self.wait_allowed(|e| e.clock.stretched(within), |e| e.liveness.has_exited())
+            .await
     }
 
     /// Takes in events until `done` holds or the allowance has passed since now. The allowance
@@ -288,13 +338,6 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             if !self.next(tick).await && self.io.finished() {
                 return allowed;
             }
-        }
-    }
-
-    /// Notes the id key of the current session's `initialize`.
-    pub(crate) fn session_initialize(&mut self, id: &Value) {
-        if let Some(session) = self.side.sessions.current_mut() {
-            session.initialize.get_or_insert_with(|| id_key(id));
         }
     }
 }

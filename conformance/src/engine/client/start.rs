@@ -31,8 +31,8 @@ pub fn never_reached(report: &crate::case_report::Report) -> bool {
 pub(super) async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -> Result<(), Stop> {
     let start = e
         .wait_allowed(
-            |e| e.clock.stretched(START_TIMEOUT).min(e.case_limit()),
-            |e| e.side.connected || e.liveness.exited || e.side.declined.is_some(),
+            |e| e.clock.stretched(START_TIMEOUT).min(e.played.limit()),
+            |e| e.side.connected || e.liveness.has_exited() || e.side.declined.is_some(),
         )
         .await;
     if let Some(stop) = super::adapter::declined(e) {
@@ -41,7 +41,7 @@ pub(super) async fn connect<T: Transport>(e: &mut Engine<'_, T, ClientTarget>) -
     if e.side.connected {
         return Ok(());
     }
-    if e.liveness.exited {
+    if e.liveness.has_exited() {
         // What it wrote before exiting may still be on its way.
         e.read_to_end().await;
         if e.side.connected {
@@ -101,9 +101,8 @@ pub(super) async fn handshake<T: Transport>(
         );
         return Err(Stop::Hung);
     };
-    e.take_internal(index);
-    let request = e.value(index);
-    let (answer, version) = initialize_answer(e, &request);
+    e.transcript.take_internal(index);
+    let (answer, version) = initialize_answer(e, e.transcript.message(index));
     e.step
         .captures_mut()
         .insert("init".into(), answer["id"].clone());

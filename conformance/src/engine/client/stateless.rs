@@ -17,9 +17,12 @@
 //! version and the transport call for.
 
 use super::ClientTarget;
+use crate::case::Case;
 use crate::case::TASKS_EXTENSION;
+use crate::engine::parts::opening::Opening;
 use crate::engine::Engine;
 use crate::era::{ProtocolVersion, MODERN_ERRORS, STATELESS_VERSION, UNSUPPORTED_VERSION};
+use crate::facts::ledger::Ledger;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{canonical, id_key, json_equal};
 use crate::requirement::Req;
@@ -88,23 +91,37 @@ pub(crate) fn unsupported(id: &Value, requested: &Value) -> Value {
     }})
 }
 
-impl<T: Transport> Engine<'_, T, ClientTarget> {
+impl StatelessSide {
+    /// An `initialize` to the harness playing a server of the handshake era in a case about
+    /// a client of 2026-07-28 (`@plays handshake`, the run `told_stateless`): one that never
+    /// tried 2026-07-28 first has nothing to fall back from, and the case does not apply.
+    pub(crate) fn legacy_initialize(&mut self, told_stateless: bool) {
+        if told_stateless && !self.plays && !self.tried {
+            self.skip.get_or_insert_with(|| {
+                "the client opened with `initialize` without trying 2026-07-28 first (no `server/discover` or stamped request): it does not speak 2026-07-28, so it has nothing to fall back from".into()
+            });
+        }
+    }
+}
+
+impl ClientTarget {
     /// The answer of the harness's 2026-07-28 server to a request no step answers, where it
     /// differs from a handshake-era server's: `None` for what both answer alike.
     pub(crate) fn stateless_answer(
         &self,
+        case: &Case,
         id: &Value,
         method: &str,
         params: Option<&Value>,
     ) -> Option<Value> {
-        if !self.side.era.plays {
+        if !self.era.plays {
             return None;
         }
         let stamped =
             params.and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1protocolVersion"));
         match (method, stamped) {
             (_, Some(version)) if version != STATELESS_VERSION => Some(unsupported(id, version)),
-            ("server/discover", _) => Some(discover_result(id, makes_tasks(self.played.case()))),
+            ("server/discover", _) => Some(discover_result(id, makes_tasks(case))),
             // A cacheable result of the era: it says how long it may be kept (ttlMs, cacheScope).
             ("tools/list", _) => {
                 let mut list = super::tool_list();
@@ -121,16 +138,61 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             _ => None,
         }
     }
+}
 
+/// Takes note of a message the harness sent to the client: the version its answer to an
+/// `initialize` agreed to (HTTP-18 judges later requests by it; the run's `opening` takes
+/// it), and the stateless-era errors a client must heed (HTTP-20, LIF-12). `ledger` knows
+/// the client's requests.
+pub(crate) fn answered_client(
+    side: &mut ClientTarget,
+    opening: &mut Opening,
+    ledger: &Ledger,
+    message: &Value,
+) {
+    let Some(id) = message
+        .get("id")
+        .filter(|_| message.get("method").is_none())
+    else {
+        return;
+    };
+    let key = ledger.key(id);
+    let Some(request) = ledger.received(&key) else {
+        return;
+    };
+    let agreed = message
+        .pointer("/result/protocolVersion")
+        .and_then(Value::as_str);
+    if let (Some(agreed), "initialize") = (agreed, request.method.as_str()) {
+        let agreed = agreed.to_string();
+        if let Some(session) = side.sessions.current_mut() {
+            session.agreed = Some(agreed.clone());
+        }
+        opening.agree(agreed);
+    }
+    let code = message.pointer("/error/code").and_then(Value::as_i64);
+    if let Some(code) = code.filter(|c| MODERN_ERRORS.contains(c)) {
+        side.era.modern_error = Some(code);
+        if code == UNSUPPORTED_VERSION {
+            side.era.refused.insert(key);
+        }
+    }
+}
+
+impl<T: Transport> Engine<'_, T, ClientTarget> {
     /// An `initialize` to the harness's 2026-07-28 server: answered with `-32022` naming the
     /// version it speaks (LIF-14). After a stateless-era error the client knows its server is
     /// modern, and falling back is judged (HTTP-20 over HTTP, LIF-12 on stdio); otherwise the
     /// client does not speak 2026-07-28 with this server, and the case does not apply.
-    pub(crate) async fn stateless_initialize(&mut self, id: &Value, params: Option<&Value>) {
-        let asked = params
+    /// The `initialize` is at transcript index `index`.
+    pub(crate) async fn stateless_initialize(&mut self, index: usize) {
+        let asked = self
+            .transcript
+            .params(index)
             .and_then(|p| p.get("protocolVersion"))
             .cloned()
             .unwrap_or(Value::Null);
+        let answer = unsupported(&self.transcript.message(index)["id"], &asked);
         match self.side.era.modern_error {
             Some(code) if !self.io.ordered() => self.rule(
                 Severity::Fail,
@@ -138,7 +200,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 format!("the client fell back to `initialize` after the harness answered {code} with 400: a stateless-era error means the server is modern, and a client that inspects the body must not fall back"),
             ),
             Some(code) => self.rule(
-                self.case_severity().min(Severity::Warn),
+                self.played.severity().min(Severity::Warn),
                 Req::Lif12,
                 format!("the client fell back to `initialize` after the harness answered {code}: the server is modern, and the client should retry with a version it lists"),
             ),
@@ -151,67 +213,14 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 });
             }
         }
-        self.reply(unsupported(id, &asked)).await;
-    }
-
-    /// An `initialize` to the harness playing a server of the handshake era in a case about
-    /// a client of 2026-07-28 (`@plays handshake`): one that never tried 2026-07-28 first has
-    /// nothing to fall back from, and the case does not apply.
-    pub(crate) fn legacy_initialize(&mut self) {
-        let told_stateless = ProtocolVersion::parse(&self.played.options().protocol_version)
-            .is_some_and(|v| !v.has_handshake());
-        if told_stateless && !self.side.era.plays && !self.side.era.tried {
-            self.side.era.skip.get_or_insert_with(|| {
-                "the client opened with `initialize` without trying 2026-07-28 first (no `server/discover` or stamped request): it does not speak 2026-07-28, so it has nothing to fall back from".into()
-            });
-        }
-    }
-
-    /// Takes note of a message the harness sent to the client: the version its answer to an
-    /// `initialize` agreed to (HTTP-18 judges later requests by it), and the stateless-era
-    /// errors a client must heed (HTTP-20, LIF-12).
-    pub(crate) fn answered_client(&mut self, message: &Value) {
-        let Some(id) = message
-            .get("id")
-            .filter(|_| message.get("method").is_none())
-        else {
-            return;
-        };
-        let key = self.ledger.key(id);
-        let Some(request) = self.ledger.received.get(&key) else {
-            return;
-        };
-        let agreed = message
-            .pointer("/result/protocolVersion")
-            .and_then(Value::as_str);
-        if let (Some(agreed), "initialize") = (agreed, request.method.as_str()) {
-            let agreed = agreed.to_string();
-            if let Some(session) = self.side.sessions.current_mut() {
-                session.agreed = Some(agreed.clone());
-            }
-            self.opening.agree(agreed);
-        }
-        let code = message.pointer("/error/code").and_then(Value::as_i64);
-        if let Some(code) = code.filter(|c| MODERN_ERRORS.contains(c)) {
-            self.side.era.modern_error = Some(code);
-            if code == UNSUPPORTED_VERSION {
-                self.side.era.refused.insert(key);
-            }
-        }
+        self.reply(answer).await;
     }
 
     /// The client closed the response stream of `channel` before it ended. In 2026-07-28
     /// that is its cancel of the request (CAN-12); up to 2025-11-25 it is no cancel (HTTP-10).
     pub(crate) fn stream_closed(&mut self, at: Duration, channel: Channel) {
-        let request = self
-            .ledger
-            .received
-            .iter_mut()
-            .find(|(_, r)| r.channel == channel && r.answered.is_none());
-        match request {
-            Some((key, request)) if request.stateless => {
-                request.cancelled = true;
-                let key = key.clone();
+        match self.ledger.stream_closed(channel) {
+            Some((key, true)) => {
                 self.side.era.closed.insert(channel, at);
                 self.io.note(format!(
                     "[http] the client closed the stream of {channel} (request {key}) before its answer: in 2026-07-28 that cancels it"
@@ -237,11 +246,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         id: &Value,
     ) -> Result<(), super::Stop> {
         let key = id_key(id);
-        let request = self
-            .ledger
-            .received
-            .get(&key)
-            .map(|r| (r.channel, r.stateless));
+        let request = self.ledger.received(&key).map(|r| (r.channel, r.stateless));
         let by_closing =
             !self.io.ordered() && request.map_or(self.side.era.plays, |(_, stateless)| stateless);
         if !by_closing {
@@ -263,7 +268,10 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
                 return Ok(());
             }
             let allowed = self.clock.stretched(self.played.options().reply_timeout);
-            let deadline = self.arrival_deadline(began + allowed);
+            let started = self.io.started();
+            let deadline = self
+                .step
+                .arrival_deadline(began + allowed, started, |d| self.clock.stretched(d));
             if Deadline::now() >= deadline {
                 break;
             }
@@ -293,7 +301,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             format!("the client did not close the stream of its request {key} {waited}; in 2026-07-28 over HTTP closing the request's stream is its cancel")
         };
         self.finding(
-            self.case_severity().min(Severity::Warn),
+            self.played.severity().min(Severity::Warn),
             FindingKind::Rule(Req::Can12),
             message,
         );

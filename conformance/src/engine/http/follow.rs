@@ -5,6 +5,7 @@
 use super::super::{Engine, Side};
 use super::*;
 use crate::engine::parts::clock;
+use crate::engine::parts::transcript::Transcript;
 use crate::facts::streams::{Opened, Stream};
 use crate::transcript::Entry;
 use crate::transport::{Channel, Event, Head, StreamEnd, Transport};
@@ -26,35 +27,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.ledger.key(id)
             }),
         };
-        let case_expects = if self.transcript[index].internal {
-            None
-        } else {
-            self.streams.next_status.take()
-        };
-        let shown_status = case_expects
-            .as_ref()
-            .map(|codes| codes.join("|"))
-            .or_else(|| opened.wants_accepted().then(|| "202".to_string()));
-        if !self.transcript[index].internal {
-            self.streams.last = Some(channel);
-        }
-        self.streams.by.insert(
-            channel,
-            Stream {
-                entry: index,
-                sent: clock::now(),
-                opened,
-                session: self.streams.session,
-                head: None,
-                messages: 0,
-                end: None,
-                bytes: 0,
-                expected: case_expects,
-                shown_status: shown_status.clone(),
-                body: None,
-                base: String::new(),
-            },
-        );
         let entry = &mut self.transcript[index];
         entry.channel = channel;
         // A stamped line shows as the case wrote it.
@@ -62,6 +34,11 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             (Some(written), true) => written.clone(),
             _ => entry.text.clone(),
         };
+        let internal = entry.internal;
+        let shown_status = self
+            .streams
+            .open(channel, index, opened, internal, base.clone());
+        let entry = &mut self.transcript[index];
         let line = match &shown_status {
             Some(status) => format!("{channel} {base} → {status}"),
             None => format!("{channel} {base}"),
@@ -71,9 +48,6 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             Some(_) => format!("{channel} {base} → no status"),
             None => line.clone(),
         });
-        if let Some(stream) = self.streams.by.get_mut(&channel) {
-            stream.base = base;
-        }
         if let Some(at) = expected {
             self.diff.replace(at, format!("{} {line}", S::SENDS));
         }
@@ -85,7 +59,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         if let Some(headers) = headers {
             let mut entry =
                 Entry::event(self.now(), channel, format!("{channel} headers: {headers}"));
-            entry.session = self.streams.session;
+            entry.session = self.streams.session();
             self.transcript.push(entry);
         }
     }
@@ -100,36 +74,17 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 if let Some(session) = &head.session {
                     text.push_str(&format!(", session {}", String::from_utf8_lossy(session)));
                 }
-                let mut accepted_cancel = None;
-                let mut rtt = None;
-                if let Some(stream) = self.streams.by.get_mut(channel) {
-                    stream.head = Some((now, head.clone()));
-                    if stream.opened.wants_accepted() && head.code == 202 {
-                        rtt = Some(now.duration_since(stream.sent));
-                        if let Opened::Notification {
-                            cancels: Some(_), ..
-                        } = stream.opened
-                        {
-                            accepted_cancel = Some(stream.entry);
-                        }
-                    }
-                }
-                if let Some(rtt) = rtt {
-                    self.streams.sample(rtt);
-                }
-                if let Some(cancel) = accepted_cancel {
+                if let Some(cancel) = self.streams.headed(*channel, head, now) {
                     // Accepted: the server has read it at the latest a grace later, and later
-                    // by what it waits for a CPU from now on (`Engine::read_by`).
+                    // by what it waits for a CPU from now on (`Waits::read_by`).
                     let (grace, waited) = (self.calm_grace(), self.waited());
                     self.ledger.cancel_accepted(cancel, at, grace, waited);
                 }
-                self.show_status(*channel, Some(head));
+                show_status(&self.streams, &mut self.transcript, *channel, Some(head));
                 (*channel, text)
             }
             Event::Body { channel, text } => {
-                if let Some(stream) = self.streams.by.get_mut(channel) {
-                    stream.body.get_or_insert_with(|| text.clone());
-                }
+                self.streams.body(*channel, text);
                 (*channel, format!("{channel}: {text}"))
             }
             Event::Closed {
@@ -137,14 +92,9 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 end,
                 bytes,
             } => {
-                let mut unseen = false;
-                if let Some(stream) = self.streams.by.get_mut(channel) {
-                    stream.end = Some(end.clone());
-                    stream.bytes = *bytes;
-                    unseen = stream.head.is_none();
-                }
+                let unseen = self.streams.ended(*channel, end, *bytes);
                 if unseen && *end != StreamEnd::Aborted {
-                    self.show_status(*channel, None);
+                    show_status(&self.streams, &mut self.transcript, *channel, None);
                 }
                 (*channel, format!("{channel}: {end} ({bytes} bytes)"))
             }
@@ -156,155 +106,84 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
         self.transcript.push(entry);
     }
 
-    /// Shows a channel's status on the line that opened it, normalised toward what was
-    /// expected: a status that meets the expectation reads exactly as expected.
-    fn show_status(&mut self, channel: Channel, head: Option<&Head>) {
-        let Some(stream) = self.streams.by.get(&channel) else {
-            return;
-        };
-        let met = |codes: &str| {
-            let codes: Vec<String> = codes.split('|').map(str::to_string).collect();
-            head.is_some_and(|h| status_matches(&codes, h.code))
-        };
-        let status = match (&stream.shown_status, head) {
-            (Some(expected), _) if met(expected) => Some(expected.clone()),
-            (None, Some(h)) if (200..300).contains(&h.code) => None,
-            (_, Some(h)) => Some(h.summary()),
-            (_, None) => Some("no status".to_string()),
-        };
-        let shown = match status {
-            Some(status) => format!("{channel} {} → {status}", stream.base),
-            None => format!("{channel} {}", stream.base),
-        };
-        if let Some(entry) = self.transcript.get_mut(stream.entry) {
-            entry.shown = Some(shown);
-        }
-    }
-
     /// The channel a message matching `pattern` should come on: the one of the request it
     /// answers or reports progress for.
     pub(crate) fn expected_channel(&self, pattern: &Value) -> Option<Channel> {
         if !self.io.channel_per_request() {
             return None;
         }
+        // A task's progress may come on any stream of the session (2025-11-25: the call's
+        // own stream ended with its answer).
+        let core = self.protocol().is_some_and(|v| v.has_core_tasks());
         let request = match (pattern.get("id"), pattern.pointer("/params/progressToken")) {
             (Some(id), _) if !is_wildcard(id) => self.ledger.sent(id),
             (_, Some(token)) if !is_wildcard(token) => self
                 .ledger
-                .tokens
-                .get(&self.ledger.key(token))
-                // A task's progress may come on any stream of the session.
-                .filter(|key| !self.owns_task(key))
-                .and_then(|key| self.ledger.sent.get(key)),
+                .token(token)
+                .filter(|key| !(core && self.ledger.task_of(key).is_some()))
+                .and_then(|key| self.ledger.request(key)),
             _ => None,
         };
         request.map(|r| r.channel)
     }
 
-    /// Why a response to request `id` can no longer come: its stream was refused or ended
-    /// without it.
-    pub(crate) fn unanswerable(&self, id: &Value) -> Option<String> {
-        let request = self.ledger.sent(id)?;
-        if request.answers > 0 {
-            return None;
-        }
-        let stream = self.streams.by.get(&request.channel)?;
-        if stream.messages > 0 && stream.end.is_none() {
-            return None;
-        }
-        stream
-            .dead_end()
-            .map(|why| format!("its {} {why}", request.channel))
-    }
-
-    /// Why progress matching `pattern` cannot come: the server answers requests of this
-    /// session with `application/json`, so a running request has no stream for it (a server
-    /// may send no progress, PRG-08).
-    pub(crate) fn progress_unreachable(&self, pattern: &Value) -> Option<String> {
-        if pattern.get("method").and_then(Value::as_str) != Some("notifications/progress") {
-            return None;
-        }
-        let channel = self.expected_channel(pattern)?;
-        let waiting = self.streams.by.get(&channel)?.head.is_none();
-        let session = self.streams.session;
-        let json = self.streams.by.values().any(|s| {
-            s.session == session
-                && s.head.as_ref().is_some_and(|(_, h)| {
-                    h.code == 200 && h.content_type.as_deref() == Some("application/json")
-                })
-        });
-        (waiting && json).then(|| {
-            "the server answers requests with application/json, so a running request has no stream for its progress to reach the client on (sending no progress is allowed, PRG-08)".to_string()
-        })
-    }
-
-    /// How long a request may take to show it arrived. A server that has answered a request
-    /// of this session with an SSE stream shows the head of the next one at once, however
-    /// busy the machine: it gets `--reply-timeout` (stretched for a busy machine). One that
-    /// answers with JSON shows nothing before the answer, so nothing can be awaited beyond the
-    /// arrival window `max(100 ms, 4 × RTT)`; a server not yet seen answering a request gets
-    /// `--reply-timeout` too, until a request of the session has gone that long without
-    /// showing it arrived: such a server holds back a head until it has something to send
-    /// (the TypeScript SDK 2.x's stateless fallback does, for a call that sends nothing), so
-    /// waiting for heads only delays the case (22 cancels × `--reply-timeout` ran a correct
-    /// server past its time limit) and its later requests get the arrival window.
-    pub(crate) fn arrival_window(&self) -> Duration {
-        let session = self.streams.session;
-        if self.streams.holds_heads.contains(&session) {
-            return self.streams.arrival();
-        }
-        let answered = |kind: &str| {
-            self.streams.by.values().any(|s| {
-                s.session == session
-                    && matches!(s.opened, Opened::Request(_))
-                    && s.head.as_ref().is_some_and(|(_, h)| {
-                        (200..300).contains(&h.code) && h.content_type.as_deref() == Some(kind)
-                    })
-            })
-        };
-        // In 2026-07-28 a server may hold back a call's head until its result (rmcp, the
-        // Python SDK and the TypeScript SDK 2.x do, for a call that sends no progress).
-        let held = self
-            .protocol()
-            .is_some_and(|v| v.era() == crate::era::Era::Stateless);
-        if held || (answered("application/json") && !answered("text/event-stream")) {
-            self.streams.arrival()
-        } else {
-            self.reply_allowance()
-        }
-    }
-
-    /// `--reply-timeout`, stretched for the machine's CPU pressure now.
-    pub(crate) fn reply_allowance(&self) -> Duration {
-        self.clock.stretched(self.played.options().reply_timeout)
-    }
-
     /// Over HTTP, before a `! cancel`: waits until the target has shown it received the
     /// request (a head, a message on its stream, or its answer), at most the arrival window
-    /// after it was sent ([`Engine::arrival_window`]), so the cancel is not read before the
+    /// after it was sent ([`Streams::arrival_window`]), so the cancel is not read before the
     /// request it names.
     pub(crate) async fn await_arrival(&mut self, id: &Value) {
         let Some(request) = self.ledger.sent(id) else {
             return;
         };
         let channel = request.channel;
-        let Some(sent) = self.streams.by.get(&channel).map(|s| s.sent) else {
+        let Some(sent) = self.streams.stream(channel).map(|s| s.sent) else {
             return;
         };
-        let until = Deadline::from_std(sent + self.arrival_window());
+        let reply = self.clock.stretched(self.played.options().reply_timeout);
+        let window = self.streams.arrival_window(self.protocol(), reply);
+        let until = Deadline::from_std(sent + window);
         loop {
-            let arrived = self.streams.by.get(&channel).is_none_or(Stream::arrived)
+            let arrived = self.streams.stream(channel).is_none_or(Stream::arrived)
                 || self.ledger.sent(id).is_some_and(|r| r.answers > 0);
             if arrived {
                 return;
             }
             if !self.next(until).await {
                 // Nothing came since `arrived` was computed: the request went its whole wait.
-                let session = self.streams.session_of(channel);
-                self.streams.holds_heads.insert(session);
+                self.streams.holds_heads(channel);
                 return;
             }
         }
+    }
+}
+
+/// Shows a channel's status on the line that opened it, normalised toward what was
+/// expected: a status that meets the expectation reads exactly as expected.
+fn show_status(
+    streams: &Streams,
+    transcript: &mut Transcript,
+    channel: Channel,
+    head: Option<&Head>,
+) {
+    let Some(stream) = streams.stream(channel) else {
+        return;
+    };
+    let met = |codes: &str| {
+        let codes: Vec<String> = codes.split('|').map(str::to_string).collect();
+        head.is_some_and(|h| status_matches(&codes, h.code))
+    };
+    let status = match (&stream.shown_status, head) {
+        (Some(expected), _) if met(expected) => Some(expected.clone()),
+        (None, Some(h)) if (200..300).contains(&h.code) => None,
+        (_, Some(h)) => Some(h.summary()),
+        (_, None) => Some("no status".to_string()),
+    };
+    let shown = match status {
+        Some(status) => format!("{channel} {} → {status}", stream.base),
+        None => format!("{channel} {}", stream.base),
+    };
+    if let Some(entry) = transcript.get_mut(stream.entry) {
+        entry.shown = Some(shown);
     }
 }
 

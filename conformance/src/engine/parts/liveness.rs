@@ -6,30 +6,30 @@ use crate::engine::parts::clock;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as Deadline;
 
-/// What the harness knows of the target's state.
+/// What the harness knows of the target's state. The engine tells it what happened (an
+/// exit, a closed output, a message, a write that found no room) and asks it whether the
+/// target can still be talked to; nothing else changes it.
 #[derive(Debug, Default)]
 pub struct Liveness {
-    /// The target process exited.
-    pub exited: bool,
     /// When the target process exited, as the harness saw it.
-    pub exited_at: Option<Instant>,
+    exited_at: Option<Instant>,
     /// A client finished its actions and ended its session while steps remained: what the
     /// harness would still send goes nowhere, and the remaining expected messages are checked
     /// against what the client sent before it ended.
-    pub ended: bool,
+    done: bool,
     /// The target's output ended (a server's stdout, a client's relay connection).
-    pub output_closed: bool,
+    output_closed: bool,
     /// When the target first wrote anything (since it started): it had started by then.
-    pub heard: Option<Duration>,
+    heard: Option<Duration>,
     /// The target stopped reading what the harness writes (reported once).
-    pub stalled: bool,
+    stalled: bool,
     /// The target wrote a line to stdout that is not JSON: the case ends there (nothing it
     /// says after can be trusted to be framed as it meant).
-    pub garbled: bool,
+    garbled: bool,
     /// How many messages the target wrote.
-    pub received: usize,
+    received: usize,
     /// The target wrote the start of a line it has not finished (yet).
-    pub partial: bool,
+    partial: bool,
 }
 
 impl Liveness {
@@ -41,7 +41,22 @@ impl Liveness {
 
     /// Whether the target is gone: its process exited or its output closed.
     pub fn gone(&self) -> bool {
-        self.exited || self.output_closed
+        self.exited_at.is_some() || self.output_closed
+    }
+
+    /// Whether the target process has exited.
+    pub fn has_exited(&self) -> bool {
+        self.exited_at.is_some()
+    }
+
+    /// Whether a client ended its session after finishing its actions (see [`Liveness::done`]).
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// When the target first wrote anything, since it started.
+    pub fn first_heard(&self) -> Option<Duration> {
+        self.heard
     }
 
     /// The target wrote something `at` after it started: it has started.
@@ -51,14 +66,46 @@ impl Liveness {
 
     /// The target process exited now (the first time counts).
     pub fn exit(&mut self) {
-        self.exited = true;
         self.exited_at.get_or_insert_with(clock::now);
     }
 
-    /// A complete message came.
-    pub fn message(&mut self) {
+    /// The target's output ended.
+    pub fn output_closed(&mut self) {
+        self.output_closed = true;
+    }
+
+    /// A client opened a new session: its output is open again.
+    pub fn reconnected(&mut self) {
+        self.output_closed = false;
+    }
+
+    /// A client finished its actions and ended its session: nothing more is sent.
+    pub fn done(&mut self) {
+        self.done = true;
+    }
+
+    /// A write found no room: the target stopped reading. True the first time, when it is
+    /// to be reported.
+    pub fn stall(&mut self) -> bool {
+        !std::mem::replace(&mut self.stalled, true)
+    }
+
+    /// The target wrote what is not a message where only messages may go.
+    pub fn garble(&mut self) {
+        self.garbled = true;
+    }
+
+    /// A complete message came `at` after the target started.
+    pub fn message(&mut self, at: Duration) {
+        self.heard(at);
         self.received += 1;
         self.partial = false;
+    }
+
+    /// The start of a line came `at` after the target started, not yet finished.
+    pub fn partial(&mut self, at: Duration) {
+        self.heard(at);
+        self.partial = true;
     }
 
     /// How long to read at most, given the wait's own deadline: a target whose process
@@ -92,8 +139,16 @@ mod tests {
     fn cut_off_and_gone_are_told_apart() {
         let mut l = Liveness::default();
         assert!(!l.cut_off() && !l.gone());
-        l.garbled = true;
+        l.garble();
         assert!(l.cut_off() && !l.gone());
+        let mut l = Liveness::default();
+        assert!(l.stall(), "the first stall is reported");
+        assert!(!l.stall() && l.cut_off());
+        let mut l = Liveness::default();
+        l.output_closed();
+        assert!(l.gone() && !l.has_exited());
+        l.reconnected();
+        assert!(!l.gone());
         let mut l = Liveness::default();
         l.exit();
         assert!(l.gone() && !l.cut_off());
@@ -120,12 +175,10 @@ mod tests {
     fn what_was_heard_says_what_the_target_wrote() {
         let mut l = Liveness::default();
         assert!(l.what_was_heard().contains("wrote nothing"));
-        l.partial = true;
+        l.partial(Duration::from_millis(5));
         assert!(l.what_was_heard().contains("start of a line"));
-        l.message();
+        l.message(Duration::from_millis(9));
         assert!(l.what_was_heard().contains("1 message meanwhile"));
-        l.heard(Duration::from_millis(5));
-        l.heard(Duration::from_millis(9));
-        assert_eq!(l.heard, Some(Duration::from_millis(5)));
+        assert_eq!(l.first_heard(), Some(Duration::from_millis(5)));
     }
 }

@@ -9,7 +9,8 @@ use super::arrivals::{Arrivals, Late};
 use crate::case::Arrival;
 use crate::pattern::{self, Captures};
 use serde_json::Value;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use tokio::time::Instant as Deadline;
 
 /// The steps' place in the case.
 #[derive(Debug, Default)]
@@ -43,6 +44,34 @@ impl Position {
     /// The case's variables, to capture or let go of one.
     pub fn captures_mut(&mut self) -> &mut Captures {
         &mut self.captures
+    }
+
+    /// The id a pattern names for certain: a literal, or a variable already captured.
+    pub fn concrete_id(&self, pattern: &Value) -> Option<Value> {
+        let id = pattern.get("id")?;
+        match id.as_str() {
+            Some(text) if text.starts_with('{') && text.ends_with('}') => text
+                .strip_prefix("{$")
+                .and_then(|t| t.strip_suffix('}'))
+                .and_then(|name| self.captures.get(name))
+                .cloned(),
+            _ => Some(id.clone()),
+        }
+    }
+
+    /// A wait for the next expected message lasts at least until the end of its `! arrives`
+    /// window (`stretch`ed on a busy machine, since the target `started`), past `deadline`:
+    /// a message the case allows that late is not missing.
+    pub fn arrival_deadline(
+        &self,
+        deadline: Deadline,
+        started: Instant,
+        stretch: impl Fn(Duration) -> Duration,
+    ) -> Deadline {
+        match self.window_end(stretch) {
+            Some(end) => deadline.max(Deadline::from_std(started + end)),
+            None => deadline,
+        }
     }
 
     /// The steps wait for a message that matches `pattern`.

@@ -9,7 +9,10 @@
 //! themselves may be annotated in place (what matched them, how the diff shows them).
 
 use super::budget::Budget;
-use crate::transcript::Entry;
+use crate::pattern;
+use crate::transcript::{channel_prefix, Direction, Entry};
+use crate::transport::Channel;
+use serde_json::Value;
 use std::ops::{Deref, DerefMut};
 
 /// What was exchanged in one run, and what of it was judged and not kept.
@@ -62,6 +65,92 @@ impl Transcript {
     /// How many messages were judged and not kept.
     pub fn dropped(&self) -> usize {
         self.budget.dropped()
+    }
+
+    /// The message at `index` as the harness recorded it (`null` when it was no JSON).
+    pub fn message(&self, index: usize) -> &Value {
+        static NULL: Value = Value::Null;
+        self.entries[index].value.as_ref().unwrap_or(&NULL)
+    }
+
+    /// The `params` of the message at `index`, if it has them.
+    pub fn params(&self, index: usize) -> Option<&Value> {
+        self.message(index).get("params")
+    }
+
+    /// Marks the received message at `index` as the harness's business (not a case's), so
+    /// diffs and expectations pass over it.
+    pub fn take_internal(&mut self, index: usize) {
+        self.entries[index].internal = true;
+        self.entries[index].consumed_by = Some(0);
+    }
+
+    /// A matched message's line in the diff shows its channel as the expectation did.
+    pub fn show_channel(&mut self, index: usize, expected: Option<Channel>) {
+        let entry = &mut self.entries[index];
+        let prefix = channel_prefix(expected, entry.channel);
+        if let Some(shown) = entry.shown.as_mut() {
+            shown.insert_str(0, &prefix);
+        }
+    }
+
+    /// Whether `entry` is a message of session `session` the target wrote that no step nor
+    /// the harness has taken yet.
+    fn open(entry: &Entry, session: usize) -> bool {
+        entry.direction == Direction::Received
+            && entry.consumed_by.is_none()
+            && !entry.internal
+            && entry.session == session
+    }
+
+    /// An untaken response of session `session` with this id that arrived at or after
+    /// index `from`.
+    pub fn response_with_id(&self, id: &Value, from: usize, session: usize) -> Option<usize> {
+        self.entries
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find(|(_, e)| {
+                Self::open(e, session)
+                    && e.value.as_ref().is_some_and(|v| {
+                        v.get("method").is_none()
+                            && v.get("id").is_some_and(|v| pattern::json_equal(v, id))
+                    })
+            })
+            .map(|(i, _)| i)
+    }
+
+    /// The untaken message of session `session` a pattern is closest to: the one with the id
+    /// it names for certain (`id`), or else the first of its method (a response pattern is
+    /// only ever compared with responses).
+    pub fn candidate_for(
+        &self,
+        pattern: &Value,
+        id: Option<&Value>,
+        session: usize,
+    ) -> Option<usize> {
+        let mut open = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| Self::open(e, session));
+        if let Some(id) = id {
+            return open
+                .find(|(_, e)| {
+                    e.value
+                        .as_ref()
+                        .and_then(|v| v.get("id"))
+                        .is_some_and(|v| pattern::json_equal(v, id))
+                })
+                .map(|(i, _)| i);
+        }
+        let method = pattern.get("method");
+        open.find(|(_, e)| {
+            e.value.as_ref().is_some_and(|v| {
+                v.get("method") == method && (method.is_some() || v.get("id").is_some())
+            })
+        })
+        .map(|(i, _)| i)
     }
 
     /// The entries, for the report.

@@ -29,7 +29,7 @@ pub(super) async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, wind
         }
     };
     let watch = |until: Instant| Deadline::from_std(until.min(clock::now() + SAMPLE_EVERY));
-    while !e.liveness.exited && clock::now() < closed + window {
+    while !e.liveness.has_exited() && clock::now() < closed + window {
         let tick = watch(closed + window);
         if !e.next(tick).await {
             // Nothing more can come (a target that stopped reading): just wait.
@@ -37,7 +37,7 @@ pub(super) async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, wind
         }
         sample(e, &mut starved);
     }
-    if e.liveness.exited {
+    if e.liveness.has_exited() {
         if let Some(status) = e.io.exit_status().filter(|s| !s.success()) {
             e.rule(
                 Severity::Note,
@@ -50,19 +50,19 @@ pub(super) async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, wind
     // Long enough to say when it exited; longer for a target that is kept from running.
     loop {
         let until = closed + window + LATE_WATCH + starved.min(LATE_WATCH);
-        if e.liveness.exited || clock::now() >= until {
+        if e.liveness.has_exited() || clock::now() >= until {
             break;
         }
         let tick = watch(until);
         if !e.next(tick).await {
             tokio::time::sleep_until(tick).await;
         }
-        if !e.liveness.exited {
+        if !e.liveness.has_exited() {
             sample(e, &mut starved);
         }
     }
     let took = clock::since(closed);
-    let when = if e.liveness.exited {
+    let when = if e.liveness.has_exited() {
         format!("it exited after {:.1} s", took.as_secs_f64())
     } else {
         format!("it was still running after {:.1} s", took.as_secs_f64())
@@ -89,7 +89,7 @@ pub(super) async fn exit<T: Transport>(e: &mut Engine<'_, T, ServerTarget>, wind
         return;
     }
     e.rule(
-        e.case_severity(),
+        e.played.severity(),
         Req::Std07,
         format!(
             "the target did not exit within {window:?} after its stdin closed ({when}{waited}); \

@@ -3,175 +3,227 @@
 //! clock), applies their verdict to the ledger and the findings, and sends the answers they
 //! give.
 
+use super::judge_http;
+use super::tasks::learn_task;
 use super::ServerTarget;
+use crate::engine::http::Streams;
+use crate::engine::parts::transcript::Transcript;
 use crate::engine::Engine;
-use crate::facts::ledger::CancelMark;
+use crate::era::ProtocolVersion;
+use crate::facts::ledger::{key_in, Ledger, SentRequest};
 use crate::facts::waits::Waits;
-use crate::outcome::FindingKind;
+use crate::rules::envelope::Problem;
 use crate::rules::server::{self, listen, ProgressFacts, ServerRequest};
+use crate::rules::tasks;
 use crate::transport::Transport;
 use serde_json::Value;
+use std::time::Duration;
 
 impl<T: Transport> Engine<'_, T, ServerTarget> {
     /// Applies the standing rules to one message object the server wrote.
-    pub(crate) async fn judge_server_message(&mut self, index: usize) {
-        self.judge_channel(index);
-        let value = self.value(index);
+    /// Its ids are scoped as `scope` (the session it came in).
+    pub(crate) async fn judge_server_message(&mut self, index: usize, scope: Option<&str>) {
+        let core = self.protocol().is_some_and(|v| v.has_core_tasks());
+        let problems = judge_http::channel(
+            &mut self.streams,
+            &self.ledger,
+            &self.transcript,
+            index,
+            scope,
+            core,
+        );
+        self.problems(problems);
+        let value = self.transcript.message(index);
         let method = value.get("method").and_then(Value::as_str);
         match (method, value.get("id")) {
             (Some(method), Some(id)) => {
+                let version = self.protocol();
+                let request = server::request(method, id, version, self.opening.version());
                 // The server's own request: not a case's business.
                 self.transcript[index].internal = true;
-                let version = self.protocol();
-                match server::request(method, id, version, self.opening.version()) {
+                match request {
                     ServerRequest::Answer(answer) => self.reply(answer).await,
                     ServerRequest::Refused(problem) => self.problems([problem]),
                 }
             }
-            (Some("notifications/progress"), None) => self.progress(index, value.get("params")),
-            (Some(method), None) => self.subscription_message(index, method, value.get("params")),
-            (None, _) => self.response(index, &value),
+            (Some("notifications/progress"), None) => self.progress(index, scope),
+            (Some(method), None) => {
+                if self.protocol().is_none_or(|v| v.servers_may_request()) {
+                    return;
+                }
+                let at = self.transcript[index].at;
+                let problem = subscription(&self.ledger, scope, method, value.get("params"), at);
+                self.problems(problem);
+            }
+            (None, _) => self.response(index, scope),
         }
     }
 
-    /// A notification other than progress: in 2026-07-28, a server cancel must end a
-    /// subscription, and nothing may come for a subscription after its cancel was read
-    /// (see [`listen`]).
-    fn subscription_message(&mut self, index: usize, method: &str, params: Option<&Value>) {
-        if self.protocol().is_none_or(|v| v.servers_may_request()) {
-            return;
-        }
-        if method == "notifications/cancelled" {
-            let named = params
-                .and_then(|p| p.get("requestId"))
-                .and_then(|id| self.ledger.sent.get(&self.ledger.key(id)));
-            let problem = listen::server_cancel(params, named);
-            return self.problems([problem]);
-        }
-        let Some(id) = listen::subscription_of(params) else {
-            return;
-        };
-        let key = self.ledger.key(id);
+    /// Progress the server sent (transcript index `index`, its token scoped as `scope`).
+    fn progress(&mut self, index: usize, scope: Option<&str>) {
         let at = self.transcript[index].at;
-        let problem = self
-            .ledger
-            .sent
-            .get(&key)
-            .filter(|r| r.method == "subscriptions/listen")
-            .and_then(|listen| listen::after_cancel(method, &key, listen, at));
-        self.problems(problem);
-    }
-
-    /// The clock read for a rule about a request whose cancel is `mark`: the target's waits
-    /// matter only once a proof came.
-    fn waits_for(&self, mark: Option<&CancelMark>) -> Waits {
-        self.waits_if(mark.is_some_and(|m| m.read.is_some()))
-    }
-
-    fn progress(&mut self, index: usize, params: Option<&Value>) {
-        let key = params
-            .and_then(|p| p.get("progressToken"))
-            .and_then(|t| self.ledger.tokens.get(&self.ledger.key(t)))
-            .cloned();
-        let at = self.transcript[index].at;
+        let token = self
+            .transcript
+            .message(index)
+            .pointer("/params/progressToken");
+        let key = token.and_then(|t| self.ledger.token_in(scope, t)).cloned();
         // Progress for the token of a request answered with a task is the task's (2025-11-25):
         // its own rule judges it first (PRG-10), then only its values are judged.
         let answered = key
             .as_ref()
-            .and_then(|k| self.ledger.sent.get(k))
+            .and_then(|k| self.ledger.request(k))
             .is_some_and(|r| r.answers > 0);
-        let task = answered && key.as_deref().is_some_and(|k| self.task_progress(k, at));
-        let request = key.as_ref().and_then(|k| self.ledger.sent.get_key_value(k));
+        let core = self.protocol().is_some_and(|v| v.has_core_tasks());
+        let record = key
+            .as_deref()
+            .filter(|_| answered && core)
+            .and_then(|k| Some((k, self.ledger.task_of(k)?)));
+        let task = record.is_some();
+        if let Some((key, record)) = record {
+            let waits = self.waits_if(record.terminal.is_some());
+            let problem = tasks::progress_of_task(key, at, record, &waits);
+            self.problems(problem);
+        }
+        let request = key
+            .as_deref()
+            .and_then(|k| Some((k, self.ledger.request(k)?)));
+        let channel = self.transcript[index].channel;
         let verdict = server::progress(&ProgressFacts {
-            params,
-            channel: self.transcript[index].channel,
+            params: self.transcript.message(index).get("params"),
+            channel,
             at,
             line: self.step.line(),
-            request: request.map(|(k, r)| (k.as_str(), r)),
-            waits: self.waits_for(request.and_then(|(_, r)| r.cancel.as_ref())),
+            request,
+            waits: self.waits_if(request.is_some_and(|(_, r)| proved(r))),
             task,
         });
-        let channel = self.transcript[index].channel;
-        if let Some(r) = key.and_then(|k| self.ledger.sent.get_mut(&k)) {
-            if verdict.counted {
-                r.progress_seen += 1;
-            }
-            r.after_proof.extend(verdict.late);
-            if let Some(value) = verdict.value {
-                r.last_progress = Some((value, channel));
-            }
+        if let Some(key) = key {
+            let value = verdict.value.map(|value| (value, channel));
+            self.ledger
+                .progress(&key, verdict.counted, verdict.late, value);
         }
         self.problems(verdict.problems);
     }
 
-    fn response(&mut self, index: usize, value: &Value) {
-        let Some(request) = self.settle_response(index) else {
+    /// A response to one of the harness's requests (transcript index `index`, its id scoped
+    /// as `scope`): what it agrees to, what it says of tasks, and, for a request the harness
+    /// cancelled, what it may still say.
+    fn response(&mut self, index: usize, scope: Option<&str>) {
+        let Some(key) = self.settle_response(index, scope) else {
             return;
         };
+        let Some(request) = self.ledger.request(&key) else {
+            return;
+        };
+        let value = self.transcript.message(index);
+        let agreed = value
+            .pointer("/result/protocolVersion")
+            .and_then(Value::as_str);
         // A server that speaks both eras takes a legacy `initialize` as the opening of a
         // handshake-era session, whatever the run began as (LIF-14).
-        if request.method == "initialize" {
-            if let Some(agreed) = value
-                .pointer("/result/protocolVersion")
-                .and_then(Value::as_str)
-                .filter(|v| crate::era::HANDSHAKE_VERSIONS.contains(v))
-            {
-                self.opening.agree(agreed.to_string());
-            }
+        if let Some(agreed) = agreed
+            .filter(|v| crate::era::HANDSHAKE_VERSIONS.contains(v))
+            .filter(|_| request.method == "initialize")
+        {
+            self.opening.agree(agreed.to_string());
         }
-        if request.starts {
-            self.agreed_version(value);
+        if let Some(version) = agreed.filter(|_| request.starts) {
+            // The agreed version goes to the transport.
+            self.io.agreed(version);
         }
         let at = self.transcript[index].at;
-        self.track_task(&request, value, at);
-        if request.cancel.is_none() {
-            return;
-        }
-        let key = self.ledger.key(&value["id"]);
-        if request.method == "subscriptions/listen" && !request.answered_before_cancel {
-            if let Some(note) = listen::closed_with_result(&key, value) {
-                return self.problems([note]);
-            }
-        }
-        let waits = self.waits_for(request.cancel.as_ref());
-        let version = self.protocol();
-        let judged = server::answered_after_cancel(&key, &request, value, at, &waits, version);
-        self.problems(judged);
+        let sent = self.transcript.message(request.index);
+        let learned = tasks::learn(&request.method, sent, value);
+        let task_key = key_in(scope, &sent["id"]);
+        let waited = self.waited();
+        let waits = self.waits_if(proved(request));
+        let problems = after_cancel(&key, request, value, at, &waits, self.protocol());
+        learn_task(&mut self.ledger, learned, task_key, at, waited);
+        self.problems(problems);
     }
+}
 
-    /// Progress that came after the proof that its request's cancel was read, judged once
-    /// nothing more will come (see [`server::late_progress`]).
-    pub(crate) fn judge_late_progress(&mut self) {
-        let mut late: Vec<(&str, &crate::facts::ledger::SentRequest)> = self
-            .ledger
-            .sent
-            .iter()
-            .filter(|(_, r)| !r.after_proof.is_empty())
-            .map(|(key, r)| (key.as_str(), r))
-            .collect();
-        if late.is_empty() {
-            return;
-        }
-        late.sort_by(|a, b| a.0.cmp(b.0));
-        let found = server::late_progress(&late, &self.waits(), self.protocol());
-        for (line, problem) in found {
-            self.step.at(line);
-            self.problems([problem]);
-        }
-    }
+/// Whether the harness's `request` was cancelled and the cancel proven read: then the rules
+/// about it need the target's waits for a CPU.
+fn proved(request: &SentRequest) -> bool {
+    request.cancel.is_some_and(|m| m.read.is_some())
+}
 
-    /// Responses no step expected and no cancel explains.
-    pub(crate) fn unexpected_responses(&mut self) {
-        // Ids belong to the session the response came in.
-        let cancelled = |session: usize, v: &Value| {
-            v.get("id")
-                .map(|id| self.ledger.key_in(self.scope_of(session).as_deref(), id))
-                .and_then(|key| self.ledger.sent.get(&key))
-                .is_some_and(|r| r.cancel.is_some())
-        };
-        let stray = server::stray_responses(&self.transcript, cancelled);
-        for message in stray {
-            self.finding(self.case_severity(), FindingKind::Unmet, message);
+/// What the response `value` (arrived `at`) to the harness's request `key` breaks when the
+/// harness had cancelled that request (nothing when it had not), as the clock `waits` and the
+/// era `version` weigh it.
+fn after_cancel(
+    key: &str,
+    request: &SentRequest,
+    value: &Value,
+    at: Duration,
+    waits: &Waits,
+    version: Option<ProtocolVersion>,
+) -> Vec<Problem> {
+    if request.cancel.is_none() {
+        return vec![];
+    }
+    if request.method == "subscriptions/listen" && !request.answered_before_cancel {
+        if let Some(note) = listen::closed_with_result(key, value) {
+            return vec![note];
         }
     }
+    server::answered_after_cancel(key, request, value, at, waits, version)
+        .into_iter()
+        .collect()
+}
+
+/// A notification other than progress in 2026-07-28 (`at` since the target started, its ids
+/// scoped as `scope`): a server cancel must end a subscription, and nothing may come for a
+/// subscription after its cancel was read (see [`listen`]).
+fn subscription(
+    ledger: &Ledger,
+    scope: Option<&str>,
+    method: &str,
+    params: Option<&Value>,
+    at: Duration,
+) -> Option<Problem> {
+    if method == "notifications/cancelled" {
+        let named = params
+            .and_then(|p| p.get("requestId"))
+            .and_then(|id| ledger.sent_in(scope, id));
+        return Some(listen::server_cancel(params, named));
+    }
+    let id = listen::subscription_of(params)?;
+    let key = key_in(scope, id);
+    ledger
+        .request(&key)
+        .filter(|r| r.method == "subscriptions/listen")
+        .and_then(|listen| listen::after_cancel(method, &key, listen, at))
+}
+
+/// Progress that came after the proof that its request's cancel was read, judged once
+/// nothing more will come (see [`server::late_progress`]), with the case line each came at.
+pub(super) fn late_progress(
+    ledger: &Ledger,
+    waits: &Waits,
+    version: Option<ProtocolVersion>,
+) -> Vec<(usize, Problem)> {
+    let mut late: Vec<(&str, &SentRequest)> = ledger
+        .sent_requests()
+        .iter()
+        .filter(|(_, r)| !r.after_proof.is_empty())
+        .map(|(key, r)| (key.as_str(), r))
+        .collect();
+    if late.is_empty() {
+        return vec![];
+    }
+    late.sort_by(|a, b| a.0.cmp(b.0));
+    server::late_progress(&late, waits, version)
+}
+
+/// Responses no step expected and no cancel explains (ids belong to the session the response
+/// came in, named in `streams`).
+pub(super) fn stray(ledger: &Ledger, streams: &Streams, transcript: &Transcript) -> Vec<String> {
+    let cancelled = |session: usize, v: &Value| {
+        v.get("id")
+            .and_then(|id| ledger.sent_in(streams.scope(session), id))
+            .is_some_and(|r| r.cancel.is_some())
+    };
+    server::stray_responses(transcript, cancelled)
 }

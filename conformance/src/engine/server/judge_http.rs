@@ -4,49 +4,29 @@
 //! left open after their response.
 
 use super::ServerTarget;
+use crate::engine::http::Streams;
+use crate::engine::parts::transcript::Transcript;
 use crate::engine::Engine;
-use crate::era::Era;
+use crate::facts::ledger::{key_in, Ledger};
 use crate::facts::streams::Opened;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::canonical;
+use crate::rules::envelope::Problem;
 use crate::rules::http::{self, Once, StatusFacts};
-use crate::transport::{Channel, Event, Head, StreamEnd, Transport};
-use serde_json::Value;
+use crate::transport::{Channel, Head, StreamEnd, Transport};
 use tokio::time::Instant as Deadline;
 
 impl<T: Transport> Engine<'_, T, ServerTarget> {
-    /// Judges what the transport said about a channel: its status, or its end.
-    pub(crate) fn judge_stream_event(&mut self, event: &Event) {
-        match event {
-            Event::Status { channel, head } => self.judge_status(*channel, head),
-            Event::Closed {
-                channel,
-                end,
-                bytes,
-            } => self.judge_end(*channel, end, *bytes),
-            _ => {}
-        }
-    }
-
-    fn judge_status(&mut self, channel: Channel, head: &Head) {
-        let stream = self.streams.by.get(&channel);
-        let about = stream.and_then(|s| match &s.opened {
-            Opened::Request(key) => Some(key),
-            Opened::Notification { cancels, .. } => cancels.as_ref(),
-            _ => None,
-        });
-        let problems = http::status(&StatusFacts {
-            channel,
-            head,
-            stream,
-            request: about.and_then(|key| self.ledger.sent.get(key)),
-            stateless: self.errors_answer(),
-        });
-        self.problems(problems);
-    }
-
-    fn judge_end(&mut self, channel: Channel, end: &StreamEnd, bytes: u64) {
-        let Some(stream) = self.streams.by.get(&channel) else {
+    /// Judges the end of `channel` after `bytes` body bytes (`stateless`: an error status's
+    /// body may answer its request, HTTP-19).
+    pub(crate) fn judge_end(
+        &mut self,
+        channel: Channel,
+        end: &StreamEnd,
+        bytes: u64,
+        stateless: bool,
+    ) {
+        let Some(stream) = self.streams.stream(channel) else {
             return;
         };
         let accepted_body = http::accepted_body(channel, stream, bytes);
@@ -61,63 +41,18 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
                 ),
             );
         }
-        let Some(stream) = self.streams.by.get(&channel) else {
+        let Some(stream) = self.streams.stream(channel) else {
             return;
         };
         let Opened::Request(key) = &stream.opened else {
             return;
         };
-        let Some(request) = self.ledger.sent.get(key) else {
+        let Some(request) = self.ledger.request(key) else {
             return;
         };
-        let answer = request.answer.map(|index| self.value(index));
-        let stateless = self.errors_answer();
-        let problem = http::request_end(
-            channel,
-            end,
-            stream,
-            (key, request),
-            answer.as_ref(),
-            stateless,
-        );
+        let answer = request.answer.map(|index| self.transcript.message(index));
+        let problem = http::request_end(channel, end, stream, (key, request), answer, stateless);
         self.problems(problem);
-    }
-
-    /// Where a message came: a response on its own request's stream, progress on the stream
-    /// of the request it reports on, nothing twice on two streams.
-    pub(crate) fn judge_channel(&mut self, index: usize) {
-        let entry = &self.transcript[index];
-        let channel = entry.channel;
-        if channel == Channel::Stdio {
-            return;
-        }
-        let Some(value) = entry.value.as_ref() else {
-            return;
-        };
-        let Some(once) = Once::of(value) else {
-            return;
-        };
-        let text = format!("{}\u{0}{}", entry.session, canonical(value));
-        let first = self.streams.seen.get(&text).copied();
-        let about = match once {
-            Once::Response => value
-                .get("id")
-                .and_then(|id| self.ledger.sent(id))
-                .map(|r| (self.ledger.key(&value["id"]), r.channel)),
-            Once::Progress => value
-                .pointer("/params/progressToken")
-                .and_then(|t| self.ledger.tokens.get(&self.ledger.key(t)))
-                .and_then(|key| self.ledger.sent.get(key).map(|r| (key.clone(), r.channel))),
-        };
-        // A task's progress outlives its call's stream (2025-11-25).
-        let task =
-            once == Once::Progress && about.as_ref().is_some_and(|(key, _)| self.owns_task(key));
-        let about = about.as_ref().map(|(key, own)| (key.as_str(), *own));
-        let problems = http::channel(channel, value, once, first, about, task);
-        if first.is_none() {
-            self.streams.seen.insert(text, channel);
-        }
-        self.problems(problems);
     }
 
     /// Request streams that carried their response as SSE and stayed open after it: the server
@@ -127,8 +62,15 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         if !self.io.channel_per_request() {
             return;
         }
-        let grace = self.grace_after(self.waited());
-        let open = |e: &Self| http::left_open(&e.ledger.sent, &e.streams.by, &e.transcript);
+        let before = self.waited();
+        let grace = self.waits().grace_after(before);
+        let open = |e: &Self| {
+            http::left_open(
+                e.ledger.sent_requests(),
+                e.streams.channels(),
+                &e.transcript,
+            )
+        };
         let Some(last) = open(self).iter().map(|(_, _, at)| *at).max() else {
             return;
         };
@@ -138,28 +80,72 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
             self.problems([http::left_open_problem(&key, channel, grace)]);
         }
     }
+}
 
-    /// What became of the streams of cancelled requests (see [`http::cancelled_streams`]).
-    pub(crate) fn cancelled_streams(&mut self) {
-        if !self.io.channel_per_request() {
-            return;
-        }
-        let notes = http::cancelled_streams(&self.ledger.sent, &self.streams.by);
-        self.problems(notes);
-    }
+/// What `channel`'s status `head` breaks (see [`http::status`]), `stateless` when an error
+/// status's body may answer the request (HTTP-19).
+pub(super) fn status(
+    streams: &Streams,
+    ledger: &Ledger,
+    channel: Channel,
+    head: &Head,
+    stateless: bool,
+) -> Vec<Problem> {
+    let stream = streams.stream(channel);
+    let about = stream.and_then(|s| match &s.opened {
+        Opened::Request(key) => Some(key),
+        Opened::Notification { cancels, .. } => cancels.as_ref(),
+        _ => None,
+    });
+    http::status(&StatusFacts {
+        channel,
+        head,
+        stream,
+        request: about.and_then(|key| ledger.request(key)),
+        stateless,
+    })
+}
 
-    /// Whether an error status's body answers the request (the stateless era, HTTP-19).
-    fn errors_answer(&self) -> bool {
-        self.protocol().is_some_and(|v| v.era() == Era::Stateless)
+/// Where the message at transcript index `index` came (its ids scoped as `scope`): a response
+/// on its own request's stream, progress on the stream of the request it reports on, nothing
+/// twice on two streams (which `streams` notes). `core`: tasks are the core protocol's
+/// (2025-11-25), whose progress outlives its call's stream.
+pub(super) fn channel(
+    streams: &mut Streams,
+    ledger: &Ledger,
+    transcript: &Transcript,
+    index: usize,
+    scope: Option<&str>,
+    core: bool,
+) -> Vec<Problem> {
+    let entry = &transcript[index];
+    let channel = entry.channel;
+    if channel == Channel::Stdio {
+        return vec![];
     }
-
-    /// The agreed version, learned from an `initialize` answer, goes to the transport.
-    pub(crate) fn agreed_version(&mut self, value: &Value) {
-        if let Some(version) = value
-            .pointer("/result/protocolVersion")
-            .and_then(Value::as_str)
-        {
-            self.io.agreed(version);
-        }
-    }
+    let Some(value) = entry.value.as_ref() else {
+        return vec![];
+    };
+    let Some(once) = Once::of(value) else {
+        return vec![];
+    };
+    let text = format!("{}\u{0}{}", entry.session, canonical(value));
+    let first = streams.seen_first(text, channel);
+    let about = match once {
+        Once::Response => value
+            .get("id")
+            .and_then(|id| ledger.sent_in(scope, id))
+            .map(|r| (key_in(scope, &value["id"]), r.channel)),
+        Once::Progress => value
+            .pointer("/params/progressToken")
+            .and_then(|t| ledger.token_in(scope, t))
+            .and_then(|key| ledger.request(key).map(|r| (key.clone(), r.channel))),
+    };
+    let task = once == Once::Progress
+        && core
+        && about
+            .as_ref()
+            .is_some_and(|(key, _)| ledger.task_of(key).is_some());
+    let about = about.as_ref().map(|(key, own)| (key.as_str(), *own));
+    http::channel(channel, value, once, first, about, task)
 }

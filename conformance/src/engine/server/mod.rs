@@ -14,20 +14,20 @@ mod tasks;
 mod witness;
 mod witnessed;
 
-use super::http::Streams;
-use super::{Engine, Options, Report, Side, Stop};
+use super::{Engine, Options, Report, Side, Stop, Why};
 use crate::case::{Case, Step, StepKind, TransportKind};
 use crate::era::Era;
 use crate::error::StartError;
 use crate::fixtures;
-use crate::outcome::Severity;
+use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{self};
 use crate::requirement::Req;
 use crate::rules::envelope::{Writer, SERVER};
+use crate::rules::http;
 use crate::transport::http::{Http, HttpTarget};
 use crate::transport::process::{display_argv, Launch};
 use crate::transport::stdio::Stdio;
-use crate::transport::{Event, SendError, Transport};
+use crate::transport::{Event, Transport};
 use exit::exit;
 use opening::{open, session};
 pub use opening::{Opening, SharedOpening};
@@ -120,12 +120,9 @@ pub async fn run_server_case(
 /// how the report names it. Never panics on target behaviour; the target is shut down when
 /// this returns.
 pub async fn play<T: Transport>(case: &Case, options: &Options, io: T, target: String) -> Report {
-    let per_request = io.channel_per_request();
-    let mut engine = Engine::new(case, options, io, ServerTarget::default());
-    if per_request {
-        engine.streams = Streams::http();
-    }
-    engine.run(target).await
+    Engine::new(case, options, io, ServerTarget::default())
+        .run(target)
+        .await
 }
 
 /// Runs one case against a server over Streamable HTTP, started for the case when the target
@@ -187,7 +184,7 @@ impl Side for ServerTarget {
     async fn play<T: Transport>(e: &mut Engine<'_, T, Self>) -> Result<(), Stop> {
         // The opening may take the startup allowance and the case's own time limit, however
         // the target behaves (it may talk without ever answering).
-        let opening = e.limit(e.played.options().startup_timeout + e.case_limit());
+        let opening = e.limit(e.played.options().startup_timeout + e.played.limit());
         let opened = match opening.within(open(e)).await {
             Ok(opened) => opened,
             Err(ran) => {
@@ -203,7 +200,7 @@ impl Side for ServerTarget {
                     format!(
                         "{what} did not complete within {} (the startup allowance and the case's time limit, longer on a busy machine); {}",
                         crate::transcript::span(ran),
-                        e.what_was_heard()
+                        e.liveness.what_was_heard()
                     ),
                 );
                 return Err(Stop::Hung);
@@ -213,7 +210,7 @@ impl Side for ServerTarget {
         e.opening.complete();
         // The case's own clock starts once the target has started; a case that performs the
         // handshake itself also gets the start's allowance.
-        let mut base = e.case_limit();
+        let mut base = e.played.limit();
         if !e.played.case().handshake {
             base += e.played.options().startup_timeout;
         }
@@ -248,27 +245,43 @@ impl Side for ServerTarget {
         }
     }
 
-    async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize) {
-        e.judge_server_message(index).await;
+    async fn judge<T: Transport>(e: &mut Engine<'_, T, Self>, index: usize, scope: Option<&str>) {
+        e.judge_server_message(index, scope).await;
     }
 
     fn drained<T: Transport>(e: &mut Engine<'_, T, Self>) {
-        e.judge_late_progress();
+        let late = judge::late_progress(&e.ledger, &e.waits(), e.protocol());
+        for (line, problem) in late {
+            e.step.at(line);
+            e.problems([problem]);
+        }
     }
 
+    /// A channel's status, or its end, judged by the HTTP rules.
     fn observe<T: Transport>(e: &mut Engine<'_, T, Self>, _at: Duration, event: Event) {
-        e.judge_stream_event(&event);
+        // Whether an error status's body answers the request (the stateless era, HTTP-19).
+        let stateless = e.protocol().is_some_and(|v| v.era() == Era::Stateless);
+        match event {
+            Event::Status { channel, head } => {
+                let problems = judge_http::status(&e.streams, &e.ledger, channel, &head, stateless);
+                e.problems(problems);
+            }
+            Event::Closed {
+                channel,
+                end,
+                bytes,
+            } => e.judge_end(channel, &end, bytes, stateless),
+            _ => {}
+        }
     }
 
     async fn role_step<T: Transport>(e: &mut Engine<'_, T, Self>, step: &Step) -> Result<(), Stop> {
         match &step.kind {
             StepKind::Silent { id, window } => {
                 let id = e.fill_id(id)?;
-                let until = Deadline::now() + e.span(window);
+                let until = Deadline::now() + window.resolve(e.step.captures());
                 e.pump_until(until).await;
-                if let Some(r) = e.ledger.sent.get_mut(&pattern::id_key(&id)) {
-                    r.watched = true;
-                }
+                e.ledger.watched(&pattern::id_key(&id));
                 match e.ledger.sent(&id) {
                     Some(r) if r.cancel.is_some() || r.answers > 0 => Ok(()),
                     _ => {
@@ -306,7 +319,7 @@ impl Side for ServerTarget {
                 Ok(())
             }
             StepKind::Exit(span) => {
-                exit(e, e.span(span)).await;
+                exit(e, span.resolve(e.step.captures())).await;
                 Ok(())
             }
             _ => unreachable!("the engine plays every other step"),
@@ -318,39 +331,41 @@ impl Side for ServerTarget {
             .map(|role| role.to_string())
     }
 
-    async fn lost<T: Transport>(e: &mut Engine<'_, T, Self>, _error: SendError) -> Stop {
-        // The target is gone; the exit event tells how.
-        let until = Deadline::now() + Duration::from_millis(200);
-        while !e.liveness.exited && e.next(until).await {}
-        Self::gone(e);
-        Stop::Gone
-    }
-
-    fn gone<T: Transport>(e: &mut Engine<'_, T, Self>) {
-        let (rule, closed) = if e.io.channel_per_request() {
-            (Req::Http04, "its endpoint refused connections")
-        } else {
-            (Req::Std01, "stdout closed")
-        };
-        let status =
-            e.io.exit_status()
-                .map(|s| s.to_string())
-                .unwrap_or_else(|| closed.into());
-        if !e.findings.cites(rule) {
-            e.rule(
-                Severity::Fail,
-                rule,
-                format!("the target stopped serving ({status}) while the case still needed it; see its stderr"),
-            );
+    /// A server stops the steps only by going away: a message that could not be sent, or a
+    /// wait that ran out once its process exited or its output closed.
+    async fn stop<T: Transport>(e: &mut Engine<'_, T, Self>, why: Why) -> Option<Stop> {
+        match why {
+            Why::Step => return None,
+            Why::Unsent => {
+                // The target is gone; the exit event tells how.
+                let until = Deadline::now() + Duration::from_millis(200);
+                while !e.liveness.has_exited() && e.next(until).await {}
+            }
+            Why::Silence | Why::Unanswered if !e.liveness.gone() => return None,
+            Why::Silence | Why::Unanswered => {}
         }
+        report_gone(e);
+        Some(Stop::Gone)
     }
+}
 
-    fn ended<T: Transport>(e: &mut Engine<'_, T, Self>) -> Option<Stop> {
-        if e.liveness.exited || e.liveness.output_closed {
-            Self::gone(e);
-            return Some(Stop::Gone);
-        }
-        None
+/// Reports (once) that the server stopped serving while the case still needed it.
+fn report_gone<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) {
+    let (rule, closed) = if e.io.channel_per_request() {
+        (Req::Http04, "its endpoint refused connections")
+    } else {
+        (Req::Std01, "stdout closed")
+    };
+    let status =
+        e.io.exit_status()
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| closed.into());
+    if !e.findings.cites(rule) {
+        e.rule(
+            Severity::Fail,
+            rule,
+            format!("the target stopped serving ({status}) while the case still needed it; see its stderr"),
+        );
     }
 }
 
@@ -385,23 +400,30 @@ const WATCH_AFTER_CANCEL: Duration = Duration::from_millis(100);
 /// arrives first, so a response no step expected is seen. A cancel no `! silent` watched gets
 /// a short watch of its own, so progress that goes on after it is seen too.
 async fn body<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<(), Stop> {
-    let steps = e.played.case().steps.clone();
-    remember_witness(e, &steps).await?;
-    e.steps(&steps).await?;
+    let steps = &e.played.case().steps;
+    remember_witness(e, steps).await?;
+    e.steps(steps).await?;
     // A session the case ended has nobody left to answer the last barrier.
-    let ended = e.streams.deleted.contains(&e.streams.session);
-    if e.io.input_open() && !e.liveness.exited && !ended && !e.liveness.cut_off() {
+    let ended = e.streams.is_deleted();
+    if e.io.input_open() && !e.liveness.has_exited() && !ended && !e.liveness.cut_off() {
         e.barrier().await?;
         let unwatched = e
             .ledger
-            .sent
+            .sent_requests()
             .values()
             .any(|r| r.cancel.is_some() && !r.watched && r.answers == 0);
         if unwatched {
             e.pump_until(Deadline::now() + WATCH_AFTER_CANCEL).await;
         }
-        e.unexpected_responses();
-        e.cancelled_streams();
+        let severity = e.played.severity();
+        for message in judge::stray(&e.ledger, &e.streams, &e.transcript) {
+            e.finding(severity, FindingKind::Unmet, message);
+        }
+        if e.io.channel_per_request() {
+            // What became of the streams of cancelled requests.
+            let notes = http::cancelled_streams(e.ledger.sent_requests(), e.streams.channels());
+            e.problems(notes);
+        }
         e.streams_left_open().await;
     }
     Ok(())

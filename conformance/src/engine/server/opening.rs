@@ -66,22 +66,14 @@ pub(super) async fn session<T: Transport>(
     if http.session_name() == name {
         return Ok(());
     }
-    let known = e.streams.names.iter().position(|n| n == name);
-    if known.is_none() && !http.has_session_id() {
+    if !e.streams.knows(name) && !http.has_session_id() {
         return Err(Stop::Skip(
             "the server assigned no session id, so there is no second session to open (sessions are optional, HTTP-16)".into(),
         ));
     }
     let fresh = http.switch_session(name);
-    let index = match known {
-        Some(index) => index,
-        None => {
-            e.streams.names.push(name.to_string());
-            e.streams.names.len() - 1
-        }
-    };
-    e.streams.session = index;
-    e.ledger.scope = e.scope_of(index);
+    let index = e.streams.enter(name);
+    e.ledger.enter(e.streams.scope(index).map(str::to_string));
     e.mark(format!("[session {name}]"), Channel::Stdio);
     if fresh {
         let line = e.step.line();
@@ -108,19 +100,20 @@ pub(super) async fn handshake<T: Transport>(
             "clientInfo": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")}
         }
     });
-    let answer = e.request_internal(init.clone(), Req::Lif02).await?;
-    let Some(version) = answer
+    let answer = e.request_internal(&init, Req::Lif02).await?;
+    let reply = e.transcript.message(answer);
+    let Some(version) = reply
         .pointer("/result/protocolVersion")
         .and_then(Value::as_str)
         .map(str::to_string)
     else {
+        let shown = canonical(reply);
         e.rule(
             Severity::Fail,
             Req::Lif02,
             format!(
-                "initialize was not answered with a result carrying protocolVersion: {}; the \
-                 target must complete the handshake before anything can be tested",
-                canonical(&answer)
+                "initialize was not answered with a result carrying protocolVersion: {shown}; \
+                 the target must complete the handshake before anything can be tested"
             ),
         );
         return Err(Stop::Hung);
@@ -146,7 +139,7 @@ pub(super) async fn handshake<T: Transport>(
             "the target agreed to {version}, whose HTTP transport is the older HTTP+SSE, which the harness does not test (choose 2025-03-26 or later with --protocol-version)"
         )));
     }
-    let skip = agreed_skip(e, &version).or_else(|| unmet(e, &answer, false));
+    let skip = agreed_skip(e, &version).or_else(|| unmet(e, e.transcript.message(answer), false));
     // A shared session is completed all the same: the later cases go on in it.
     if let (Some(reason), None) = (&skip, &e.side.shared) {
         return Err(Stop::Skip(reason.clone()));
@@ -171,12 +164,13 @@ fn agreed_skip<T: Transport>(e: &Engine<'_, T, ServerTarget>, version: &str) -> 
     })
 }
 
-/// Keeps a completed opening for the later cases of a shared session, with the findings
-/// made of it since `before`.
+/// Keeps a completed opening for the later cases of a shared session (the answer at
+/// transcript index `answer`, a copy for the later cases), with the findings made of it since
+/// `before`.
 fn keep<T: Transport>(
     e: &Engine<'_, T, ServerTarget>,
     request: Value,
-    answer: Value,
+    answer: usize,
     version: String,
     before: usize,
 ) {
@@ -184,7 +178,7 @@ fn keep<T: Transport>(
         let findings = e.findings.list()[before..].to_vec();
         *shared.lock().unwrap_or_else(|p| p.into_inner()) = Some(Opening {
             request,
-            answer,
+            answer: e.transcript.message(answer).clone(),
             version,
             findings,
         });
@@ -255,23 +249,24 @@ pub(super) async fn discover<T: Transport>(
     // Over HTTP every POST of the case carries the era's headers from now on (HTTP-19).
     e.io.agreed(&version);
     let probe = crate::era::ProtocolVersion::V2026_07_28.probe("discover");
-    let answer = e.request_internal(probe.clone(), Req::Lif11).await?;
-    let listed = answer
+    let answer = e.request_internal(&probe, Req::Lif11).await?;
+    let reply = e.transcript.message(answer);
+    let listed = reply
         .pointer("/result/supportedVersions")
         .and_then(Value::as_array)
         .is_some_and(|v| v.iter().any(|v| v.as_str() == Some(version.as_str())));
     if !listed {
+        let shown = short(reply);
         e.rule(
             Severity::Fail,
             Req::Lif11,
             format!(
-                "server/discover must answer with `supportedVersions` listing the versions the server speaks ({version} among them): {}",
-                short(&answer)
+                "server/discover must answer with `supportedVersions` listing the versions the server speaks ({version} among them): {shown}"
             ),
         );
         return Err(Stop::Hung);
     }
-    let met = needs_met(e, &answer, true);
+    let met = needs_met(e, e.transcript.message(answer), true);
     keep(e, probe, answer, version, before);
     met
 }

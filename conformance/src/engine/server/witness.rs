@@ -6,6 +6,7 @@ use super::witnessed::{excused, listed_unasked, unstopped, witness_severity, Que
 use super::ServerTarget;
 use crate::case::{Step, StepKind};
 use crate::engine::parts::clock;
+use crate::facts::waits::proved_by_time;
 use crate::fixtures::{self, Role};
 use crate::outcome::Severity;
 use crate::pattern::{self, canonical};
@@ -39,11 +40,12 @@ pub(super) async fn witness<T: Transport>(
     loop {
         let asked = e.now();
         let answer = ask(e).await?;
-        let Some(all) = fixtures::witness_list(&answer) else {
+        let Some(all) = fixtures::witness_list(e.transcript.message(answer)) else {
+            let shown = short(e.transcript.message(answer));
             e.rule(
                 witness_severity(e),
                 Req::Can05,
-                format!("the `cancellations` fixture did not answer with a JSON array in a text item: {}", short(&answer)),
+                format!("the `cancellations` fixture did not answer with a JSON array in a text item: {shown}"),
             );
             return Ok(());
         };
@@ -167,10 +169,11 @@ fn cancel_proof<T: Transport>(
 ) -> Option<(Duration, Duration)> {
     if let Some(task) = e.ledger.task_named(id) {
         let (at, waited) = task.cancel_answered?;
-        return Some((at, e.grace_after(waited)));
+        return Some((at, e.waits().grace_after(waited)));
     }
     let mark = e.ledger.sent(id).and_then(|r| r.cancel)?;
-    Some((e.read_by(&mark)?, e.grace_after(mark.waited)))
+    let read = e.waits_if(proved_by_time(&mark)).read_by(&mark)?;
+    Some((read, e.waits().grace_after(mark.waited)))
 }
 
 /// On a running server the harness did not start for this case, what the `cancellations`
@@ -189,7 +192,7 @@ pub(super) async fn remember_witness<T: Transport>(
     }
     let answer = ask(e).await?;
     // An answer of another shape is judged when a step asks.
-    e.side.witness_before = fixtures::witness_list(&answer);
+    e.side.witness_before = fixtures::witness_list(e.transcript.message(answer));
     Ok(())
 }
 
@@ -204,9 +207,9 @@ fn asks_witness(steps: &[Step]) -> bool {
     })
 }
 
-/// Calls the `cancellations` fixture and waits for its answer.
-async fn ask<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<Value, Stop> {
+/// Calls the `cancellations` fixture and waits for its answer (its transcript index).
+async fn ask<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> Result<usize, Stop> {
     let id = e.proofs.next_id("witness");
     let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "cancellations", "arguments": {}}});
-    e.request_internal(call, Req::Can11).await
+    e.request_internal(&call, Req::Can11).await
 }

@@ -5,9 +5,11 @@
 use super::super::proof;
 use super::super::Engine;
 use super::ServerTarget;
+use crate::facts::waits::proved_by_time;
 use crate::outcome::{Doubt, Severity};
 use crate::pattern::{self, canonical};
 use crate::requirement::Req;
+use crate::rules::envelope::Problem;
 use crate::transport::Transport;
 use serde_json::Value;
 use std::time::Duration;
@@ -77,21 +79,19 @@ pub(super) fn excused<'i, T: Transport>(
             "the server's witness does not list request {}, but {why}: its work may have ended before the cancel was read, leaving nothing to stop (CAN-09); the timing cannot tell",
             canonical(id)
         );
-        match doubt {
-            Some(doubt) => e.doubt(Req::Can08, doubt, message),
-            None => e.rule(Severity::Note, Req::Can08, message),
-        }
+        let note = Problem::new(Severity::Note, Req::Can08, message);
+        e.problems([match doubt {
+            Some(doubt) => note.doubting(doubt),
+            None => note,
+        }]);
     }
     if !unseen.is_empty() {
         let unseen: Vec<String> = unseen.iter().map(|v| canonical(v)).collect();
-        e.doubt(
-            Req::Can05,
-            Doubt::Unarrived,
-            format!(
-                "the server's witness does not list request {}, but nothing had shown the request arrived (no response head, nothing on its stream) when the harness closed its stream: the server may never have started the work, so the timing cannot tell whether it stopped",
-                unseen.join(", ")
-            ),
+        let message = format!(
+            "the server's witness does not list request {}, but nothing had shown the request arrived (no response head, nothing on its stream) when the harness closed its stream: the server may never have started the work, so the timing cannot tell whether it stopped",
+            unseen.join(", ")
         );
+        e.problems([Problem::new(Severity::Note, Req::Can05, message).doubting(Doubt::Unarrived)]);
     }
     missing
 }
@@ -142,7 +142,7 @@ pub(super) fn unstopped<T: Transport>(
         let tasks: Vec<String> = tasks.iter().map(|v| canonical(v)).collect();
         e.rule(
             witness_severity(e),
-            e.task_cancel_rule(),
+            crate::rules::tasks::cancel_rule(e.protocol()),
             format!(
                 "the server's witness does not list task {}: its work never observed `tasks/cancel`, so it did not stop ({why}; listed: {})",
                 tasks.join(", "),
@@ -187,7 +187,7 @@ fn ended_on_its_own<T: Transport>(
             None,
         ));
     }
-    let read = e.read_by(&mark)?;
+    let read = e.waits_if(proved_by_time(&mark)).read_by(&mark)?;
     if read >= end {
         return Some((
             format!(
@@ -198,7 +198,7 @@ fn ended_on_its_own<T: Transport>(
             None,
         ));
     }
-    let lost = e.lost_since(mark.waited)?;
+    let lost = e.waits().lost_since(mark.waited)?;
     (read + lost >= end).then(|| {
         let why = format!(
             "the target had read its cancel {} ms before the tool could have finished, but its processes waited {} ms {}",
@@ -212,5 +212,5 @@ fn ended_on_its_own<T: Transport>(
 
 /// Stopping work on a cancel is a SHOULD (CAN-05): at most a warning, whatever the case.
 pub(super) fn witness_severity<T: Transport>(e: &Engine<'_, T, ServerTarget>) -> Severity {
-    e.case_severity().min(Severity::Warn)
+    e.played.severity().min(Severity::Warn)
 }

@@ -1,16 +1,11 @@
-//! The request ledger: every request either side sent in one case, and what became of it.
-//!
-//! The standing rules need it (one response per request, progress only for live tokens, a
-//! cancel only for one's own live request) and so do the steps (waiting for an answer). Ids
-//! are keyed by their canonical JSON text, so `7` and `"7"` are different requests. Ids are
-//! scoped to a session: over HTTP a case may hold two sessions that both use id `1`, and the
-//! ledger keys the other session's as `1 in session NAME`.
+//! What the ledger records of one request: the harness's ([`SentRequest`], with its cancel,
+//! [`CancelMark`], and when its answer is due, [`Due`]), the target's ([`ReceivedRequest`]),
+//! and a task one of the harness's requests created ([`TaskRecord`]). Plain data the rules
+//! read; the [`super::Ledger`] keeps them.
 
 use crate::exchange::Channel;
-use crate::pattern::id_key;
 use crate::time as clock;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// Where the harness's cancel of one of its requests stands.
@@ -179,7 +174,7 @@ impl ReceivedRequest {
         self.answered.get_or_insert_with(clock::now);
         self.succeeded |= answer.get("result").is_some();
         if self.method == "tools/call" && self.task.is_none() {
-            self.task = created_task(answer);
+            self.task = super::created_task(answer);
         }
     }
 
@@ -202,143 +197,4 @@ pub struct TaskRecord {
     /// When the first `tasks/cancel` of it was answered with a result, and how long the
     /// target had waited for a CPU by then: the proof that the server read the cancel.
     pub cancel_answered: Option<(Duration, Option<Duration>)>,
-}
-
-/// Every request of one case, both ways.
-#[derive(Debug, Default)]
-pub struct Ledger {
-    /// Tasks the harness's requests created, by task id.
-    pub tasks: HashMap<String, TaskRecord>,
-    /// Requests the harness sent, by id key.
-    pub sent: HashMap<String, SentRequest>,
-    /// Progress tokens of the harness's requests → the request's id key.
-    pub tokens: HashMap<String, String>,
-    /// Requests the target sent, by id key.
-    pub received: HashMap<String, ReceivedRequest>,
-    /// The session ids are scoped to right now (`None`: the first, whose keys are the bare
-    /// ids).
-    pub scope: Option<String>,
-}
-
-impl Ledger {
-    /// The key of a request id or progress token in the current scope.
-    pub fn key(&self, id: &Value) -> String {
-        self.key_in(self.scope.as_deref(), id)
-    }
-
-    /// The key of a request id or progress token in the scope of session `scope` (`None`:
-    /// the first).
-    pub fn key_in(&self, scope: Option<&str>, id: &Value) -> String {
-        match scope {
-            None => id_key(id),
-            Some(session) => format!("{} in session {session}", id_key(id)),
-        }
-    }
-
-    /// Records the harness's cancel of request `id`, sent at transcript index `at`, `sent`
-    /// after the target started (when it had waited `waited` for a CPU). The first cancel
-    /// counts.
-    pub fn cancel_sent(&mut self, id: &Value, at: usize, sent: Duration, waited: Option<Duration>) {
-        let key = self.key(id);
-        if let Some(request) = self.sent.get_mut(&key) {
-            request.answered_before_cancel = request.answers > 0;
-            request.cancel.get_or_insert(CancelMark {
-                at,
-                sent,
-                read: None,
-                accepted: None,
-                closed: None,
-                waited: None,
-                sent_waited: waited,
-            });
-        }
-    }
-
-    /// The cancel sent at transcript index `at`, `closed` after the target started, was the
-    /// harness closing the request's stream: it counts as read once the grace has passed, and
-    /// later by as long as the target and the harness wait for a CPU from `waited` on.
-    pub fn cancel_closed(
-        &mut self,
-        at: usize,
-        closed: Duration,
-        how: Closed,
-        waited: Option<Duration>,
-    ) {
-        for request in self.sent.values_mut() {
-            if let Some(mark) = request.cancel.as_mut().filter(|m| m.at == at) {
-                if mark.read.is_none() {
-                    mark.read = Some(closed + how.grace);
-                    mark.closed = Some(how);
-                    mark.waited = waited;
-                }
-            }
-        }
-    }
-
-    /// Over HTTP: the cancel sent at transcript index `at` was accepted with `202`; it counts
-    /// as read `grace` after `accepted` (since the target started), and later by as long as
-    /// the target and the harness wait for a CPU from `waited` on.
-    pub fn cancel_accepted(
-        &mut self,
-        at: usize,
-        accepted: Duration,
-        grace: Duration,
-        waited: Option<Duration>,
-    ) {
-        for request in self.sent.values_mut() {
-            if let Some(mark) = request.cancel.as_mut().filter(|m| m.at == at) {
-                if mark.read.is_none() {
-                    mark.read = Some(accepted + grace);
-                    mark.accepted = Some(grace);
-                    mark.waited = waited;
-                }
-            }
-        }
-    }
-
-    /// Marks every cancel sent before transcript index `before` as read by the target, as
-    /// proved by something that arrived `now` after the target started (when the target and
-    /// the harness had waited `waited` for a CPU).
-    pub fn prove_read(&mut self, before: usize, now: Duration, waited: Option<Duration>) {
-        for request in self.sent.values_mut() {
-            if let Some(mark) = request.cancel.as_mut() {
-                if mark.at < before && mark.read.is_none() {
-                    mark.read = Some(now);
-                    mark.waited = waited;
-                }
-            }
-        }
-    }
-
-    /// The harness's request with this id.
-    pub fn sent(&self, id: &Value) -> Option<&SentRequest> {
-        self.sent.get(&self.key(id))
-    }
-
-    /// The task a witness id names, if it names one of the case's tasks.
-    pub fn task_named(&self, id: &Value) -> Option<&TaskRecord> {
-        id.as_str().and_then(|id| self.tasks.get(id))
-    }
-
-    /// The task request `request` (an id key) created, if it created one.
-    pub fn task_of(&self, request: &str) -> Option<&TaskRecord> {
-        self.tasks.values().find(|t| t.request == request)
-    }
-
-    /// The first response to the harness's request `id`, as a transcript index.
-    pub fn answer_of(&self, id: &Value) -> Option<usize> {
-        self.sent(id).and_then(|r| r.answer)
-    }
-}
-
-/// The task id a `tools/call` answer created, if it is a `CreateTaskResult` of either era.
-pub fn created_task(answer: &Value) -> Option<String> {
-    let result = answer.get("result")?;
-    let core = result.pointer("/task/taskId");
-    let extension = (result.get("resultType").and_then(Value::as_str) == Some("task"))
-        .then(|| result.get("taskId"))
-        .flatten();
-    core.or(extension)
-        .and_then(Value::as_str)
-        .map(str::to_string)
 }
