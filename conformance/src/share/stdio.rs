@@ -170,6 +170,7 @@ impl Shared {
             probe,
             draining: false,
             drained: false,
+            unjudged: false,
         };
         (lent, side, placement)
     }
@@ -198,6 +199,8 @@ pub struct Lent {
     probe: Option<Value>,
     draining: bool,
     drained: bool,
+    /// The drain runs after the case ended, judged by nothing: it ends with its answer.
+    unjudged: bool,
 }
 
 impl Lent {
@@ -250,7 +253,14 @@ impl Transport for Lent {
             match &event {
                 // The answer proves the session clean; what still comes before the deadline
                 // is the case's as much as on a target of its own, which gets as long to exit.
-                Event::Message { bytes, .. } if self.ends_drain(bytes) => self.drained = true,
+                Event::Message { bytes, .. } if self.ends_drain(bytes) => {
+                    self.drained = true;
+                    // A drain after the case is over ends with the answer: nothing after it
+                    // is judged.
+                    if self.unjudged {
+                        return None;
+                    }
+                }
                 _ => return Some((at, event)),
             }
             if Deadline::now() >= deadline {
@@ -301,6 +311,7 @@ impl Transport for Lent {
             // A case that ended without its drain (a skip) is drained here, unjudged, as a
             // target of its own would be ended unjudged.
             self.draining = true;
+            self.unjudged = true;
             let until = Deadline::now() + LAST_DRAIN;
             while !self.drained && self.next(until).await.is_some() {}
         }
@@ -326,5 +337,37 @@ impl Drop for Lent {
             shared.stdio.close_input();
             *self.back.lock().unwrap_or_else(|e| e.into_inner()) = Some(shared);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_case_that_ended_without_its_drain_is_drained_until_the_answer_only() {
+        // A server that answers the drain's `ping` at once, and then says nothing.
+        let pong = format!(r#"{{"jsonrpc":"2.0","id":"{DRAIN_ID}","result":{{}}}}"#);
+        let script = format!("read l; echo '{pong}'; cat >/dev/null");
+        let launch = Launch::argv(vec!["sh".into(), "-c".into(), script]);
+        let pool = Pool::new(&launch, Duration::from_secs(5), 1).unwrap();
+        let shared = pool.borrow("2025-11-25").unwrap();
+        let back = Returned::default();
+        let (mut lent, _, _) = shared.lend("2025-11-25", back.clone());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let began = Instant::now();
+        runtime.block_on(lent.shutdown(Duration::ZERO));
+        assert!(
+            began.elapsed() < LAST_DRAIN,
+            "the drain ended with its answer, not {:?} later",
+            began.elapsed()
+        );
+        let returned = back.lock().unwrap().take().expect("given back");
+        assert!(returned.stdio.input_open(), "drained clean: kept");
+        pool.give_back(Some(returned), true, "2025-11-25");
+        assert_eq!(pool.state.lock().unwrap().idle["2025-11-25"].len(), 1);
     }
 }
