@@ -12,12 +12,13 @@
 //! own, so their output is read whichever worker borrows them, and between cases.
 
 use crate::case_report::{Placement, SharedProcess};
-use crate::engine::server::{ServerTarget, SharedOpening};
+use crate::engine::server::{Opening, ServerTarget, SharedOpening};
 use crate::era::ProtocolVersion;
 use crate::error::StartError;
 use crate::transport::process::{Launch, Process as Child, TargetLog};
 use crate::transport::stdio::Stdio;
 use crate::transport::{Channel, Event, SendError, Transport};
+use crate::versions::Handed;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
@@ -94,8 +95,7 @@ impl Pool {
         state.started += 1;
         let ordinal = state.started;
         drop(state);
-        let _inside = self.runtime.enter();
-        match Stdio::spawn(&self.launch, self.patience) {
+        match self.spawn() {
             Ok(stdio) => {
                 let pid = stdio.process_group().unwrap_or(0);
                 Ok(Shared {
@@ -112,6 +112,35 @@ impl Pool {
                 })
             }
         }
+    }
+
+    /// Starts a process on the pool's runtime, whose output is read whoever has it: the
+    /// version probe starts its own this way, so it can hand them over ([`Pool::adopt`]).
+    pub fn spawn(&self) -> std::io::Result<Stdio> {
+        let _inside = self.runtime.enter();
+        Stdio::spawn(&self.launch, self.patience)
+    }
+
+    /// Takes a process whose session the version probe opened (see [`Handed`]): it serves
+    /// the cases at its version as a process whose session a case opened does, its start
+    /// paid once.
+    pub fn adopt(&self, handed: Handed<Stdio>) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.started += 1;
+        *state.live.entry(handed.version.clone()).or_default() += 1;
+        let process = SharedProcess {
+            ordinal: state.started,
+            pid: handed.io.process_group().unwrap_or(0),
+        };
+        let opening = Opening::of_probe(handed.request, handed.answer, handed.version.clone());
+        let shared = Shared {
+            stdio: handed.io,
+            process,
+            opening: Arc::new(Mutex::new(Some(opening))),
+        };
+        state.idle.entry(handed.version).or_default().push(shared);
+        drop(state);
+        self.freed.notify_all();
     }
 
     /// Takes a process back after a case: kept for the next case at `version` when the case
@@ -343,6 +372,36 @@ impl Drop for Lent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_probes_process_serves_the_first_case_at_its_version() {
+        let launch = crate::versions::handover::tests::server("2025-11-25", "");
+        let pool = Pool::new(&launch, Duration::from_secs(5), 3).unwrap();
+        let io = pool.spawn().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let wait = Duration::from_secs(10);
+        let probing = crate::versions::probe_handing(io, "2025-11-25", wait);
+        let (_, handed) = runtime.block_on(probing);
+        let handed = handed.expect("a clean session is handed over");
+        let pid = handed.io.process_group();
+        pool.adopt(handed);
+        let shared = pool.borrow("2025-11-25").unwrap();
+        assert_eq!(shared.process().ordinal, 1);
+        assert_eq!(Some(shared.process().pid), pid);
+        let opening = shared.opening.lock().unwrap().clone();
+        let opening = format!("{:?}", opening.expect("the probe's opening"));
+        assert!(opening.contains("the version probe"), "{opening}");
+        let started = |pool: &Pool| pool.state.lock().unwrap().started;
+        assert_eq!(started(&pool), 1, "no other process was started");
+        pool.give_back(Some(shared), true, "2025-11-25");
+        // At another version, the next case's process is a new one.
+        let other = pool.borrow("2026-07-28").unwrap();
+        assert_eq!(other.process().ordinal, 2);
+        pool.give_back(Some(other), false, "2026-07-28");
+    }
 
     #[test]
     fn a_case_that_ended_without_its_drain_is_drained_until_the_answer_only() {
