@@ -1,8 +1,9 @@
 //! Sharing a target changes no verdict: the whole suite against the reference server, at
 //! every version it speaks, over stdio and over Streamable HTTP, gives the same outcome case
-//! by case whether the cases share a server (the default) or each start their own
-//! (`--isolate`); and most cases do share one (over stdio, a process and its one session,
-//! the first of each version the version probe's).
+//! by case whether the cases share a server (`--share`: a start of the reference is too
+//! cheap for a run to share by default) or each start their own (`--isolate`); and most cases
+//! do share one (over stdio, a process and its one session, the first of each version the
+//! version probe's).
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -18,9 +19,7 @@ fn run(over_http: bool, isolate: bool, name: &str) -> Value {
     let mut command = std::process::Command::new(exe);
     command.args(["server", "--protocol-version", "all", "--json"]);
     command.arg(&json);
-    if isolate {
-        command.arg("--isolate");
-    }
+    command.arg(if isolate { "--isolate" } else { "--share" });
     if over_http {
         command.args(["--url", "http://127.0.0.1:{port}/mcp", "--", exe]);
         command.args(["reference-server", "--http", "127.0.0.1:{port}"]);

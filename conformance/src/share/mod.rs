@@ -1,5 +1,7 @@
 //! One target for many cases: against a server that is slow to start, starting it once per
 //! case dominates a run, so cases that cannot change a verdict by sharing share a target.
+//! Whether a run's cases share is decided from what a start costs ([`decide`]): against a
+//! target that starts in milliseconds every case runs on a target of its own.
 //!
 //! Over Streamable HTTP with a command, the cases share one server process and each opens a
 //! session of its own (the 2026-07-28 era has none: every request stands alone), as clients
@@ -32,6 +34,7 @@ use std::time::Duration;
 use tokio::time::Instant as Deadline;
 use wire::Renumbered;
 
+pub mod decide;
 pub mod stdio;
 pub mod wire;
 
