@@ -155,11 +155,15 @@ pub struct ServerArgs {
     /// roles. See the README.
     #[arg(long, value_name = "FILE")]
     pub target: Option<PathBuf>,
-    /// Start the target for every case alone. By default, over Streamable HTTP with a
-    /// command, the cases that may share one server process do (each in a session of its
-    /// own), and a case that does not pass there is run again alone.
-    #[arg(long)]
+    /// Start the target for every case alone. By default, against a target whose start
+    /// takes over 100 ms (as the version probe measured it), the cases that may share a
+    /// server process do (over stdio taking turns on its session, over Streamable HTTP each
+    /// in a session of its own), and a case that does not pass there is run again alone.
+    #[arg(long, conflicts_with = "share")]
     pub isolate: bool,
+    /// Let the cases that may share a server process share one, however cheap a start.
+    #[arg(long)]
+    pub share: bool,
 }
 
 #[derive(clap::Args, Debug)]

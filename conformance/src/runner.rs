@@ -15,20 +15,17 @@ use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
 /// Runs `cases` against a server target (over its transport), `repeat` times each, on `jobs` threads, each
-/// at the version its unit names. Unless `isolate`, cases that may share a target share one
-/// (see [`crate::share`]).
+/// at the version its unit names. With a `pool`, cases that may share a target share one of
+/// its targets (see [`crate::share`]).
 pub fn execute(
     cases: &[Case],
     units: &[Unit],
     connect: &Connect,
     options: &Options,
     plan: Plan,
-    isolate: bool,
+    pool: Option<&share::Pool>,
     done: &(dyn Fn(usize, usize, &CaseResult) + Sync),
 ) -> Vec<Vec<CaseResult>> {
-    let pool = (!isolate)
-        .then(|| share::Pool::for_target(connect, options))
-        .flatten();
     // The cases that spend longest waiting start first, so the run does not end waiting on
     // one that started last (the results come back in the units' order all the same).
     let mut order: Vec<usize> = (0..units.len()).collect();
@@ -55,7 +52,7 @@ pub fn execute(
                 protocol_version: unit.version.clone(),
                 ..options.clone()
             };
-            runtime.block_on(share::run(case, connect, pool.as_ref(), &options))
+            runtime.block_on(share::run(case, connect, pool, &options))
         },
     );
     let mut back: Vec<Option<Vec<CaseResult>>> = (0..units.len()).map(|_| None).collect();

@@ -386,7 +386,9 @@ fn a_flaky_case_whose_worst_run_passed_is_shown_as_flaky_too() {
     );
     let counter = dir.path().join("starts");
     // Every other start agrees to an older version, so the case does not apply (skip). The
-    // version probe takes the first start (a correct one), so the runs begin with a skip.
+    // version probe takes the first start (a correct one), so the runs begin with a skip. Each
+    // run starts a target of its own (`--isolate`): shared, the runs would go on in the
+    // probe's session.
     let script = format!(
         "n=$(cat {c} 2>/dev/null || echo 0); echo $((n+1)) > {c}; \
          if [ $((n % 2)) = 0 ]; then exec {exe} reference-server; fi; \
@@ -403,6 +405,7 @@ fn a_flaky_case_whose_worst_run_passed_is_shown_as_flaky_too() {
             "1",
             "--protocol-version",
             "2025-11-25",
+            "--isolate",
         ])
         .arg("--cases")
         .arg(dir.path())

@@ -1,7 +1,9 @@
 //! Sharing a target changes no verdict: the whole suite against the reference server, at
 //! every version it speaks, over stdio and over Streamable HTTP, gives the same outcome case
-//! by case whether the cases share a server (the default) or each start their own
-//! (`--isolate`); and most cases do share one (over stdio, a process and its one session).
+//! by case whether the cases share a server (`--share`: a start of the reference is too
+//! cheap for a run to share by default) or each start their own (`--isolate`); and most cases
+//! do share one (over stdio, a process and its one session, the first of each version the
+//! version probe's).
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -17,9 +19,7 @@ fn run(over_http: bool, isolate: bool, name: &str) -> Value {
     let mut command = std::process::Command::new(exe);
     command.args(["server", "--protocol-version", "all", "--json"]);
     command.arg(&json);
-    if isolate {
-        command.arg("--isolate");
-    }
+    command.arg(if isolate { "--isolate" } else { "--share" });
     if over_http {
         command.args(["--url", "http://127.0.0.1:{port}/mcp", "--", exe]);
         command.args(["reference-server", "--http", "127.0.0.1:{port}"]);
@@ -143,9 +143,11 @@ fn over_stdio_a_process_serves_many_cases() {
         "{shared} shared cases on {} processes",
         processes.len()
     );
-    // A case that went on in a session an earlier case opened says how it was opened: the
-    // harness's opening at the case's version, the answer, and (handshake era) `initialized`.
+    // A case that went on in a session an earlier case (or the version probe) opened says how
+    // it was opened: the harness's opening at the case's version, the answer, and (handshake
+    // era) `initialized`.
     let mut adopted = 0;
+    let mut probed = std::collections::BTreeSet::new();
     for case in report["cases"].as_array().expect("cases") {
         let Some(opening) = case["sharedOpening"].as_array() else {
             continue;
@@ -167,9 +169,15 @@ fn over_stdio_a_process_serves_many_cases() {
             case["id"]
         );
         assert_eq!(opening.len(), if method == "initialize" { 3 } else { 2 });
+        if opening[0]["id"] == "versions" {
+            probed.insert(version.to_string());
+        }
     }
     assert!(
         adopted > 0 && adopted <= shared,
         "{adopted} adopted, {shared} shared"
     );
+    // Each version probe's process served cases at its version: it was not started twice.
+    let versions = report["targetVersions"].as_array().expect("versions").len();
+    assert_eq!(probed.len(), versions, "{probed:?}");
 }

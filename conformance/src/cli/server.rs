@@ -12,6 +12,7 @@ use conformance::engine::Options;
 use conformance::era::HANDSHAKE_VERSIONS;
 use conformance::fixtures::Fixtures;
 use conformance::outcome::Outcome;
+use conformance::share::{self, decide::decide, decide::Asked};
 use conformance::transport::http::{HttpTarget, PORT};
 use conformance::transport::process::Launch;
 use conformance::versions::{self, Choice, Spoken};
@@ -32,7 +33,16 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
     // unless the user says otherwise.
     let shared = matches!(&connect, Connect::Http(t) if !t.isolated());
     let started = std::time::Instant::now();
-    let spoken = spoken_or_untestable(&connect, &choice, &options);
+    let asked = match (args.isolate, args.share) {
+        (true, _) => Asked::Isolate,
+        (_, true) => Asked::Share,
+        _ => Asked::Measure,
+    };
+    // The pool is there before the probes, so that a probe's process can serve the cases.
+    let pool = (asked != Asked::Isolate)
+        .then(|| share::Pool::for_target(&connect, &options))
+        .flatten();
+    let spoken = spoken_or_untestable(&connect, &choice, &options, pool.as_ref());
     let name = stable_name(&args, &connect, &spoken);
     if spoken.untestable.is_some() {
         let run = Finished {
@@ -64,9 +74,20 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
     }
     let options = with_discovered(options, &spoken);
     let units = versions::plan(&prepared.cases, &choice, &spoken);
+    let placing = decide(asked, spoken.start);
+    let pool = pool.filter(|_| placing.share);
+    if !shared {
+        println!("{}", placing.line());
+    }
     let plan = runner::Plan {
         jobs: args.run.jobs.map_or_else(
-            || if shared { 1 } else { runner::default_jobs() },
+            || {
+                if shared {
+                    1
+                } else {
+                    placing.jobs(runner::default_jobs())
+                }
+            },
             |n| n as usize,
         ),
         repeat: args.run.repeat as usize,
@@ -83,7 +104,7 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
         &connect,
         &options,
         plan,
-        args.isolate,
+        pool.as_ref(),
         &|unit, run, result| live.done(unit, run, result),
     );
     live.finish();
@@ -152,8 +173,14 @@ fn with_discovered(mut options: Options, spoken: &Spoken) -> Options {
 }
 
 /// What the target speaks; a target that could not even be asked is untestable, with why.
-fn spoken_or_untestable(connect: &Connect, choice: &Choice, options: &Options) -> Spoken {
-    match spoken::spoken_by(connect, choice, options) {
+/// Over stdio, a probe's process whose session is clean goes to `pool`.
+fn spoken_or_untestable(
+    connect: &Connect,
+    choice: &Choice,
+    options: &Options,
+    pool: Option<&share::Pool>,
+) -> Spoken {
+    match spoken::spoken_handing(connect, choice, options, pool) {
         Ok(spoken) => spoken,
         Err(e) => Spoken {
             untestable: Some(versions::Untestable {

@@ -1,5 +1,7 @@
 //! One target for many cases: against a server that is slow to start, starting it once per
 //! case dominates a run, so cases that cannot change a verdict by sharing share a target.
+//! Whether a run's cases share is decided from what a start costs ([`decide`]): against a
+//! target that starts in milliseconds every case runs on a target of its own.
 //!
 //! Over Streamable HTTP with a command, the cases share one server process and each opens a
 //! session of its own (the 2026-07-28 era has none: every request stands alone), as clients
@@ -31,6 +33,8 @@ use std::time::Duration;
 use tokio::time::Instant as Deadline;
 use wire::Renumbered;
 
+pub mod decide;
+pub mod lent;
 pub mod stdio;
 pub mod wire;
 
@@ -251,7 +255,7 @@ async fn run_lent(
 ) -> Option<Report> {
     let version = options.protocol_version.clone();
     let shared = pool.borrow(&version).ok()?;
-    let back = stdio::Returned::default();
+    let back = lent::Returned::default();
     let (lent, side, placement) = shared.lend(&version, back.clone());
     let io = Renumbered::taking_turns(lent, witness_tool(options));
     let mut report = Engine::new(case, options, io, side).run(shown).await;

@@ -14,19 +14,16 @@
 //! [`Shared`] and [`Lent`] hold any [`Transport`] (a pool's are [`Stdio`]), so that the drain
 //! that decides whether a process is handed on is tested against a scripted target too.
 
-use crate::case_report::{Placement, SharedProcess};
-use crate::engine::server::{ServerTarget, SharedOpening};
-use crate::era::ProtocolVersion;
+use crate::case_report::SharedProcess;
+use crate::engine::server::{Opening, SharedOpening};
 use crate::error::StartError;
-use crate::time as clock;
-use crate::transport::process::{Launch, Process as Child, TargetLog};
+use crate::transport::process::{Launch, Process as Child};
 use crate::transport::stdio::Stdio;
-use crate::transport::{Channel, Event, SendError, Transport};
-use serde_json::Value;
+use crate::transport::Transport;
+use crate::versions::Handed;
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
-use tokio::time::Instant as Deadline;
+use std::time::Duration;
 
 /// The shared stdio processes of one run.
 pub struct Pool {
@@ -52,9 +49,9 @@ struct State {
 
 /// One shared process and its one session, over its transport (a pool's: [`Stdio`]).
 pub struct Shared<T = Stdio> {
-    stdio: T,
-    process: SharedProcess,
-    opening: SharedOpening,
+    pub(super) stdio: T,
+    pub(super) process: SharedProcess,
+    pub(super) opening: SharedOpening,
 }
 
 impl Pool {
@@ -98,8 +95,7 @@ impl Pool {
         state.started += 1;
         let ordinal = state.started;
         drop(state);
-        let _inside = self.runtime.enter();
-        match Stdio::spawn(&self.launch, self.patience) {
+        match self.spawn() {
             Ok(stdio) => {
                 let pid = stdio.process_group().unwrap_or(0);
                 Ok(Shared {
@@ -116,6 +112,35 @@ impl Pool {
                 })
             }
         }
+    }
+
+    /// Starts a process on the pool's runtime, whose output is read whoever has it: the
+    /// version probe starts its own this way, so it can hand them over ([`Pool::adopt`]).
+    pub fn spawn(&self) -> std::io::Result<Stdio> {
+        let _inside = self.runtime.enter();
+        Stdio::spawn(&self.launch, self.patience)
+    }
+
+    /// Takes a process whose session the version probe opened (see [`Handed`]): it serves
+    /// the cases at its version as a process whose session a case opened does, its start
+    /// paid once.
+    pub fn adopt(&self, handed: Handed<Stdio>) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.started += 1;
+        *state.live.entry(handed.version.clone()).or_default() += 1;
+        let process = SharedProcess {
+            ordinal: state.started,
+            pid: handed.io.process_group().unwrap_or(0),
+        };
+        let opening = Opening::of_probe(handed.request, handed.answer, handed.version.clone());
+        let shared = Shared {
+            stdio: handed.io,
+            process,
+            opening: Arc::new(Mutex::new(Some(opening))),
+        };
+        state.idle.entry(handed.version).or_default().push(shared);
+        drop(state);
+        self.freed.notify_all();
     }
 
     /// Takes a process back after a case: kept for the next case at `version` when the case
@@ -138,6 +163,15 @@ impl Pool {
         }
         drop(state);
         self.freed.notify_all();
+    }
+}
+
+impl Pool {
+    /// How many processes of `version` wait idle to be lent.
+    #[cfg(test)]
+    pub(super) fn idle(&self, version: &str) -> usize {
+        let state = self.state.lock().unwrap();
+        state.idle.get(version).map_or(0, Vec::len)
     }
 }
 
@@ -175,179 +209,39 @@ impl<T: Transport> Shared<T> {
     pub fn io(&self) -> &T {
         &self.stdio
     }
-
-    /// The transport and side a case runs with on it; `back` gets the process when the case
-    /// ends.
-    pub fn lend(self, version: &str, back: Returned<T>) -> (Lent<T>, ServerTarget, Placement) {
-        let side = ServerTarget::sharing(self.opening.clone());
-        let placement = Placement::Shared(self.process);
-        let probe = ProtocolVersion::parse(version).map(|v| v.probe(DRAIN_ID));
-        let lent = Lent {
-            shared: Some(self),
-            back,
-            since: clock::now(),
-            probe,
-            draining: false,
-            drained: false,
-        };
-        (lent, side, placement)
-    }
 }
 
-/// Where a [`Lent`] process goes back when its case ends.
-pub type Returned<T = Stdio> = Arc<Mutex<Option<Shared<T>>>>;
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// The id of the harness's last request to a lent process, whose answer ends the case's
-/// drain. It carries the mark of no run, so a late answer is left out of every later case.
-const DRAIN_ID: &str = "drained~0";
-
-/// How long a case that ended without its drain waits for the drain's answer, after which
-/// the process is not kept.
-const LAST_DRAIN: Duration = Duration::from_secs(2);
-
-/// A shared process lent to one case: its stdin stays open when the case ends, and the
-/// process goes back to the pool. In the case's drain the harness asks the era's `ping`
-/// (`server/discover` in 2026-07-28): its answer shows that the server read everything
-/// before it and leaves the session clean for the next case; the drain still lasts as long
-/// as on a target of its own, so a late message of the case is seen in the case.
-pub struct Lent<T: Transport = Stdio> {
-    shared: Option<Shared<T>>,
-    back: Returned<T>,
-    since: Instant,
-    probe: Option<Value>,
-    draining: bool,
-    drained: bool,
-}
-
-impl<T: Transport> Lent<T> {
-    fn stdio(&self) -> &T {
-        &self.shared.as_ref().expect("lent until shut down").stdio
-    }
-
-    fn stdio_mut(&mut self) -> &mut T {
-        &mut self.shared.as_mut().expect("lent until shut down").stdio
-    }
-
-    /// Whether a message is the answer to the drain's request.
-    fn ends_drain(&self, bytes: &[u8]) -> bool {
-        self.draining
-            && serde_json::from_slice::<Value>(bytes)
-                .is_ok_and(|m| m.get("method").is_none() && m["id"] == DRAIN_ID)
-    }
-}
-
-impl<T: Transport> Transport for Lent<T> {
-    async fn send(
-        &mut self,
-        bytes: &[u8],
-        reply_to: Option<Channel>,
-    ) -> Result<Channel, SendError> {
-        self.stdio_mut().send(bytes, reply_to).await
-    }
-
-    async fn next(&mut self, deadline: Deadline) -> Option<(Instant, Event)> {
-        // Past the deadline nothing more is read, however fast the target writes (a target
-        // that floods and never answers the drain's request ends the drain here).
-        if Deadline::now() >= deadline {
-            return None;
-        }
-        if let Some(probe) = self.draining.then(|| self.probe.take()).flatten() {
-            // A request that cannot be written ends the drain; the process is not kept.
-            if self
-                .stdio_mut()
-                .send(probe.to_string().as_bytes(), None)
-                .await
-                .is_err()
-            {
-                self.drained = true;
-                self.stdio_mut().close_input();
-                return None;
-            }
-        }
-        loop {
-            let (at, event) = self.stdio_mut().next(deadline).await?;
-            match &event {
-                // The answer proves the session clean; what still comes before the deadline
-                // is the case's as much as on a target of its own, which gets as long to exit.
-                Event::Message { bytes, .. } if self.ends_drain(bytes) => self.drained = true,
-                _ => return Some((at, event)),
-            }
-            if Deadline::now() >= deadline {
-                return None;
-            }
-        }
-    }
-
-    fn finished(&self) -> bool {
-        self.stdio().finished()
-    }
-
-    fn ordered(&self) -> bool {
-        true
-    }
-
-    fn abort(&mut self, _: Channel) -> bool {
-        false
-    }
-
-    /// The case is over: instead of closing stdin, the drain's request (sent by the next
-    /// [`Transport::next`]).
-    fn close_input(&mut self) {
-        self.draining = true;
-    }
-
-    fn input_open(&self) -> bool {
-        !self.draining && self.stdio().input_open()
-    }
-
-    fn started(&self) -> Instant {
-        self.since
-    }
-
-    fn process(&self) -> Option<&Child> {
-        self.stdio().process()
-    }
-
-    fn load(&self) -> crate::load::source::Load {
-        self.stdio().load()
-    }
-
-    fn fresh(&self) -> bool {
-        false
-    }
-
-    async fn shutdown(&mut self, _grace: Duration) -> TargetLog {
-        if self.shared.is_none() {
-            return TargetLog::default();
-        }
-        if !self.drained {
-            // A case that ended without its drain (a skip) is drained here, unjudged, as a
-            // target of its own would be ended unjudged.
-            self.draining = true;
-            let until = Deadline::now() + LAST_DRAIN;
-            while !self.drained && self.next(until).await.is_some() {}
-        }
-        let mut shared = self.shared.take().expect("checked above");
-        if !self.drained {
-            // The drain's answer did not come: the session is not clean for another case.
-            shared.stdio.close_input();
-        }
-        let log = shared
-            .stdio
-            .process()
-            .map(Child::take_log)
-            .unwrap_or_default();
-        *self.back.lock().unwrap_or_else(|e| e.into_inner()) = Some(shared);
-        log
-    }
-}
-
-impl<T: Transport> Drop for Lent<T> {
-    /// A case that unwinds leaves its process to be ended, not kept.
-    fn drop(&mut self) {
-        if let Some(mut shared) = self.shared.take() {
-            shared.stdio.close_input();
-            *self.back.lock().unwrap_or_else(|e| e.into_inner()) = Some(shared);
-        }
+    #[test]
+    fn the_probes_process_serves_the_first_case_at_its_version() {
+        let launch = crate::versions::handover::tests::server("2025-11-25", "");
+        let pool = Pool::new(&launch, Duration::from_secs(5), 3).unwrap();
+        let io = pool.spawn().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let wait = Duration::from_secs(10);
+        let probing = crate::versions::probe_handing(io, "2025-11-25", wait);
+        let (_, handed) = runtime.block_on(probing);
+        let handed = handed.expect("a clean session is handed over");
+        let pid = handed.io.process_group();
+        pool.adopt(handed);
+        let shared = pool.borrow("2025-11-25").unwrap();
+        assert_eq!(shared.process().ordinal, 1);
+        assert_eq!(Some(shared.process().pid), pid);
+        let opening = shared.opening.lock().unwrap().clone();
+        let opening = format!("{:?}", opening.expect("the probe's opening"));
+        assert!(opening.contains("the version probe"), "{opening}");
+        let started = |pool: &Pool| pool.state.lock().unwrap().started;
+        assert_eq!(started(&pool), 1, "no other process was started");
+        pool.give_back(Some(shared), true, "2025-11-25");
+        // At another version, the next case's process is a new one.
+        let other = pool.borrow("2026-07-28").unwrap();
+        assert_eq!(other.process().ordinal, 2);
+        pool.give_back(Some(other), false, "2026-07-28");
     }
 }

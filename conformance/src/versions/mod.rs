@@ -7,14 +7,17 @@
 //! `initialize` for the handshake era (a server echoes a version it speaks and offers another
 //! one otherwise).
 
+pub(crate) mod handover;
 mod probe;
 
-pub use probe::probe;
+pub use handover::Handed;
+pub use probe::{probe, probe_handing};
 
 use crate::case::Case;
 use crate::era::{ProtocolVersion, HANDSHAKE_VERSIONS, STATELESS_VERSION};
-use crate::transport::process::TargetLog;
+use crate::exchange::TargetLog;
 use serde_json::Value;
+use std::time::Duration;
 
 /// What the user asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +81,10 @@ pub struct Spoken {
     /// The answers to the probes' openings that were results, by the version the probe asked
     /// for: what a case's own opening at that version is answered (the same question).
     pub openings: Vec<(String, Value)>,
+    /// What a start of the target costs: the shortest time from a probe's start of it to the
+    /// answer of its opening (the probes start it at once, so the shortest is the least
+    /// crowded). `None` when no probe's opening was answered with a result.
+    pub start: Option<Duration>,
 }
 
 impl Spoken {
@@ -149,6 +156,8 @@ pub struct Probe {
     pub tools: Option<Result<Vec<crate::discovery::Tool>, crate::discovery::ListError>>,
     /// The version it asked for and the answer, when the answer was a result.
     pub opening: Option<(String, Value)>,
+    /// From its start of the target to the answer of the opening, when that was a result.
+    pub start: Option<Duration>,
     /// What the target logged meanwhile.
     pub log: TargetLog,
 }
@@ -178,6 +187,7 @@ pub fn plan(cases: &[Case], choice: &Choice, spoken: &Spoken) -> Vec<Unit> {
             tools: None,
             listings: vec![],
             openings: vec![],
+            start: spoken.start,
         };
         return plan(cases, choice, &fallback);
     }
@@ -313,6 +323,10 @@ pub fn gather(found: Vec<Probe>) -> Spoken {
             (_, listed) => spoken.tools = listed,
         }
         spoken.openings.extend(probe.opening);
+        spoken.start = match (spoken.start, probe.start) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         for v in probe.versions {
             if !spoken.versions.contains(&v) {
                 spoken.versions.push(v);
@@ -389,6 +403,7 @@ mod tests {
             tools: None,
             listings: vec![],
             openings: vec![],
+            start: None,
         };
         let auto = plan(&cases, &Choice::Auto, &spoken);
         assert_eq!(auto[0].version, "2025-11-25");

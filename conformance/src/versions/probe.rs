@@ -7,11 +7,13 @@
 //! target's waits read by a [`Clock`]. Nothing here keeps a grace or a CPU-wait count of its
 //! own.
 
+use super::handover::{Handed, Watched};
 use super::{Identity, Probe};
 use crate::engine::limit::Limit;
 use crate::engine::parts::clock::Clock;
 use crate::engine::parts::proofs::Proofs;
 use crate::era::{ProtocolVersion, HANDSHAKE_VERSIONS};
+use crate::exchange::TargetLog;
 use crate::facts::waits::Waits;
 use crate::transport::{Channel, Event, Transport};
 use serde_json::{json, Value};
@@ -32,11 +34,55 @@ const PROOF: &str = "versions-proof";
 /// A target that answered lists its tools too, with a target file as without one: cases use
 /// only the roles its tools play ([`crate::discovery`]), and call a mapped tool only the way
 /// its listing at the case's version allows ([`crate::fixtures`]).
-pub async fn probe<T: Transport>(mut io: T, version: &str, wait: Duration) -> Probe {
+pub async fn probe<T: Transport>(io: T, version: &str, wait: Duration) -> Probe {
+    let (mut io, heard) = ask_and_list(io, version, wait).await;
+    let log = io.shutdown(Duration::ZERO).await;
+    heard.probe(log)
+}
+
+/// A probe as [`probe`], which hands the target over with its session open instead of ending
+/// it, when that session is as clean as a case's own opening would be ([`Watched::handed`]).
+pub async fn probe_handing<T: Transport>(
+    io: T,
+    version: &str,
+    wait: Duration,
+) -> (Probe, Option<Handed<T>>) {
+    let (io, heard) = ask_and_list(Watched::new(io), version, wait).await;
+    let kept = match &heard.found {
+        Ok(answer) => {
+            let request = question(version, heard.stateless);
+            io.handed(version, request, answer)
+        }
+        _ => Err(io.into_inner()),
+    };
+    match kept {
+        // Its stderr stays with the process, for the case that goes on in its session.
+        Ok(handed) => (heard.probe(TargetLog::default()), Some(handed)),
+        Err(mut io) => {
+            let log = io.shutdown(Duration::ZERO).await;
+            (heard.probe(log), None)
+        }
+    }
+}
+
+/// What a probe asked and heard, before its target is ended or handed over.
+struct Heard {
+    version: String,
+    stateless: bool,
+    found: Result<Value, String>,
+    tools: Option<Result<Vec<crate::discovery::Tool>, crate::discovery::ListError>>,
+    /// From the target's start to the answer of its opening, when that was a result.
+    start: Option<Duration>,
+    took: Duration,
+}
+
+/// Asks the probe's question and, when it was answered with a result, lists the tools.
+async fn ask_and_list<T: Transport>(mut io: T, version: &str, wait: Duration) -> (T, Heard) {
     let started = Instant::now();
     let stateless = ProtocolVersion::parse(version).is_some_and(|v| !v.has_handshake());
     let found = ask(&mut io, version, stateless, wait).await;
     let answered_with_result = found.as_ref().is_ok_and(|a| a.get("result").is_some());
+    let start = answered_with_result.then(|| io.started().elapsed());
     let declares_tools = found.as_ref().is_ok_and(crate::discovery::declares_tools);
     let tools = if answered_with_result && !declares_tools {
         Some(Err(crate::discovery::ListError::Undeclared))
@@ -52,23 +98,39 @@ pub async fn probe<T: Transport>(mut io: T, version: &str, wait: Duration) -> Pr
     } else {
         None
     };
-    let log = io.shutdown(Duration::ZERO).await;
-    let answered = found.is_ok();
-    let identity = found.as_ref().ok().and_then(Identity::of_answer);
-    let opening = found
-        .as_ref()
-        .ok()
-        .filter(|a| a.get("result").is_some())
-        .map(|a| (version.to_string(), a.clone()));
-    let (versions, evidence) = conclude(found, version, stateless, started.elapsed());
-    Probe {
-        versions,
-        evidence,
-        answered,
-        identity,
+    let heard = Heard {
+        version: version.to_string(),
+        stateless,
+        found,
         tools,
-        opening,
-        log,
+        start,
+        took: started.elapsed(),
+    };
+    (io, heard)
+}
+
+impl Heard {
+    /// The probe's findings, with what the target logged meanwhile.
+    fn probe(self, log: TargetLog) -> Probe {
+        let found = self.found;
+        let answered = found.is_ok();
+        let identity = found.as_ref().ok().and_then(Identity::of_answer);
+        let opening = found
+            .as_ref()
+            .ok()
+            .filter(|a| a.get("result").is_some())
+            .map(|a| (self.version.clone(), a.clone()));
+        let (versions, evidence) = conclude(found, &self.version, self.stateless, self.took);
+        Probe {
+            versions,
+            evidence,
+            answered,
+            identity,
+            tools: self.tools,
+            opening,
+            start: self.start,
+            log,
+        }
     }
 }
 

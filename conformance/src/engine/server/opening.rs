@@ -25,9 +25,28 @@ pub struct Opening {
     answer: Value,
     version: String,
     findings: Vec<Finding>,
+    /// Who opened it: `an earlier case`, or `the version probe`.
+    by: &'static str,
 }
 
-/// The opening of a session cases share: empty until its first case opens it.
+impl Opening {
+    /// The opening of a session the version probe opened and handed to the cases: its
+    /// question, the target's answer, and the version. The probe hands a session over only
+    /// when the answer and everything else the target wrote were answers the envelope rules
+    /// find nothing in ([`crate::versions`]), so the opening earned no finding.
+    pub fn of_probe(request: Value, answer: Value, version: String) -> Opening {
+        Opening {
+            request,
+            answer,
+            version,
+            findings: vec![],
+            by: "the version probe",
+        }
+    }
+}
+
+/// The opening of a session cases share: empty until its first case (or the version probe)
+/// opens it.
 pub type SharedOpening = Arc<Mutex<Option<Opening>>>;
 
 /// Opens the session as the era and the case call for: `server/discover`, the handshake, or
@@ -181,6 +200,7 @@ fn keep<T: Transport>(
             answer: e.transcript.message(answer).clone(),
             version,
             findings,
+            by: "an earlier case",
         });
     }
 }
@@ -216,7 +236,8 @@ fn adopt<T: Transport>(
         return Err(Stop::Skip(reason));
     }
     e.io.note(format!(
-        "[harness] the session was opened by an earlier case at {version}; this case goes on in it"
+        "[harness] the session was opened by {} at {version}; this case goes on in it",
+        opening.by
     ));
     // The reports show how its session was opened, which this case's transcript cannot.
     let mut messages = vec![opening.request.clone(), opening.answer.clone()];
