@@ -31,7 +31,7 @@ pub fn finish(run: &Finished, wishes: &Wishes) -> ExitCode {
     };
     // A case played at several versions keeps a transcript of each.
     let mut plays = std::collections::HashMap::new();
-    for unit in run.units.iter() {
+    for unit in run.units {
         *plays.entry(unit.case).or_insert(0usize) += 1;
     }
     let per_version = plays.values().any(|n| *n > 1);
@@ -215,7 +215,7 @@ fn say_summary(run: &Finished, verdicts: &[Verdict], blessed: usize) {
         .filter(|u| u.skip.is_none())
         .map(|u| u.version.as_str())
         .collect();
-    used.sort();
+    used.sort_unstable();
     used.dedup();
     let protocol = match run.choice {
         Choice::Exact(v) => v.clone(),

@@ -326,6 +326,10 @@ fn the_cache_key_follows_the_ref_and_the_sources() {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one run, then every report it wrote, read in turn"
+)]
 fn a_run_writes_the_reports_the_summary_and_the_verdict() {
     let scratch = Scratch::new("run");
     let root = installed(&scratch.0);

@@ -182,6 +182,10 @@ fn a_server_that_cannot_start_is_a_usage_error() {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one run, then the gate of each baseline and report it takes"
+)]
 fn baselines_reports_and_target_files_gate_a_run() {
     let dir = TempDir::new("gate");
     dir.case("wrong-echo", WRONG_ECHO);
@@ -457,6 +461,10 @@ fn tagged_by(harness: u32) -> Vec<i32> {
 /// a double-forked `setsid` daemon: the harness ends with the signal's status, says it was
 /// interrupted without blaming any target, and nothing it started, or could have started
 /// afterwards, is still running. The version probe's start (and its daemon) come first.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one interrupted run, then every process it could have left"
+)]
 fn interrupted_by(signal: i32) {
     use std::os::unix::process::ExitStatusExt;
     let dir = TempDir::new("interrupt");
@@ -527,7 +535,7 @@ fn interrupted_by(signal: i32) {
     let left = || {
         let mut left: Vec<i32> = listed().into_iter().filter(|p| running(*p)).collect();
         left.extend(tagged_by(harness.id()));
-        left.sort();
+        left.sort_unstable();
         left.dedup();
         left
     };

@@ -126,7 +126,7 @@ fn case_line() -> impl Strategy<Value = String> {
     let json = || json_value().prop_map(|v| v.to_string());
     prop_oneof![
         Just("# intent".to_string()),
-        Just("".to_string()),
+        Just(String::new()),
         "@requirement( [A-Z]{3}-[0-9]{2}){0,2}",
         prop_oneof![Just("must"), Just("should"), Just("info"), Just("")]
             .prop_map(|l| format!("@level {l}")),

@@ -64,7 +64,10 @@ fn sloppy_server() -> std::process::ExitCode {
             serde_json::json!({})
         };
         let answer = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
-        if writeln!(out, "{answer}").and_then(|_| out.flush()).is_err() {
+        if writeln!(out, "{answer}")
+            .and_then(|()| out.flush())
+            .is_err()
+        {
             break;
         }
     }
@@ -131,6 +134,10 @@ fn expect(what: bool, said: &str, stdout: &str, stderr: &str) -> Result<(), Fail
     }
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "one arm per scenario of the cargo test wrapper, read as a table"
+)]
 fn trials() -> Vec<Trial> {
     let checks: [(&str, Check); 9] = [
         ("list_names_cases_and_starts_nothing", || {

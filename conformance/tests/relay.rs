@@ -98,6 +98,10 @@ fn stdin_closed_is_reported_after_what_was_written() {
 /// for the server the client started: the one that presents the wrong token is closed, nothing
 /// is reported while they connect, and the relay the client starts is still its first server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one scenario, step by step, with the state checked between"
+)]
 async fn a_stray_connection_to_the_relay_port_is_refused_and_not_counted() {
     use conformance::transport::process::Launch;
     use conformance::transport::relay::{Relay, HELLO};

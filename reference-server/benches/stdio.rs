@@ -165,7 +165,7 @@ fn main() {
     let usage_after = child_usage();
     // The initialize and the cancellation traffic are counted too; the pings dominate.
     let messages = (WARMUP + PINGS) as u32;
-    let cpu_per_ping = (usage_after.cpu - usage_before.cpu) / messages;
+    let cpu_per_ping = usage_after.cpu.saturating_sub(usage_before.cpu) / messages;
     let switches_per_ping =
         (usage_after.switches - usage_before.switches) as f64 / f64::from(messages);
 

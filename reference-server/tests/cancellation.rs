@@ -195,7 +195,7 @@ fn verbose_logs_each_cancellation_to_stderr() {
     assert!(server.wait_exit(PATIENCE).success());
     let stderr = server.stderr();
     assert!(
-        stderr.contains("9") && stderr.contains("user pressed stop"),
+        stderr.contains('9') && stderr.contains("user pressed stop"),
         "{stderr}"
     );
 }

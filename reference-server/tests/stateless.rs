@@ -226,6 +226,10 @@ async fn http_discover_and_tools_answer_without_a_session() {
 }
 
 #[tokio::test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one request per error, each with the status it maps to"
+)]
 async fn http_statuses_follow_the_error() {
     let server = HttpServer::start(&[]);
     let client = server.client();

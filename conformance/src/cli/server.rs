@@ -12,7 +12,7 @@ use conformance::engine::Options;
 use conformance::era::HANDSHAKE_VERSIONS;
 use conformance::fixtures::Fixtures;
 use conformance::outcome::Outcome;
-use conformance::share::{self, decide::decide, decide::Asked};
+use conformance::share::{self, decide::decide, decide::Asked, decide::Placing};
 use conformance::transport::http::{HttpTarget, PORT};
 use conformance::transport::process::Launch;
 use conformance::versions::{self, Choice, Spoken};
@@ -33,11 +33,7 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
     // unless the user says otherwise.
     let shared = matches!(&connect, Connect::Http(t) if !t.isolated());
     let started = std::time::Instant::now();
-    let asked = match (args.isolate, args.share) {
-        (true, _) => Asked::Isolate,
-        (_, true) => Asked::Share,
-        _ => Asked::Measure,
-    };
+    let asked = asked(&args);
     // The pool is there before the probes, so that a probe's process can serve the cases.
     let pool = (asked != Asked::Isolate)
         .then(|| share::Pool::for_target(&connect, &options))
@@ -59,18 +55,8 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
         };
         return untestable(&run, &wishes(&args.run, &prepared, ""));
     }
-    if let Some(path) = &args.target {
-        let misfits = conformance::discovery::misfits(
-            options.fixtures.as_ref().unwrap_or(&Fixtures::default()),
-            &spoken.listings,
-        );
-        if !misfits.is_empty() {
-            for misfit in misfits {
-                eprintln!("error: {}: {misfit}", path.display());
-            }
-            eprintln!("nothing was run: fix the mapping in the target file (its tools as the server lists them: `conformance init` drafts a new one)");
-            return ExitCode::from(2);
-        }
+    if let Err(code) = fits(&args, &options, &spoken) {
+        return code;
     }
     let options = with_discovered(options, &spoken);
     let units = versions::plan(&prepared.cases, &choice, &spoken);
@@ -79,19 +65,7 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
     if !shared {
         println!("{}", placing.line());
     }
-    let plan = runner::Plan {
-        jobs: args.run.jobs.map_or_else(
-            || {
-                if shared {
-                    1
-                } else {
-                    placing.jobs(runner::default_jobs())
-                }
-            },
-            |n| n as usize,
-        ),
-        repeat: args.run.repeat as usize,
-    };
+    let plan = plan(&args, shared, &placing);
     let live = Live::new(
         &prepared.cases,
         &units,
@@ -126,6 +100,49 @@ pub(super) fn server(args: ServerArgs) -> ExitCode {
         started,
     };
     finish(&run, &wishes(&args.run, &prepared, next))
+}
+
+/// What the command line asks of placement: isolation, sharing, or a measured decision.
+fn asked(args: &ServerArgs) -> Asked {
+    match (args.isolate, args.share) {
+        (true, _) => Asked::Isolate,
+        (_, true) => Asked::Share,
+        _ => Asked::Measure,
+    }
+}
+
+/// A target file whose fixture mapping names tools the server does not list runs nothing:
+/// each misfit is an error naming the file.
+fn fits(args: &ServerArgs, options: &Options, spoken: &Spoken) -> Result<(), ExitCode> {
+    let Some(path) = &args.target else {
+        return Ok(());
+    };
+    let misfits = conformance::discovery::misfits(
+        options.fixtures.as_ref().unwrap_or(&Fixtures::default()),
+        &spoken.listings,
+    );
+    if misfits.is_empty() {
+        return Ok(());
+    }
+    for misfit in misfits {
+        eprintln!("error: {}: {misfit}", path.display());
+    }
+    eprintln!("nothing was run: fix the mapping in the target file (its tools as the server lists them: `conformance init` drafts a new one)");
+    Err(ExitCode::from(2))
+}
+
+/// How many cases run at once: `--jobs`, else one at a time on a shared HTTP server (cases
+/// that share one running server could see each other's requests), else as placement says.
+fn plan(args: &ServerArgs, shared: bool, placing: &Placing) -> runner::Plan {
+    let jobs = match args.run.jobs {
+        Some(n) => n as usize,
+        None if shared => 1,
+        None => placing.jobs(runner::default_jobs()),
+    };
+    runner::Plan {
+        jobs,
+        repeat: args.run.repeat as usize,
+    }
 }
 
 /// How to reach the target, the version choice (the option's, else the target file's, else

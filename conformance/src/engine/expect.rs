@@ -131,26 +131,35 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 Wait::Talking(talked) => Some(Ran::Talking(Box::new(ran), talked)),
             };
             if let Some(ran) = ran {
-                // Over HTTP, progress for a request answered as JSON had no stream to come on
-                // (judged only once the wait is over: a server may upgrade a request to SSE
-                // with its first progress), and a server may send no progress (PRG-08).
-                let progress =
-                    pattern.get("method").and_then(Value::as_str) == Some("notifications/progress");
-                if progress
-                    && self
-                        .expected_channel(&pattern)
-                        .is_some_and(|c| self.streams.no_stream_for_progress(c))
-                {
-                    return Err(Stop::Skip(NO_PROGRESS_STREAM.into()));
-                }
-                let session = self.streams.session();
-                let candidate = self
-                    .transcript
-                    .candidate_for(&pattern, id.as_ref(), session);
-                return self.mismatch(line, &pattern, candidate, ran);
+                return self.waited_out(line, &pattern, id.as_ref(), ran);
             }
             self.probe_if_due(began, subject, due).await;
         }
+    }
+
+    /// The wait for `pattern` is over without a match: a mismatch against the closest
+    /// candidate, or, over HTTP, a skip where progress for a request answered as JSON had no
+    /// stream to come on (judged only once the wait is over: a server may upgrade a request
+    /// to SSE with its first progress, and a server may send no progress, PRG-08).
+    fn waited_out(
+        &mut self,
+        line: usize,
+        pattern: &Value,
+        id: Option<&Value>,
+        ran: Ran,
+    ) -> Result<(), Stop> {
+        let progress =
+            pattern.get("method").and_then(Value::as_str) == Some("notifications/progress");
+        if progress
+            && self
+                .expected_channel(pattern)
+                .is_some_and(|c| self.streams.no_stream_for_progress(c))
+        {
+            return Err(Stop::Skip(NO_PROGRESS_STREAM.into()));
+        }
+        let session = self.streams.session();
+        let candidate = self.transcript.candidate_for(pattern, id, session);
+        self.mismatch(line, pattern, candidate, ran)
     }
 
     /// Whether the wait for `pattern`, a response to request `id`, is over without a match:

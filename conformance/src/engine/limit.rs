@@ -88,7 +88,7 @@ impl Limit {
         let harness = since(self.harness.read(), self.harness_before);
         let target = since(self.waits.as_ref().and_then(|w| w.read()), self.before);
         let pressure = if self.pressure {
-            self.load.stretched(self.base) - self.base
+            self.load.stretched(self.base).saturating_sub(self.base)
         } else {
             Duration::ZERO
         };

@@ -66,7 +66,7 @@ pub(crate) fn stretched_from(grace: Duration, calm: Duration) -> String {
         format!(
             " (the calm {} ms and {} ms the target waited for a CPU)",
             calm.as_millis(),
-            (grace - calm).as_millis()
+            grace.saturating_sub(calm).as_millis()
         )
     } else {
         String::new()

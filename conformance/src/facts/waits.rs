@@ -59,7 +59,7 @@ impl Waits {
         }
         Some(match self.lost_since(mark.waited) {
             Some(lost) => read + lost,
-            None => read + self.stretched_calm() - self.calm,
+            None => read + self.stretched_calm().saturating_sub(self.calm),
         })
     }
 }

@@ -15,6 +15,7 @@ pub mod check;
 pub mod draft;
 mod error;
 pub mod propose;
+mod roles;
 pub mod session;
 pub mod tasks;
 
@@ -25,9 +26,9 @@ use crate::transport::Transport;
 use crate::versions::Identity;
 pub use error::{InspectError, OpenError, OpeningError};
 use propose::Unit;
+use roles::{fixture_roles, settle, settle_again, task_role};
 use serde_json::Value;
 use session::{Session, Start};
-use std::collections::HashMap;
 use std::time::Duration;
 
 /// The order roles are checked in: `sleep` before `work` and `ticker`, whose duration's unit
@@ -202,53 +203,15 @@ pub async fn inspect<S: Start>(
         session.io.shutdown(Duration::ZERO).await;
         return Err(InspectError::ListTools(discovery::ListError::Undeclared));
     }
-    let listed = discovery::list_tools(
-        &mut session.io,
-        false,
-        |r| {
-            version.stamp(r);
-        },
-        ask.reply,
-    )
-    .await;
-    let tools = match listed {
+    let tools = match list(&mut session, ask).await {
         Ok(tools) => tools,
         Err(why) => {
             session.io.shutdown(Duration::ZERO).await;
-            return Err(InspectError::ListTools(why));
+            return Err(why);
         }
     };
-    if let Some(unknown) = ask
-        .tries
-        .iter()
-        .find(|t| !tools.iter().any(|x| &x.name == *t))
-    {
-        session.io.shutdown(Duration::ZERO).await;
-        return Err(InspectError::UnknownTry {
-            tool: unknown.clone(),
-            tools: tools.iter().map(|t| t.name.clone()).collect(),
-        });
-    }
     seen(Seen::Tools(&tools));
-    let mut roles = vec![];
-    let mut units: HashMap<String, Unit> = HashMap::new();
-    for role in CHECK_ORDER {
-        let candidates = propose::candidates(role, &tools)
-            .into_iter()
-            .filter(|c| match (c.unit, units.get(&c.tool)) {
-                (Some(unit), Some(known)) => unit == *known,
-                _ => true,
-            })
-            .collect();
-        let draft = settle(&mut session, role, candidates, ask).await;
-        if let Some((candidate, _, _)) = draft.chosen() {
-            if let Some(unit) = candidate.unit {
-                units.entry(candidate.tool.clone()).or_insert(unit);
-            }
-        }
-        seen(Seen::Role(&draft));
-        roles.push(draft);
-    }
+    let mut roles = fixture_roles(&mut session, &tools, ask, seen).await;
     for role in Role::TASK {
         let draft = task_role(role, &tools, &ask.tries);
         if !draft.tried.is_empty() {
@@ -277,16 +240,7 @@ pub async fn inspect<S: Start>(
     {
         if let Some(draft) = stateless_task_work(start, ask).await {
             seen(Seen::Role(&draft));
-            match roles.iter_mut().find(|r| r.role == Role::TaskWork) {
-                Some(earlier) => {
-                    let mut tried = draft.tried;
-                    let chosen = draft.chosen;
-                    tried.append(&mut earlier.tried);
-                    earlier.tried = tried;
-                    earlier.chosen = chosen;
-                }
-                None => roles.push(draft),
-            }
+            settle_again(&mut roles, draft);
         }
     }
     Ok(Inspection {
@@ -296,6 +250,35 @@ pub async fn inspect<S: Start>(
         tools,
         roles,
     })
+}
+
+/// Lists the target's tools; a tool named with `--try` must be one of them.
+async fn list<T: Transport>(
+    session: &mut Session<T>,
+    ask: &Ask,
+) -> Result<Vec<Tool>, InspectError> {
+    let version = session.version;
+    let tools = discovery::list_tools(
+        &mut session.io,
+        false,
+        |r| {
+            version.stamp(r);
+        },
+        ask.reply,
+    )
+    .await
+    .map_err(InspectError::ListTools)?;
+    if let Some(unknown) = ask
+        .tries
+        .iter()
+        .find(|t| !tools.iter().any(|x| &x.name == *t))
+    {
+        return Err(InspectError::UnknownTry {
+            tool: unknown.clone(),
+            tools: tools.iter().map(|t| t.name.clone()).collect(),
+        });
+    }
+    Ok(tools)
 }
 
 /// `task_work` as the 2026-07-28 tasks extension runs it, for a server whose handshake-era
@@ -321,121 +304,5 @@ async fn stateless_task_work<S: Start>(start: &S, ask: &Ask) -> Option<RoleDraft
         _ => None,
     };
     session.io.shutdown(Duration::from_millis(500)).await;
-    draft
-}
-
-/// A task role (`work_required`): the tool of its name whose listing declares the task
-/// support the role is named for, as discovery finds it; else any tool whose
-/// `execution.taskSupport` is `"required"`, with placeholder arguments for what it requires.
-/// Never called by init: its only plain call is one the server must refuse, and a task is
-/// the cases' business. But the case calls it plainly, and a server that wrongly ran it
-/// would run it for real: a tool not annotated read-only is mapped only when named with
-/// `--try`.
-fn task_role(role: Role, tools: &[Tool], tries: &[String]) -> RoleDraft {
-    let named = tools
-        .iter()
-        .filter(|t| t.name == role.as_str() && discovery::fits(t, role))
-        .map(|tool| {
-            let why =
-                format!("named `{role}`, with `execution.taskSupport: \"required\"` in tools/list");
-            (Candidate::of(role, tool, None, why), tool)
-        });
-    let requiring = tools
-        .iter()
-        .filter(|t| t.name != role.as_str() && t.task_support.as_deref() == Some("required"))
-        .map(|tool| {
-            let why = "`execution.taskSupport: \"required\"` in tools/list".to_string();
-            (Candidate::of(role, tool, placeholders(tool), why), tool)
-        });
-    let tried: Vec<Tried> = named
-        .chain(requiring)
-        .take(propose::MAX_PER_ROLE)
-        .map(|(candidate, tool)| {
-            let verdict = if tool.read_only || tries.contains(&tool.name) {
-                Verdict::Passed {
-                    checked: "its listing (a task role is not called)".into(),
-                    progress: true,
-                }
-            } else {
-                Verdict::Unchecked(format!(
-                    "`{}` is not annotated read-only (`readOnlyHint`): the case calls it plainly, expecting a refusal, and a server that ran it anyway could change things; `--try {}` maps it",
-                    tool.name, tool.name
-                ))
-            };
-            Tried { candidate, verdict }
-        })
-        .collect();
-    let chosen = tried
-        .iter()
-        .position(|t| matches!(t.verdict, Verdict::Passed { .. }));
-    RoleDraft {
-        role,
-        tried,
-        chosen,
-    }
-}
-
-/// Arguments for what `tool`'s input schema requires, a placeholder of each one's type
-/// (`None` when it requires nothing): enough for a call the server must refuse.
-fn placeholders(tool: &Tool) -> Option<Value> {
-    let required = tool.required();
-    if required.is_empty() {
-        return None;
-    }
-    let arguments: serde_json::Map<String, Value> = required
-        .iter()
-        .map(|name| {
-            let value = match tool.argument_type(name) {
-                Some("integer" | "number") => Value::from(1),
-                Some("boolean") => Value::Bool(false),
-                Some("array") => Value::Array(vec![]),
-                Some("object") => Value::Object(Default::default()),
-                _ => Value::from("conformance"),
-            };
-            (name.to_string(), value)
-        })
-        .collect();
-    Some(Value::Object(arguments))
-}
-
-/// Considers a role's candidates in order until one passes its check. `work` prefers a
-/// candidate that sends progress: one that passes without is kept only if none does.
-async fn settle<T: Transport>(
-    session: &mut Session<T>,
-    role: Role,
-    candidates: Vec<Candidate>,
-    ask: &Ask,
-) -> RoleDraft {
-    let mut draft = RoleDraft {
-        role,
-        tried: vec![],
-        chosen: None,
-    };
-    let mut gone = false;
-    for candidate in candidates {
-        let verdict = if gone {
-            Verdict::Unchecked("the target stopped during an earlier check".into())
-        } else if !candidate.read_only && !ask.tries.contains(&candidate.tool) {
-            Verdict::Unchecked(format!(
-                "`{}` is not annotated read-only (`readOnlyHint`), so init did not call it; `--try {}` lets it",
-                candidate.tool, candidate.tool
-            ))
-        } else {
-            let verdict = check::check(session, &candidate, ask.reply).await;
-            gone = session.io.finished();
-            verdict
-        };
-        let passed = matches!(verdict, Verdict::Passed { .. });
-        let with_progress = matches!(verdict, Verdict::Passed { progress: true, .. });
-        draft.tried.push(Tried { candidate, verdict });
-        if passed {
-            if draft.chosen.is_none() || with_progress {
-                draft.chosen = Some(draft.tried.len() - 1);
-            }
-            if role != Role::Work || with_progress {
-                break;
-            }
-        }
-    }
     draft
 }

@@ -243,7 +243,7 @@ impl Counter for Scripted {
         let now = LoadScript::elapsed(&timeline);
         let waited = (self.whose)(&timeline)
             .iter()
-            .map(|(from, until)| now.clamp(*from, (*until).max(*from)) - *from)
+            .map(|(from, until)| now.clamp(*from, (*until).max(*from)).saturating_sub(*from))
             .sum();
         Some(waited)
     }

@@ -225,7 +225,7 @@ pub fn plan(cases: &[Case], choice: &Choice, spoken: &Spoken) -> Vec<Unit> {
             }),
             Choice::Auto => units.push(Unit {
                 case: index,
-                version: both.last().map(|v| v.to_string()).unwrap_or_default(),
+                version: both.last().map(|v| (*v).clone()).unwrap_or_default(),
                 skip: None,
             }),
             Choice::All => units.extend(both.into_iter().map(|v| Unit {

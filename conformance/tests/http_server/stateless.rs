@@ -118,7 +118,7 @@ fn header_mismatch(
 }
 
 /// One POST of this era.
-pub async fn post(app: Arc<App>, headers: &HeaderMap, message: Value) -> Response<Body> {
+pub fn post(app: Arc<App>, headers: &HeaderMap, message: Value) -> Response<Body> {
     let method = message.get("method").and_then(Value::as_str).unwrap_or("");
     let Some(id) = message
         .get("id")

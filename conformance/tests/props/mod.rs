@@ -266,7 +266,7 @@ fn generalize(value: &Value, choices: &mut Choices, captures: &mut Captures) -> 
             if extra % 3 == 0 {
                 out.insert("...".into(), Value::from("{...}"));
             }
-            let absent = format!("zz{}", extra);
+            let absent = format!("zz{extra}");
             if extra % 5 == 0 && !members.contains_key(&absent) {
                 out.insert(absent, Value::from("{absent}"));
             }

@@ -27,6 +27,9 @@ pub fn one_worker(tool: Tool) -> Script {
         let done = (*busy).max(heard.at) + cost;
         *busy = done;
         let Some(answer) = answer else { return vec![] };
-        vec![(done - heard.at, Act::Send(result(&id, answer)))]
+        vec![(
+            done.saturating_sub(heard.at),
+            Act::Send(result(&id, answer)),
+        )]
     })
 }

@@ -202,7 +202,7 @@ fn ended_on_its_own<T: Transport>(
     (read + lost >= end).then(|| {
         let why = format!(
             "the target had read its cancel {} ms before the tool could have finished, but its processes waited {} ms {}",
-            ms(end - read),
+            ms(end.saturating_sub(read)),
             ms(lost),
             crate::rules::server::cancel::WAITED_PAST_END
         );

@@ -55,7 +55,7 @@ pub enum RenderError {
 /// how many targets.
 fn title(page: &Page) -> String {
     let mut targets: Vec<&str> = page.columns.iter().map(|c| c.target.as_str()).collect();
-    targets.sort();
+    targets.sort_unstable();
     targets.dedup();
     match (targets.as_slice(), page.columns.len()) {
         ([one], 1) => format!("MCP conformance: {one}"),

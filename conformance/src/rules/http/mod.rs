@@ -92,7 +92,7 @@ pub fn request_end(
     Some(Problem::new(
         severity,
         Req::Http09,
-        format!("{channel} (request {key}) ended without its response ({}); a stream opened by a request carries its response", end),
+        format!("{channel} (request {key}) ended without its response ({end}); a stream opened by a request carries its response"),
     ))
 }
 

@@ -104,7 +104,7 @@ fn by_timing(
         (Some(end), Some(read)) if read < end && lost.is_some_and(|lost| read + lost >= end) => {
             Cause::Unclear(format!(
                 "the target had read the cancel of request {key} {} ms before the tool could have finished, but its processes waited {} ms {WAITED_PAST_END} (CAN-09); the timing cannot tell",
-                ms(end - read),
+                ms(end.saturating_sub(read)),
                 ms(lost.unwrap_or_default())
             ), Some(Doubt::WaitedPastEnd))
         }

@@ -67,7 +67,7 @@ fn column(
         .filter(|c| c.outcome != "skip")
         .filter_map(|c| c.protocol_version.as_deref())
         .collect();
-    used.sort();
+    used.sort_unstable();
     used.dedup();
     let used = used.join(", ");
     let version = if version == "auto" {

@@ -269,7 +269,7 @@ impl Transport for Http {
             event = self.events.recv() => event,
             event = process_event(&mut self.process, &mut self.process_done, deadline),
                 if self.process.is_some() && !self.process_done => event,
-            _ = tokio::time::sleep_until(deadline) => None,
+            () = tokio::time::sleep_until(deadline) => None,
         }?;
         self.learn(&event.1);
         if self.refused(&event.1) {

@@ -59,7 +59,7 @@ pub(super) fn readiness(first: &[u8]) -> Readiness {
         .nth(1)
         .filter(|_| first.starts_with(b"HTTP/"));
     match status {
-        Some(b"502") | Some(b"504") => Readiness::NotYet,
+        Some(b"502" | b"504") => Readiness::NotYet,
         _ => Readiness::Ready,
     }
 }
