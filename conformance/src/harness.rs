@@ -11,7 +11,7 @@ use crate::error::{BlessRefused, BrokenCases};
 use crate::outcome::Outcome;
 use crate::report::{self, gate};
 use crate::{runner, suite};
-use libtest_mimic::Arguments;
+use libtest_mimic::{Arguments, Trial};
 use std::path::Path;
 
 /// The environment variable that asks for blessing (`CONFORMANCE_BLESS=1`).
@@ -92,6 +92,16 @@ pub fn with_test_threads(mut args: Arguments, default: usize) -> Arguments {
             .or(Some(default));
     }
     args
+}
+
+/// `trial`, a replay of a row with every core kept busy ([`saturate_cpus`]), marked ignored:
+/// `cargo test --workspace` plays the rows calm, and `cargo test --workspace -- --ignored`
+/// plays the loaded replays (`.ci/run` plays both). The rules a busy machine tests (grace
+/// grown by CPU waits, stretched limits, late arrivals) have deterministic twins that every
+/// run plays (`conformance/tests/scripted/`); the replays are the end-to-end check that the
+/// real processes agree, and they burn both cores for their whole length.
+pub fn loaded_replay(trial: Trial) -> Trial {
+    trial.with_ignored_flag(true)
 }
 
 /// Keeps every CPU busy while it lives (and other saturations live): the verdicts a test

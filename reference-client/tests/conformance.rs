@@ -247,7 +247,11 @@ fn main() {
         let applies = cases.iter().filter(|c| c.transports.contains(&transport));
         for case in applies {
             trials.push(reference_trial(case.clone(), false, transport));
-            trials.push(reference_trial(case.clone(), true, transport));
+            trials.push(harness::loaded_replay(reference_trial(
+                case.clone(),
+                true,
+                transport,
+            )));
         }
     }
     libtest_mimic::run(&args, trials).exit();

@@ -16,6 +16,9 @@ pub enum Chunk {
     /// The start of a line arrived and its end has not (yet): the peer is writing. Reported
     /// once per line.
     Partial,
+    /// What came after the last newline when the input ended: a last line without its
+    /// newline (a writer that exited mid-write leaves one).
+    Unterminated(Vec<u8>),
 }
 
 /// Reads `\n`-terminated lines, handing each to `sink`; lines over `max` bytes are discarded
@@ -63,7 +66,7 @@ where
     }
     if let Ok(Some(rest)) = codec.decode_eof(&mut buf) {
         if !rest.is_empty() {
-            sink(Chunk::Line(rest.to_vec())).await;
+            sink(Chunk::Unterminated(rest.to_vec())).await;
         }
     }
 }
@@ -92,7 +95,7 @@ mod tests {
                 Chunk::Overlong,
                 Chunk::Line(b"c".to_vec()),
                 Chunk::Partial,
-                Chunk::Line(b"d".to_vec()),
+                Chunk::Unterminated(b"d".to_vec()),
             ]
         );
     }

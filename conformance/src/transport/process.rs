@@ -78,6 +78,8 @@ pub enum ProcessEvent {
     Overlong,
     /// The start of a stdout line without its end (yet).
     Partial,
+    /// What stdout held after its last newline when it closed.
+    Unterminated(Vec<u8>),
     /// Stdout reached end of file.
     StdoutClosed,
     /// The process exited.
@@ -99,6 +101,8 @@ pub struct Process {
     /// The tag every process it starts carries (see [`reap`]).
     tag: String,
     stdin: Option<ChildStdin>,
+    /// The harness closed stdin ([`Process::close_stdin`]).
+    asked_to_exit: bool,
     events: mpsc::UnboundedReceiver<(Instant, ProcessEvent, u32)>,
     /// Room left for output read ahead of the harness, in bytes.
     room: Arc<Semaphore>,
@@ -144,6 +148,7 @@ impl Process {
             pid,
             tag,
             stdin,
+            asked_to_exit: false,
             events,
             room,
             log,
@@ -186,6 +191,13 @@ impl Process {
     /// Closes the process's stdin, the stdio way of asking it to exit.
     pub fn close_stdin(&mut self) {
         self.stdin = None;
+        self.asked_to_exit = true;
+    }
+
+    /// Whether the harness has closed stdin (or ended the process): what the process writes
+    /// from then on, it writes while it is being asked to exit.
+    pub fn asked_to_exit(&self) -> bool {
+        self.asked_to_exit
     }
 
     /// Whether stdin is still open.
@@ -225,7 +237,9 @@ impl Process {
         loop {
             let (at, event) = self.recv().await?;
             let event = match event {
-                ProcessEvent::Line(bytes) => Event::AdapterLine(bytes),
+                ProcessEvent::Line(bytes) | ProcessEvent::Unterminated(bytes) => {
+                    Event::AdapterLine(bytes)
+                }
                 ProcessEvent::Overlong => Event::AdapterOverlong,
                 ProcessEvent::StdoutClosed if self.finished() => return None,
                 ProcessEvent::Partial | ProcessEvent::StdoutClosed => continue,
@@ -335,12 +349,13 @@ async fn read_stdout(stdout: ChildStdout, tx: Events, room: Arc<Semaphore>) {
             Chunk::Line(bytes) => ProcessEvent::Line(bytes),
             Chunk::Overlong => ProcessEvent::Overlong,
             Chunk::Partial => ProcessEvent::Partial,
+            Chunk::Unterminated(bytes) => ProcessEvent::Unterminated(bytes),
         };
         let tx = tx.clone();
         let room = room.clone();
         async move {
             let cost = match &event {
-                ProcessEvent::Line(bytes) => bytes.len(),
+                ProcessEvent::Line(bytes) | ProcessEvent::Unterminated(bytes) => bytes.len(),
                 _ => 0,
             }
             .clamp(EVENT_COST, UNREAD_BYTES) as u32;
@@ -359,7 +374,9 @@ async fn read_stdout(stdout: ChildStdout, tx: Events, room: Arc<Semaphore>) {
 async fn read_stderr(stderr: ChildStderr, log: Arc<Mutex<TargetLog>>, started: Instant) {
     read_lines(stderr, STDERR_LINE_MAX, |chunk| {
         let text = match chunk {
-            Chunk::Line(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Chunk::Line(bytes) | Chunk::Unterminated(bytes) => {
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
             Chunk::Overlong => format!("[a line of more than {STDERR_LINE_MAX} bytes, cut]"),
             Chunk::Partial => return std::future::ready(true),
         };

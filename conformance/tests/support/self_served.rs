@@ -139,7 +139,8 @@ pub type Check = fn(&Case, &'static str, &Expect, bool) -> Result<(), Failed>;
 
 /// Two trials a row of `table` (mode, case, what the run must show), each judged by `check`:
 /// `{mode}/{case}` on a calm machine and `loaded/{mode}/{case}` with a busy loop on every
-/// core; a row at a version of its own says it (`… [2026-07-28]`).
+/// core, played when ignored tests are asked for ([`harness::loaded_replay`]); a row at a
+/// version of its own says it (`… [2026-07-28]`).
 pub fn trials(
     cases: &[Case],
     table: Vec<(&'static str, &str, Expect)>,
@@ -160,12 +161,13 @@ pub fn trials(
             })
         }));
         let loaded = format!("loaded/{mode}/{name}{at}");
-        trials.push(Trial::test(loaded.clone(), move || {
+        let replay = Trial::test(loaded.clone(), move || {
             own_process_if(loaded_want.watches_memory(), &loaded, || {
                 let _load = harness::saturate_cpus();
                 check(&loaded_case, mode, &loaded_want, true)
             })
-        }));
+        });
+        trials.push(harness::loaded_replay(replay));
     }
     trials
 }

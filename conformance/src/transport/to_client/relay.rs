@@ -174,7 +174,7 @@ impl Relay {
                         Chunk::Line(bytes) if bytes == TERMINATED.as_bytes() => {
                             Wire::Signal(PeerSignal::Terminated)
                         }
-                        Chunk::Line(bytes) => Wire::Line(bytes),
+                        Chunk::Line(bytes) | Chunk::Unterminated(bytes) => Wire::Line(bytes),
                         Chunk::Overlong => Wire::Overlong,
                         Chunk::Partial => return true,
                     };

@@ -235,7 +235,9 @@ async fn process_event(
         let process = process.as_mut().filter(|_| !*done)?;
         let (at, event) = process.next_event(deadline).await?;
         let text = match event {
-            ProcessEvent::Line(bytes) => format!("[stdout] {}", String::from_utf8_lossy(&bytes)),
+            ProcessEvent::Line(bytes) | ProcessEvent::Unterminated(bytes) => {
+                format!("[stdout] {}", String::from_utf8_lossy(&bytes))
+            }
             ProcessEvent::Overlong => "[stdout] a line too long to keep".into(),
             ProcessEvent::StdoutClosed | ProcessEvent::Partial => continue,
             ProcessEvent::Exited(status) => {
