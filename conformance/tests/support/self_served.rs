@@ -188,8 +188,10 @@ pub fn own_process_if(
     if !alone || std::env::var_os(ALONE).is_some() {
         return body();
     }
+    // `--include-ignored`: the loaded replays are ignored trials, played alone all the same.
     let output = std::process::Command::new(std::env::current_exe()?)
-        .args(["--exact", name, "--test-threads", "1", "--color", "never"])
+        .args(["--exact", name, "--include-ignored", "--test-threads", "1"])
+        .args(["--color", "never"])
         .env(ALONE, "1")
         .output()?;
     let stdout = String::from_utf8_lossy(&output.stdout);
