@@ -26,6 +26,7 @@
 //! - [`suite`], [`baseline`], [`runner`], [`harness`]: finding cases, known failures, running
 //!   many at once, and the glue for test binaries; [`spoken`]: asking a server which
 //!   versions it speaks; [`interrupt`]: leaving nothing behind when interrupted.
+//! - [`trace`]: what `conformance record` writes and `check` reads (docs/traces.md).
 //! - [`error`]: why a run could not happen, typed.
 //! - [`libtest`]: every case as a `cargo test` test in a server's own repository.
 
@@ -57,6 +58,7 @@ pub mod spoken;
 pub mod suite;
 pub mod target_file;
 pub mod time;
+pub mod trace;
 pub mod transcript;
 pub mod transport;
 pub mod versions;

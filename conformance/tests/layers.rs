@@ -19,6 +19,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "fixtures",
             "outcome",
             "transcript",
+            "trace",
             "facts",
             "case_report",
             "error",
