@@ -59,6 +59,10 @@ pub enum Command {
         #[arg(short, long, value_name = "FILE.html")]
         output: PathBuf,
     },
+    /// Record a real session between an MCP client and server to a trace (docs/record.md):
+    /// over stdio, the client starts `conformance record -o DIR -- <server argv>` in place of
+    /// the server; over Streamable HTTP, `--listen ADDR --to URL` is a reverse proxy.
+    Record(RecordArgs),
     /// The server a client under test starts: relays its stdio to the harness at ADDR,
     /// presenting TOKEN first.
     #[command(hide = true)]
@@ -190,6 +194,34 @@ pub struct InitArgs {
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration, allow_hyphen_values = true)]
     pub reply_timeout: Duration,
     /// The server's command, run without a shell.
+    #[arg(last = true, value_name = "ARGV")]
+    pub argv: Vec<String>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RecordArgs {
+    /// The folder the trace goes to (made if missing); each session writes a new
+    /// `trace-<UTC time>-<pid>.jsonl` there.
+    #[arg(short, long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// Keep a secret out of the trace: a JSON pointer into every message
+    /// (`/params/arguments/token`) or a header (`header:x-api-key`). Give it once per
+    /// secret. `Authorization`, cookies and `Proxy-Authorization` are always kept out.
+    #[arg(long, value_name = "POINTER|header:NAME")]
+    pub redact: Vec<String>,
+    /// Streamable HTTP: serve the client on this address (`127.0.0.1:8001`), as a reverse
+    /// proxy to --to.
+    #[arg(long, value_name = "ADDR", requires = "to")]
+    pub listen: Option<String>,
+    /// Streamable HTTP: the server's MCP endpoint (`http://127.0.0.1:8000/mcp`); the client
+    /// is pointed at the same path on --listen.
+    #[arg(long, value_name = "URL", requires = "listen")]
+    pub to: Option<String>,
+    /// Say nothing of the recorder's own on stderr (by default one line says where the
+    /// trace goes).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// The server's command, run without a shell, with its stdio passed through.
     #[arg(last = true, value_name = "ARGV")]
     pub argv: Vec<String>,
 }

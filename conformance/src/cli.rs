@@ -2,6 +2,7 @@
 
 mod client;
 mod init;
+mod record;
 mod server;
 
 use crate::args::{Args, Command, RunArgs};
@@ -59,6 +60,7 @@ pub fn main(args: Args) -> ExitCode {
             conformance::interrupt::hold_if_interrupted();
             code
         }
+        Command::Record(args) => record::record(args),
         Command::Report { reports, output } => crate::finish::files::merge(&reports, &output),
         Command::Relay { addr, token } => ExitCode::from(
             u8::try_from(conformance::transport::relay::run(&addr, token.as_deref())).unwrap_or(1),

@@ -26,6 +26,7 @@
 //! - [`suite`], [`baseline`], [`runner`], [`harness`]: finding cases, known failures, running
 //!   many at once, and the glue for test binaries; [`spoken`]: asking a server which
 //!   versions it speaks; [`interrupt`]: leaving nothing behind when interrupted.
+//! - [`record`]: `conformance record`, between a real client and server, writing a [`trace`].
 //! - [`trace`]: what `conformance record` writes and `check` reads (docs/traces.md).
 //! - [`error`]: why a run could not happen, typed.
 //! - [`libtest`]: every case as a `cargo test` test in a server's own repository.
@@ -49,6 +50,7 @@ pub mod libtest;
 pub mod load;
 pub mod outcome;
 pub mod pattern;
+pub mod record;
 pub mod report;
 pub mod requirement;
 pub mod rules;

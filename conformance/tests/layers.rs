@@ -41,6 +41,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "client_versions",
             "suite",
             "baseline",
+            "record",
         ],
     ),
     (
