@@ -217,8 +217,9 @@ pub struct RecordArgs {
     /// is pointed at the same path on --listen.
     #[arg(long, value_name = "URL", requires = "listen")]
     pub to: Option<String>,
-    /// Say nothing of the recorder's own on stderr (by default one line says where the
-    /// trace goes).
+    /// stdio: say nothing of the recorder's own on stderr (by default one line says where
+    /// the trace goes). Over HTTP the line saying where to point the client is always
+    /// printed.
     #[arg(short, long)]
     pub quiet: bool,
     /// The server's command, run without a shell, with its stdio passed through.

@@ -11,7 +11,7 @@ pub mod record;
 
 use cli::TempDir;
 use conformance::trace::{Event, Party, Transport, REDACTED};
-use record::{events, messages, reference, start, trace_in, wait, Client, CONFORMANCE};
+use record::{events, messages, reference, start, summary, trace_in, wait, Client, CONFORMANCE};
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
@@ -318,7 +318,7 @@ fn measure_the_latency_the_recorder_adds() {
         ));
         client.say(INITIALIZE);
         client.say(INITIALIZED);
-        let mut times: Vec<Duration> = (0..ROUNDS)
+        let times: Vec<Duration> = (0..ROUNDS)
             .map(|i| {
                 let began = Instant::now();
                 client.say(&format!(
@@ -328,19 +328,12 @@ fn measure_the_latency_the_recorder_adds() {
                 began.elapsed()
             })
             .collect();
-        times.sort();
-        let mean = times.iter().sum::<Duration>() / u32::try_from(ROUNDS).expect("small");
-        println!(
-            "{}: {ROUNDS} pings, median {:?}, p90 {:?}, p99 {:?}, mean {mean:?}",
-            if recorded {
-                "through the recorder"
-            } else {
-                "direct"
-            },
-            times[ROUNDS / 2],
-            times[ROUNDS * 9 / 10],
-            times[ROUNDS * 99 / 100]
-        );
+        let what = if recorded {
+            "stdio through the recorder"
+        } else {
+            "stdio direct"
+        };
+        println!("{}", summary(what, times));
         client.finish();
     }
 }

@@ -19,7 +19,7 @@ use hyper::{Request, Response};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use record::{events, messages, trace_in, wait, CONFORMANCE};
+use record::{events, messages, summary, trace_in, wait, CONFORMANCE};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -58,8 +58,13 @@ fn listening(mut cmd: Command) -> (Running, String) {
 }
 
 fn reference() -> (Running, String) {
+    reference_with(&[])
+}
+
+fn reference_with(extra: &[&str]) -> (Running, String) {
     let mut cmd = Command::new(CONFORMANCE);
-    cmd.args(["reference-server", "--http", "127.0.0.1:0"]);
+    cmd.args(["reference-server", "--http", "127.0.0.1:0"])
+        .args(extra);
     listening(cmd)
 }
 
@@ -187,12 +192,7 @@ async fn a_stream_the_client_closes_is_closed_upstream_and_recorded_as_ended_by_
         }
     }
     drop(body);
-    let until = Instant::now() + Duration::from_secs(10);
-    let mut witness = cancelled(&direct).await;
-    while !witness.contains("[1]") && Instant::now() < until {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        witness = cancelled(&direct).await;
-    }
+    let witness = saw_cancelled(&direct).await;
     assert!(
         witness.contains("[1]"),
         "the server saw its stream closed: {witness}"
@@ -202,12 +202,8 @@ async fn a_stream_the_client_closes_is_closed_upstream_and_recorded_as_ended_by_
         by: EndBy::Client,
         error: None,
     };
-    let until = Instant::now() + Duration::from_secs(10);
-    while !events(&trace_in(dir.path())).contains(&end) && Instant::now() < until {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let all = recorded(&dir, &end).await;
     let trace = trace_in(dir.path());
-    let all = events(&trace);
     assert!(all.contains(&end), "{all:#?}");
     let progress = all.iter().position(|e| matches!(e, Event::Message { from: Party::Server, text, exchange: Some(1), .. } if text.contains("notifications/progress")));
     let ended = all.iter().position(|e| *e == end);
@@ -223,6 +219,55 @@ async fn a_stream_the_client_closes_is_closed_upstream_and_recorded_as_ended_by_
     assert_eq!(headers["authorization"], REDACTED);
     assert_eq!(headers["x-api-key"], REDACTED);
     assert_eq!(trace.header.redacted, ["header:x-api-key"]);
+}
+
+/// Waits (at most 10 s) until the witness behind `url` saw request 1 cancelled.
+async fn saw_cancelled(url: &str) -> String {
+    let until = Instant::now() + Duration::from_secs(10);
+    let mut witness = cancelled(url).await;
+    while !witness.contains("[1]") && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        witness = cancelled(url).await;
+    }
+    witness
+}
+
+/// Waits (at most 10 s) until the trace in `dir` holds `event`; returns its events.
+async fn recorded(dir: &TempDir, event: &Event) -> Vec<Event> {
+    let until = Instant::now() + Duration::from_secs(10);
+    while !events(&trace_in(dir.path())).contains(event) && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    events(&trace_in(dir.path()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_leaves_before_the_answer_began_ends_the_exchange_upstream_too() {
+    let (_server, direct) = reference_with(&["--json-response"]);
+    let dir = TempDir::new("http-leave");
+    let (_recorder, through) = recorder(&direct, &dir, &[]);
+    let waited = tokio::time::timeout(
+        Duration::from_millis(300),
+        post(&through, call(1, "work"), None),
+    )
+    .await;
+    assert!(waited.is_err(), "`work` never answers");
+    let witness = saw_cancelled(&direct).await;
+    assert!(
+        witness.contains("[1]"),
+        "the server saw the request go: {witness}"
+    );
+    let end = Event::End {
+        exchange: 1,
+        by: EndBy::Client,
+        error: None,
+    };
+    let all = recorded(&dir, &end).await;
+    assert!(all.contains(&end), "{all:#?}");
+    assert!(
+        !all.iter().any(|e| matches!(e, Event::Response { .. })),
+        "{all:#?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -277,4 +322,40 @@ async fn sigint_stops_the_recorder_cleanly_with_open_exchanges_ended() {
         )),
         "{all:#?}"
     );
+}
+
+/// Not a check: measures what the recorder adds to an HTTP round trip (`server/discover` to
+/// the reference server, one at a time, on one kept-alive connection). Run with
+/// `cargo test --test record_http -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, not a check: prints the recorder's latency"]
+async fn measure_the_latency_the_recorder_adds() {
+    const ROUNDS: usize = 1000;
+    let (_server, direct) = reference_with(&["--json-response"]);
+    let dir = TempDir::new("http-latency");
+    let (_recorder, through) = recorder(&direct, &dir, &[]);
+    let client: Client<HttpConnector, Full<Bytes>> =
+        Client::builder(TokioExecutor::new()).build(HttpConnector::new());
+    for (what, url) in [
+        ("HTTP direct", &direct),
+        ("HTTP through the recorder", &through),
+    ] {
+        let mut times = vec![];
+        for id in 0..ROUNDS {
+            let message = stateless(id as u64, "server/discover");
+            let request = Request::post(url.as_str())
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", message.method)
+                .body(Full::new(Bytes::from(message.body)))
+                .expect("a request");
+            let began = Instant::now();
+            let response = client.request(request).await.expect("an answer");
+            let (status, _) = whole(response).await;
+            times.push(began.elapsed());
+            assert_eq!(status, 200);
+        }
+        println!("{}", summary(what, times));
+    }
 }

@@ -21,7 +21,6 @@ pub(super) fn record(args: RecordArgs) -> ExitCode {
                 to,
                 dir: args.output,
                 redaction,
-                quiet: args.quiet,
             });
             ExitCode::from(u8::try_from(code).unwrap_or(2))
         }

@@ -141,3 +141,16 @@ pub fn messages(trace: &Trace, from: Party) -> Vec<String> {
 pub fn events(trace: &Trace) -> Vec<Event> {
     trace.events.iter().map(|s| s.event.clone()).collect()
 }
+
+/// A measurement's summary line: `what: N rounds, median …, p90 …, p99 …, mean …`.
+pub fn summary(what: &str, mut times: Vec<Duration>) -> String {
+    times.sort();
+    let n = times.len().max(1);
+    let mean = times.iter().sum::<Duration>() / u32::try_from(n).unwrap_or(u32::MAX);
+    format!(
+        "{what}: {n} rounds, median {:?}, p90 {:?}, p99 {:?}, mean {mean:?}",
+        times[n / 2],
+        times[n * 9 / 10],
+        times[n * 99 / 100]
+    )
+}

@@ -31,16 +31,13 @@ pub struct Options {
     pub dir: PathBuf,
     /// What to keep out of the trace.
     pub redaction: Redaction,
-    /// Say nothing of the recorder's own on stderr but errors.
-    pub quiet: bool,
 }
 
 /// Records until SIGINT or SIGTERM; returns the exit code (0 for a recording stopped so, 2
 /// when it could not start).
 #[must_use]
 pub fn record(options: Options) -> i32 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
@@ -91,14 +88,12 @@ async fn start(options: Options) -> Result<(TcpListener, Arc<Proxy>), String> {
         ..Recorded::default()
     };
     let recording = Recording::create(&options.dir, Transport::Http, server, options.redaction)?;
-    if !options.quiet {
-        eprintln!(
-            "conformance record: listening on http://{local}{} for {}, recording to {}",
-            to.path(),
-            options.to,
-            recording.path().display()
-        );
-    }
+    eprintln!(
+        "conformance record: listening on http://{local}{} for {}, recording to {}",
+        to.path(),
+        options.to,
+        recording.path().display()
+    );
     Ok((listener, Arc::new(Proxy::new(Arc::new(recording), &to))))
 }
 

@@ -60,12 +60,43 @@ impl Proxy {
         }
     }
 
-    /// Records, forwards and answers one request.
+    /// Records, forwards and answers one request. A client that goes away before the
+    /// server's answer began (hyper then drops this future, and the request to the server
+    /// with it) ended the exchange: recorded so.
     pub(super) async fn handle(
         self: Arc<Self>,
         request: Request<Incoming>,
     ) -> Result<Answer, Infallible> {
         let exchange = self.next.fetch_add(1, Ordering::SeqCst) + 1;
+        self.open().insert(exchange);
+        let mut waiting = Waiting {
+            proxy: &self,
+            exchange,
+            answered: false,
+        };
+        let answer = self.forward(exchange, request).await;
+        waiting.answered = true;
+        Ok(answer)
+    }
+
+    fn open(&self) -> std::sync::MutexGuard<'_, BTreeSet<u64>> {
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Ends an exchange in the trace, unless it was ended already (by the recorder's stop).
+    fn end(&self, exchange: u64, by: EndBy, error: Option<String>) {
+        if self.open().remove(&exchange) {
+            self.recording.event(&Event::End {
+                exchange,
+                by,
+                error,
+            });
+        }
+    }
+
+    async fn forward(&self, exchange: u64, request: Request<Incoming>) -> Answer {
         let (parts, body) = request.into_parts();
         let path = parts
             .uri
@@ -83,7 +114,7 @@ impl Proxy {
             Ok(collected) => collected.to_bytes(),
             Err(e) => {
                 let error = format!("the client's request body could not be read: {e}");
-                return Ok(self.fail(exchange, StatusCode::BAD_REQUEST, error));
+                return self.fail(exchange, StatusCode::BAD_REQUEST, error);
             }
         };
         self.recording.body(Party::Client, exchange, &body);
@@ -94,7 +125,7 @@ impl Proxy {
             .body(Full::new(body))
         else {
             let error = format!("the request cannot be forwarded to {target}");
-            return Ok(self.fail(exchange, StatusCode::BAD_GATEWAY, error));
+            return self.fail(exchange, StatusCode::BAD_GATEWAY, error);
         };
         *upstream.headers_mut() = forwarded(&parts.headers);
         upstream.headers_mut().insert(HOST, self.authority.clone());
@@ -102,7 +133,7 @@ impl Proxy {
             Ok(response) => response,
             Err(e) => {
                 let error = format!("the server at {} could not be reached: {e}", self.origin);
-                return Ok(self.fail(exchange, StatusCode::BAD_GATEWAY, error));
+                return self.fail(exchange, StatusCode::BAD_GATEWAY, error);
             }
         };
         let (parts, body) = response.into_parts();
@@ -116,10 +147,6 @@ impl Proxy {
             .get(hyper::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
-        self.open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(exchange);
         let tee = tee::start(
             body,
             Arc::clone(&self.recording),
@@ -130,17 +157,13 @@ impl Proxy {
         let mut answer = Response::new(Either::Left(tee));
         *answer.status_mut() = parts.status;
         *answer.headers_mut() = forwarded(&parts.headers);
-        Ok(answer)
+        answer
     }
 
     /// Ends an exchange the proxy could not complete: recorded as an error, answered with
     /// `status` and the sentence.
     fn fail(&self, exchange: u64, status: StatusCode, error: String) -> Answer {
-        self.recording.event(&Event::End {
-            exchange,
-            by: EndBy::Error,
-            error: Some(error.clone()),
-        });
+        self.end(exchange, EndBy::Error, Some(error.clone()));
         let mut answer = Response::new(Either::Right(Full::new(Bytes::from(format!(
             "conformance record: {error}\n"
         )))));
@@ -150,12 +173,7 @@ impl Proxy {
 
     /// The recorder stops: every exchange still open ends, as an error, and a note says why.
     pub(super) fn stop(&self, signal: &str) {
-        let open = std::mem::take(
-            &mut *self
-                .open
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
+        let open = std::mem::take(&mut *self.open());
         for exchange in open {
             self.recording.event(&Event::End {
                 exchange,
@@ -167,6 +185,21 @@ impl Proxy {
         }
         self.recording
             .note(&format!("the recorder was stopped by {signal}"));
+    }
+}
+
+/// An exchange whose answer has not begun: dropped unanswered, the client went away first.
+struct Waiting<'a> {
+    proxy: &'a Proxy,
+    exchange: u64,
+    answered: bool,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.proxy.end(self.exchange, EndBy::Client, None);
+        }
     }
 }
 
