@@ -65,34 +65,21 @@ fn sent_request(out: &Outgoing, method: &str, params: Option<&Value>) -> SentReq
         .flatten()
         .map(|ms| now + fixtures::sleep_natural_end(ms));
     SentRequest {
-        line: out.line,
-        index: out.index,
-        sent: now,
-        method: method.to_string(),
         internal: out.internal,
         endless,
-        starts: method == "initialize",
         natural_end,
         tick: (call && tool == Some("ticker"))
             .then_some(out.interval)
             .flatten()
             .filter(|ms| *ms > 0)
             .map(Duration::from_millis),
-        progress_seen: 0,
         mapped: out.role.is_some(),
         due: if endless {
             Due::Unknown
         } else {
             due(method, tool, natural_end)
         },
-        channel: Channel::Stdio,
-        answers: 0,
-        answer: None,
-        cancel: None,
-        answered_before_cancel: false,
-        last_progress: None,
-        watched: false,
-        after_proof: vec![],
+        ..SentRequest::new(out.line, out.index, now, method, Channel::Stdio)
     }
 }
 

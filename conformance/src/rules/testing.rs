@@ -1,7 +1,7 @@
 //! Ledger entries and clock readings for the rules' unit tests.
 
 use crate::exchange::Channel;
-use crate::facts::ledger::{CancelMark, Due, SentRequest};
+use crate::facts::ledger::{CancelMark, SentRequest};
 use crate::facts::waits::Waits;
 use std::time::Duration;
 
@@ -12,28 +12,7 @@ pub fn ms(n: u64) -> Duration {
 
 /// A `tools/call` the harness sent at +0 on stdio, unanswered and not cancelled.
 pub fn call() -> SentRequest {
-    SentRequest {
-        line: 1,
-        index: 0,
-        sent: Duration::ZERO,
-        method: "tools/call".into(),
-        internal: false,
-        endless: false,
-        starts: false,
-        natural_end: None,
-        tick: None,
-        progress_seen: 0,
-        mapped: false,
-        due: Due::Unknown,
-        channel: Channel::Stdio,
-        answers: 0,
-        answer: None,
-        cancel: None,
-        answered_before_cancel: false,
-        last_progress: None,
-        watched: false,
-        after_proof: vec![],
-    }
+    SentRequest::new(1, 0, Duration::ZERO, "tools/call", Channel::Stdio)
 }
 
 /// A cancel sent at `sent`, proved read (by order: a later answer) at `read`.

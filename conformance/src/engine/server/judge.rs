@@ -9,11 +9,9 @@ use super::ServerTarget;
 use crate::engine::http::Streams;
 use crate::engine::parts::transcript::Transcript;
 use crate::engine::Engine;
-use crate::era::ProtocolVersion;
 use crate::facts::ledger::{key_in, Ledger, SentRequest};
-use crate::facts::waits::Waits;
 use crate::rules::envelope::Problem;
-use crate::rules::server::{self, listen, ProgressFacts, ServerRequest};
+use crate::rules::server::{self, listen, Arrived, ServerRequest};
 use crate::rules::tasks;
 use crate::transport::Transport;
 use serde_json::Value;
@@ -61,48 +59,24 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
 
     /// Progress the server sent (transcript index `index`, its token scoped as `scope`).
     fn progress(&mut self, index: usize, scope: Option<&str>) {
-        let at = self.transcript[index].at;
-        let token = self
-            .transcript
-            .message(index)
-            .pointer("/params/progressToken");
-        let key = token.and_then(|t| self.ledger.token_in(scope, t)).cloned();
-        // Progress for the token of a request answered with a task is the task's (2025-11-25):
-        // its own rule judges it first (PRG-10), then only its values are judged.
-        let answered = key
-            .as_ref()
-            .and_then(|k| self.ledger.request(k))
-            .is_some_and(|r| r.answers > 0);
-        let core = self.protocol().is_some_and(|v| v.has_core_tasks());
-        let record = key
-            .as_deref()
-            .filter(|_| answered && core)
-            .and_then(|k| Some((k, self.ledger.task_of(k)?)));
-        let task = record.is_some();
-        if let Some((key, record)) = record {
-            let waits = self.waits_if(record.terminal.is_some());
-            let problem = tasks::progress_of_task(key, at, record, &waits);
-            self.problems(problem);
-        }
-        let request = key
-            .as_deref()
-            .and_then(|k| Some((k, self.ledger.request(k)?)));
         let channel = self.transcript[index].channel;
-        let verdict = server::progress(&ProgressFacts {
+        let arrived = Arrived {
             params: self.transcript.message(index).get("params"),
             channel,
-            at,
+            at: self.transcript[index].at,
             line: self.step.line(),
-            request,
-            waits: self.waits_if(request.is_some_and(|(_, r)| proved(r))),
-            task,
+            core: self.protocol().is_some_and(|v| v.has_core_tasks()),
+        };
+        let judged = server::progress_in(&self.ledger, scope, &arrived, |needed| {
+            self.waits_if(needed)
         });
-        if let Some(key) = key {
+        if let Some(key) = judged.key {
+            let verdict = judged.verdict;
             let value = verdict.value.map(|value| (value, channel));
             self.ledger
                 .progress(&key, verdict.counted, verdict.late, value);
         }
-        self.problems(verdict.problems);
+        self.problems(judged.problems);
     }
 
     /// A response to one of the harness's requests (transcript index `index`, its id scoped
@@ -137,7 +111,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         let task_key = key_in(scope, &sent["id"]);
         let waited = self.waited();
         let waits = self.waits_if(proved(request));
-        let problems = after_cancel(&key, request, value, at, &waits, self.protocol());
+        let problems = server::after_cancel(&key, request, value, at, &waits, self.protocol());
         learn_task(&mut self.ledger, learned, task_key, at, waited);
         self.problems(problems);
     }
@@ -147,30 +121,6 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
 /// about it need the target's waits for a CPU.
 fn proved(request: &SentRequest) -> bool {
     request.cancel.is_some_and(|m| m.read.is_some())
-}
-
-/// What the response `value` (arrived `at`) to the harness's request `key` breaks when the
-/// harness had cancelled that request (nothing when it had not), as the clock `waits` and the
-/// era `version` weigh it.
-fn after_cancel(
-    key: &str,
-    request: &SentRequest,
-    value: &Value,
-    at: Duration,
-    waits: &Waits,
-    version: Option<ProtocolVersion>,
-) -> Vec<Problem> {
-    if request.cancel.is_none() {
-        return vec![];
-    }
-    if request.method == "subscriptions/listen" && !request.answered_before_cancel {
-        if let Some(note) = listen::closed_with_result(key, value) {
-            return vec![note];
-        }
-    }
-    server::answered_after_cancel(key, request, value, at, waits, version)
-        .into_iter()
-        .collect()
 }
 
 /// A notification other than progress in 2026-07-28 (`at` since the target started, its ids
@@ -195,26 +145,6 @@ fn subscription(
         .request(&key)
         .filter(|r| r.method == "subscriptions/listen")
         .and_then(|listen| listen::after_cancel(method, &key, listen, at))
-}
-
-/// Progress that came after the proof that its request's cancel was read, judged once
-/// nothing more will come (see [`server::late_progress`]), with the case line each came at.
-pub(super) fn late_progress(
-    ledger: &Ledger,
-    waits: &Waits,
-    version: Option<ProtocolVersion>,
-) -> Vec<(usize, Problem)> {
-    let mut late: Vec<(&str, &SentRequest)> = ledger
-        .sent_requests()
-        .iter()
-        .filter(|(_, r)| !r.after_proof.is_empty())
-        .map(|(key, r)| (key.as_str(), r))
-        .collect();
-    if late.is_empty() {
-        return vec![];
-    }
-    late.sort_by(|a, b| a.0.cmp(b.0));
-    server::late_progress(&late, waits, version)
 }
 
 /// Responses no step expected and no cancel explains (ids belong to the session the response

@@ -10,7 +10,7 @@ mod exit;
 mod judge;
 mod judge_http;
 mod opening;
-mod tasks;
+pub(crate) mod tasks;
 mod witness;
 mod witnessed;
 
@@ -250,7 +250,7 @@ impl Side for ServerTarget {
     }
 
     fn drained<T: Transport>(e: &mut Engine<'_, T, Self>) {
-        let late = judge::late_progress(&e.ledger, &e.waits(), e.protocol());
+        let late = crate::rules::server::late_progress_in(&e.ledger, &e.waits(), e.protocol());
         for (line, problem) in late {
             e.step.at(line);
             e.problems([problem]);
@@ -361,11 +361,8 @@ fn report_gone<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) {
             .map(|s| s.to_string())
             .unwrap_or_else(|| closed.into());
     if !e.findings.cites(rule) {
-        e.rule(
-            Severity::Fail,
-            rule,
-            format!("the target stopped serving ({status}) while the case still needed it; see its stderr"),
-        );
+        let p = crate::rules::server::stopped_serving(rule, &status, "the case still needed it");
+        e.rule(p.severity, p.requirement, p.message);
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 /// [`crate::rules::tasks::learn`]) into the ledger: a task it created, a `tasks/cancel` of one
 /// answered with a result, or a task shown terminal, `at` (since the target started) when the
 /// target had waited `waited` for a CPU.
-pub(super) fn learn_task(
+pub(crate) fn learn_task(
     ledger: &mut Ledger,
     learned: Learned,
     key: String,

@@ -186,6 +186,14 @@ impl Ledger {
         }
     }
 
+    /// The target's request `key` was answered with `answer` at `at` (a recorded session's
+    /// answer, stamped by the recorder).
+    pub fn answered_at(&mut self, key: &str, answer: &Value, at: std::time::Instant) {
+        if let Some(request) = self.received.get_mut(key) {
+            request.answer_at(answer, at, None);
+        }
+    }
+
     /// The target cancelled its request `key`.
     pub fn cancelled(&mut self, key: &str) {
         if let Some(request) = self.received.get_mut(key) {

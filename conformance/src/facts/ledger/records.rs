@@ -126,6 +126,42 @@ pub struct SentRequest {
     pub after_proof: Vec<LateProgress>,
 }
 
+impl SentRequest {
+    /// Request `method`, sent `sent` (since the target started) at `line`, transcript index
+    /// `index`, on `channel`, of which nothing else is known yet: not the harness's own, no
+    /// known duration or schedule, its answer due when unknown.
+    pub fn new(
+        line: usize,
+        index: usize,
+        sent: Duration,
+        method: &str,
+        channel: Channel,
+    ) -> SentRequest {
+        SentRequest {
+            line,
+            index,
+            sent,
+            method: method.to_string(),
+            internal: false,
+            endless: false,
+            starts: method == "initialize",
+            natural_end: None,
+            tick: None,
+            progress_seen: 0,
+            mapped: false,
+            due: Due::Unknown,
+            channel,
+            answers: 0,
+            answer: None,
+            cancel: None,
+            answered_before_cancel: false,
+            last_progress: None,
+            watched: false,
+            after_proof: vec![],
+        }
+    }
+}
+
 /// One progress that came after the proof that its request's cancel was read.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LateProgress {
@@ -168,10 +204,16 @@ impl ReceivedRequest {
     /// Takes note of the harness's `answer` to it, sent when the target had waited `waited`
     /// for a CPU.
     pub fn answer(&mut self, answer: &Value, waited: Option<Duration>) {
+        self.answer_at(answer, clock::now(), waited);
+    }
+
+    /// Takes note of an `answer` to it sent at `at` (a recorded one: when the recorder saw
+    /// it), when the target had waited `waited` for a CPU.
+    pub fn answer_at(&mut self, answer: &Value, at: Instant, waited: Option<Duration>) {
         if self.answered.is_none() {
             self.answered_waited = waited;
         }
-        self.answered.get_or_insert_with(clock::now);
+        self.answered.get_or_insert(at);
         self.succeeded |= answer.get("result").is_some();
         if self.method == "tools/call" && self.task.is_none() {
             self.task = super::created_task(answer);

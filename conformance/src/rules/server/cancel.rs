@@ -15,6 +15,31 @@ use crate::rules::envelope::Problem;
 use serde_json::Value;
 use std::time::Duration;
 
+/// What the first response `value` (arrived `at`) to request `key` breaks when the request
+/// had been cancelled (nothing when it had not), as the clock `waits` and the era `version`
+/// weigh it: a subscription's close with a result is a note (see `listen`), any other
+/// answer is judged by [`answered_after_cancel`].
+pub fn after_cancel(
+    key: &str,
+    request: &SentRequest,
+    value: &Value,
+    at: Duration,
+    waits: &Waits,
+    version: Option<ProtocolVersion>,
+) -> Vec<Problem> {
+    if request.cancel.is_none() {
+        return vec![];
+    }
+    if request.method == "subscriptions/listen" && !request.answered_before_cancel {
+        if let Some(note) = super::listen::closed_with_result(key, value) {
+            return vec![note];
+        }
+    }
+    answered_after_cancel(key, request, value, at, waits, version)
+        .into_iter()
+        .collect()
+}
+
 /// Judges the first response (`value`, which came `at` after the target started) to request
 /// `key`, whose ledger entry is `request`, when the harness had cancelled it. Nothing to say
 /// when it was not cancelled, was answered before its cancel, or is an `initialize` (which a

@@ -20,8 +20,8 @@ pub mod cancel;
 pub mod listen;
 pub mod progress;
 
-pub use cancel::answered_after_cancel;
-pub use progress::{late_progress, progress, ProgressFacts};
+pub use cancel::after_cancel;
+pub use progress::{late_progress_in, progress_in, Arrived};
 
 use crate::era::{Era, ProtocolVersion};
 use crate::outcome::Severity;
@@ -88,6 +88,17 @@ fn after_cancel_rule(version: Option<ProtocolVersion>) -> &'static str {
 
 fn stateless(version: Option<ProtocolVersion>) -> bool {
     version.is_some_and(|v| v.era() == Era::Stateless)
+}
+
+/// The target stopped serving (`status`: how it ended, or which channel closed) while `still`
+/// (the case needed it, requests were in flight): a failure of `rule` (STD-01 over stdio,
+/// HTTP-04 over HTTP).
+pub fn stopped_serving(rule: Req, status: &str, still: &str) -> Problem {
+    Problem::new(
+        Severity::Fail,
+        rule,
+        format!("the target stopped serving ({status}) while {still}; see its stderr"),
+    )
 }
 
 /// Responses the target sent that no step consumed and no cancel explains (a cancelled request

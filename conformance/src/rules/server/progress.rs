@@ -9,7 +9,7 @@
 use super::{after_cancel_rule, after_cancel_severity};
 use crate::era::ProtocolVersion;
 use crate::exchange::Channel;
-use crate::facts::ledger::{LateProgress, SentRequest};
+use crate::facts::ledger::{LateProgress, Ledger, SentRequest};
 use crate::facts::waits::Waits;
 use crate::outcome::Severity;
 use crate::pattern::canonical;
@@ -50,6 +50,80 @@ pub struct ProgressVerdict {
     pub late: Option<LateProgress>,
     /// Its numeric value, to compare the next one with.
     pub value: Option<f64>,
+}
+
+/// A progress notification as it came, before the ledger is asked what it is about.
+#[derive(Debug, Clone, Copy)]
+pub struct Arrived<'a> {
+    /// Its `params`.
+    pub params: Option<&'a Value>,
+    /// The channel it came on.
+    pub channel: Channel,
+    /// When it came, since the target started.
+    pub at: Duration,
+    /// The line being carried out (a case's, or a trace's).
+    pub line: usize,
+    /// Whether the version has tasks in its core (2025-11-25): a request answered with a
+    /// task lends its token to the task.
+    pub core: bool,
+}
+
+/// What [`progress_in`] found: the findings (the task's rule's first), the ledger key of
+/// the request the token names, and the verdict to apply to that request's entry.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProgressJudged {
+    /// The findings, in order.
+    pub problems: Vec<Problem>,
+    /// The key of the request its token names, if one does.
+    pub key: Option<String>,
+    /// What it makes of that request's entry.
+    pub verdict: ProgressVerdict,
+}
+
+/// Judges one progress notification against the requests of `ledger` (its token scoped as
+/// `scope`). Progress for the token of a request answered with a task is the task's
+/// (2025-11-25): its own rule judges it first (PRG-10), then only its values are judged.
+/// `waits(needed)` reads the clock, the target's CPU waits only where `needed`.
+pub fn progress_in(
+    ledger: &Ledger,
+    scope: Option<&str>,
+    arrived: &Arrived,
+    waits: impl Fn(bool) -> Waits,
+) -> ProgressJudged {
+    let token = arrived.params.and_then(|p| p.get("progressToken"));
+    let key = token.and_then(|t| ledger.token_in(scope, t)).cloned();
+    let answered = key
+        .as_ref()
+        .and_then(|k| ledger.request(k))
+        .is_some_and(|r| r.answers > 0);
+    let record = key
+        .as_deref()
+        .filter(|_| answered && arrived.core)
+        .and_then(|k| Some((k, ledger.task_of(k)?)));
+    let mut problems = vec![];
+    if let Some((key, record)) = record {
+        let clock = waits(record.terminal.is_some());
+        problems.extend(crate::rules::tasks::progress_of_task(
+            key, arrived.at, record, &clock,
+        ));
+    }
+    let request = key.as_deref().and_then(|k| Some((k, ledger.request(k)?)));
+    let proved = request.is_some_and(|(_, r)| r.cancel.is_some_and(|m| m.read.is_some()));
+    let verdict = progress(&ProgressFacts {
+        params: arrived.params,
+        channel: arrived.channel,
+        at: arrived.at,
+        line: arrived.line,
+        request,
+        waits: waits(proved),
+        task: record.is_some(),
+    });
+    problems.extend(verdict.problems.iter().cloned());
+    ProgressJudged {
+        problems,
+        key,
+        verdict,
+    }
 }
 
 /// Judges one progress notification.
@@ -157,6 +231,27 @@ fn after_proof(
         after,
         explained,
     }
+}
+
+/// Progress that came after the proof that its request's cancel was read, judged once
+/// nothing more will come (see [`late_progress`]), over every request of `ledger`, with the
+/// line each came at. A live run and a checked trace both end with it.
+pub fn late_progress_in(
+    ledger: &Ledger,
+    waits: &Waits,
+    version: Option<ProtocolVersion>,
+) -> Vec<(usize, Problem)> {
+    let mut late: Vec<(&str, &SentRequest)> = ledger
+        .sent_requests()
+        .iter()
+        .filter(|(_, r)| !r.after_proof.is_empty())
+        .map(|(key, r)| (key.as_str(), r))
+        .collect();
+    if late.is_empty() {
+        return vec![];
+    }
+    late.sort_by(|a, b| a.0.cmp(b.0));
+    late_progress(&late, waits, version)
 }
 
 /// Progress that came after the proof that its request's cancel was read, once nothing more
