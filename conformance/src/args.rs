@@ -11,6 +11,12 @@ Exit codes:
   1  a case failed (or warned, with --strict), or a baseline entry is stale
   2  usage error, a broken case or target file, or a target that could not be started";
 
+const CHECK_EXIT_CODES: &str = "\
+Exit codes:
+  0  neither side broke a MUST (warnings allowed unless --strict)
+  1  a side broke a MUST (or a SHOULD, with --strict)
+  2  the trace could not be read (the error names the file and line), or a report could not be written";
+
 /// Replays scripted MCP cancellation cases against a target and judges the transcript.
 #[derive(Parser, Debug)]
 #[command(name = "conformance", version, after_help = EXIT_CODES)]
@@ -63,6 +69,10 @@ pub enum Command {
     /// over stdio, the client starts `conformance record -o DIR -- <server argv>` in place of
     /// the server; over Streamable HTTP, `--listen ADDR --to URL` is a reverse proxy.
     Record(RecordArgs),
+    /// Judge a recorded session (a trace `conformance record` wrote) with the rules the live
+    /// cases use: what the server and what the client did wrong, each at its trace line.
+    #[command(after_help = CHECK_EXIT_CODES)]
+    Check(CheckArgs),
     /// The server a client under test starts: relays its stdio to the harness at ADDR,
     /// presenting TOKEN first.
     #[command(hide = true)]
@@ -225,6 +235,26 @@ pub struct RecordArgs {
     /// The server's command, run without a shell, with its stdio passed through.
     #[arg(last = true, value_name = "ARGV")]
     pub argv: Vec<String>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CheckArgs {
+    /// The trace to judge (JSON lines, docs/traces.md).
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// Write a JSON report to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Write an HTML report to FILE: the recorded session as a sequence diagram, each
+    /// finding beside its message.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write a JUnit XML report to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// Warnings (broken SHOULDs) fail the check.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(clap::Args, Debug)]

@@ -1,5 +1,6 @@
 //! What the command line offers and how results become output and an exit code.
 
+mod check;
 mod client;
 mod init;
 mod record;
@@ -61,6 +62,7 @@ pub fn main(args: Args) -> ExitCode {
             code
         }
         Command::Record(args) => record::record(args),
+        Command::Check(args) => check::check(&args),
         Command::Report { reports, output } => crate::finish::files::merge(&reports, &output),
         Command::Relay { addr, token } => ExitCode::from(
             u8::try_from(conformance::transport::relay::run(&addr, token.as_deref())).unwrap_or(1),

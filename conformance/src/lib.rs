@@ -28,12 +28,14 @@
 //!   versions it speaks; [`interrupt`]: leaving nothing behind when interrupted.
 //! - [`record`]: `conformance record`, between a real client and server, writing a [`trace`].
 //! - [`trace`]: what `conformance record` writes and `check` reads (docs/traces.md).
+//! - [`check`]: a recorded session (a trace) judged offline by the same rules.
 //! - [`error`]: why a run could not happen, typed.
 //! - [`libtest`]: every case as a `cargo test` test in a server's own repository.
 
 pub mod baseline;
 pub mod case;
 pub mod case_report;
+pub mod check;
 pub mod client_versions;
 pub mod discovery;
 pub mod engine;

@@ -42,6 +42,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "suite",
             "baseline",
             "record",
+            "check",
         ],
     ),
     (

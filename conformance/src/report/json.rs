@@ -26,7 +26,7 @@ pub struct RunReport {
     pub started_at: String,
     /// How long the run took.
     pub duration_ms: u64,
-    /// `server` (the target is a server) or `client`.
+    /// `server` (the target is a server) or `client`; `trace` for `conformance check`.
     pub role: String,
     /// What was tested.
     pub target: Target,

@@ -65,7 +65,8 @@ fn title(page: &Page) -> String {
 }
 
 /// The transcripts the diagrams are drawn from, as JSON safe inside a `<script>` element:
-/// per cell, the target's name, its role, the cancels, and each entry as
+/// per cell, the target's name, its role, the cancels, the findings as `[line, severity,
+/// requirement]`, and each entry as
 /// `[atMs, direction, channel, session, flags, line, mark, text]` (flags: 1 internal,
 /// 2 stamped; 0 for an absent line or mark; direction `s`, `r` or `t`).
 fn embedded(page: &Page) -> String {
@@ -98,6 +99,7 @@ fn embedded(page: &Page) -> String {
                 "target": d.target,
                 "role": d.role,
                 "cancels": d.cancels,
+                "findings": d.findings,
                 "entries": entries,
             })
         })

@@ -61,6 +61,13 @@
   function draw(cell, all) {
     var rows = rowsOf(cell, all);
     var server = cell.role === "server";
+    // A recorded session: the client on the left, the server on the right, and each finding
+    // beside the message at its trace line.
+    var trace = cell.role === "trace";
+    var found = {};
+    (trace ? cell.findings || [] : []).forEach(function (f) {
+      (found[f[0]] = found[f[0]] || []).push(f);
+    });
     var out = [];
     var y = TOP, prev = null, ys = {};
     rows.forEach(function (r) {
@@ -109,6 +116,9 @@
       if (r.line) {
         out.push('<text class="line" x="' + (sent ? X_T + 6 : X_H - 6) + '" y="' + (y + 3) + '"' + (sent ? '' : ' text-anchor="end"') + '>line ' + r.line + '</text>');
       }
+      (found[r.line] || []).forEach(function (f, k) {
+        out.push('<text class="finding ' + esc(f[1]) + '" x="' + (X_T + 60 + 70 * k) + '" y="' + (y + 3) + '">\u2716 ' + esc(f[2]) + '</text>');
+      });
       out.push('</g>');
       out.push(hit);
     });
@@ -122,8 +132,8 @@
       out.push('<text class="quiettext" x="' + (x + 4) + '" y="' + ((y1 + y2) / 2 + 4) + '">quiet after ' + ms(c.quietMs) + ' ms</text>');
     });
     var height = y + 24;
-    var harness = server ? "harness (as client)" : "harness (as server)";
-    var target = cut(cell.target, 40) + (server ? " (server)" : " (client)");
+    var harness = trace ? "client" : server ? "harness (as client)" : "harness (as server)";
+    var target = trace ? "server: " + cut(cell.target, 32) : cut(cell.target, 40) + (server ? " (server)" : " (client)");
     var head = '<text class="lanehead" x="' + X_H + '" y="18" text-anchor="middle">' + esc(harness) + '</text>' +
       '<text class="lanehead" x="' + X_T + '" y="18" text-anchor="middle">' + esc(target) + '</text>' +
       '<text class="time" x="' + X_TIME + '" y="18">time</text>' +
@@ -153,11 +163,13 @@
         var value = parse(e[7]);
         var where = [e[2] || "stdio"];
         if (e[3]) { where.push("session " + e[3]); }
-        if (e[5]) { where.push("case line " + e[5]); }
+        var recorded = cell.role === "trace";
+        if (e[5]) { where.push((recorded ? "trace line " : "case line ") + e[5]); }
         if (e[4] & 1) { where.push("sent by the harness on its own"); }
         shown.hidden = false;
         shown.textContent = "entry " + hit.dataset.i + " \u00b7 +" + ms(e[0]) + " ms \u00b7 " +
-          ({ s: "harness \u2192 target", r: "target \u2192 harness", t: "transport" })[e[1]] + " \u00b7 " + where.join(" \u00b7 ") + "\n" +
+          (recorded ? { s: "client \u2192 server", r: "server \u2192 client", t: "recorder" }
+            : { s: "harness \u2192 target", r: "target \u2192 harness", t: "transport" })[e[1]] + " \u00b7 " + where.join(" \u00b7 ") + "\n" +
           (value === undefined ? e[7] : JSON.stringify(value, null, 2));
       });
     });

@@ -111,8 +111,12 @@ pub struct DiffLine {
 pub struct Diagram {
     /// The target as its lane is named.
     pub target: String,
-    /// `server` or `client`: which side the target plays.
+    /// `server` or `client`: which side the target plays; `trace` for a recorded session,
+    /// whose lanes are its client and its server.
     pub role: String,
+    /// The findings above a note: (line, severity, requirement). A trace's entries carry
+    /// their trace lines, so its diagram marks each finding on its message.
+    pub findings: Vec<(usize, String, String)>,
     pub entries: Vec<TranscriptEntry>,
     pub cancels: Vec<CancelTiming>,
 }

@@ -53,6 +53,12 @@ pub(super) fn rows_of(
             diagrams.push(Diagram {
                 target: column.target.clone(),
                 role: column.role.clone(),
+                findings: case
+                    .findings
+                    .iter()
+                    .filter(|f| f.severity != "note")
+                    .map(|f| (f.line, f.severity.clone(), f.requirement.clone()))
+                    .collect(),
                 entries: case.transcript,
                 cancels: case.timings.cancels,
             });
