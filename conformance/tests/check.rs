@@ -275,3 +275,49 @@ fn the_reports_carry_the_findings_and_the_recorded_lanes() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn over_http_progress_past_the_cancels_202_and_the_grace_breaks_can_05() {
+    let c = checked("http-accepted-cancel.jsonl");
+    // The 202 came at +305 ms: the cancel counts as read 500 ms later; the progress at
+    // +400 ms is before that, those at +1805 and +2805 ms after it.
+    assert_eq!(
+        judged(&c.server),
+        [
+            (Severity::Warn, "CAN-05", 20),
+            (Severity::Warn, "CAN-05", 21)
+        ]
+    );
+    assert!(c.server[0]
+        .message
+        .contains("the cancel's 202 plus a 500 ms grace proved it read"));
+    assert_eq!(judged(&c.client), []);
+}
+
+#[test]
+fn in_2026_07_28_closing_the_stream_is_the_cancel() {
+    let c = checked("http-closed-cancel.jsonl");
+    assert_eq!(c.version.as_deref(), Some("2026-07-28"));
+    assert_eq!(judged(&c.server), []);
+    assert_eq!(judged(&c.client), []);
+    assert_eq!(
+        notes(&c.server),
+        [("CAN-05", 3)],
+        "the handler's stop is not on the wire"
+    );
+    assert!(c
+        .transcript
+        .iter()
+        .any(|e| e.text == "[cancel 1: closed the stream of POST 1]"));
+}
+
+#[test]
+fn in_2026_07_28_a_posted_cancel_with_the_stream_left_open_is_the_clients_fault() {
+    let c = checked("http-posted-cancel.jsonl");
+    assert_eq!(judged(&c.client), [(Severity::Warn, "CAN-12", 7)]);
+    assert!(c.client.iter().any(|f| f.severity == Severity::Warn
+        && f.message
+            .contains("did not close the request's stream before the recording ended")));
+    // The notification asks nothing of the server (AMB-06): its progress is no fault.
+    assert_eq!(judged(&c.server), []);
+}

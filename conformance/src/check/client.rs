@@ -145,6 +145,11 @@ impl ClientSide {
         }
     }
 
+    /// In 2026-07-28 over HTTP the client closed the stream of its request `key`: its cancel.
+    pub fn closed_stream(&mut self, key: &str) {
+        self.ledger.cancelled(key);
+    }
+
     /// The server exited or closed its stdout.
     pub fn server_gone(&mut self) {
         self.server_gone = true;

@@ -16,11 +16,13 @@
 //!
 //! - [`adapt`]: each event as a transcript entry, and HTTP exchanges as channels and
 //!   sessions;
-//! - `server`: the server's side; `client`: the client's side;
+//! - `server`: the server's side; `client`: the client's side; `http`: the cancels a
+//!   Streamable HTTP recording shows beyond its messages (a `202`, a closed stream);
 //! - [`sides`]: the two sides as cases' reports, for the reports live runs write.
 
 pub mod adapt;
 mod client;
+mod http;
 mod server;
 pub mod sides;
 
@@ -92,6 +94,8 @@ pub(crate) struct Msg<'a> {
     pub channel: Channel,
     /// The session its ids belong to (`None`: the first).
     pub scope: Option<&'a str>,
+    /// The HTTP exchange it travelled in.
+    pub exchange: Option<u64>,
 }
 
 /// The walk through a trace: the one owner of everything a check learns.
@@ -100,6 +104,7 @@ struct Walk {
     log: TargetLog,
     session: Session,
     wire: Wire,
+    http: http::Http,
     server: server::ServerSide,
     client: client::ClientSide,
 }
@@ -116,6 +121,7 @@ impl Walk {
                 first_heard: None,
             },
             wire: Wire::default(),
+            http: http::Http::default(),
             server: server::ServerSide::default(),
             client: client::ClientSide::default(),
         }
@@ -164,9 +170,7 @@ impl Walk {
                 self.note(at, line, Channel::Stdio, &format!("recorder: {text}"));
             }
             Event::Request { .. } | Event::Response { .. } | Event::End { .. } => {
-                let text = self.wire.event(&stamped.event);
-                let channel = self.wire.channel_of(&stamped.event);
-                self.note(at, line, channel, &text);
+                self.exchange(stamped);
             }
         }
     }
@@ -205,6 +209,7 @@ impl Walk {
             at,
             channel,
             scope: scope.as_deref(),
+            exchange,
         };
         match from {
             Party::Client => self.client_wrote(&m, text),
@@ -235,11 +240,22 @@ impl Walk {
             (Some(method), Some(id)) => {
                 self.client.request(m, method, id, value, &self.session);
                 self.server.request(m, method, id, value);
+                self.http.request(m.exchange, id, m.scope);
             }
             (Some("notifications/cancelled"), None) => {
                 let params = value.get("params");
                 self.client.cancel(m, params, &self.session);
-                self.server.cancel(m, params);
+                // In 2026-07-28 over HTTP closing the stream is the cancel: a POSTed
+                // notification asks nothing of the server (AMB-06).
+                if self.session.ordered || !self.session.stateless() {
+                    self.server.cancel(m, params);
+                }
+                let named = params
+                    .and_then(|p| p.get("requestId"))
+                    .map(|id| crate::facts::ledger::key_in(m.scope, id));
+                let stateless = self.session.stateless();
+                self.http
+                    .cancel(m.exchange, m.index, named, (m.line, stateless));
             }
             (Some(_), None) => {}
             (None, _) => self.client.response(m, value),
@@ -274,6 +290,10 @@ impl Walk {
                 {
                     self.session.version.get_or_insert(version);
                 }
+                if let Some(id) = value.get("id") {
+                    self.http
+                        .answered(crate::facts::ledger::key_in(m.scope, id));
+                }
                 let transcript = &self.transcript;
                 self.server.response(m, value, &self.session, transcript);
                 self.client.answered(m, value, &self.session);
@@ -288,9 +308,13 @@ impl Walk {
             log,
             session,
             server,
-            client,
+            mut client,
+            http,
             ..
         } = self;
+        for (line, problem) in http.finish() {
+            client.add(line, [problem]);
+        }
         Checked {
             server: server.finish(&session),
             client: client.finish(&session),

@@ -11,7 +11,7 @@ use super::{Msg, Session};
 use crate::engine::parts::findings::Findings;
 use crate::engine::parts::proofs::Proofs;
 use crate::engine::server::tasks::learn_task;
-use crate::facts::ledger::{key_in, Ledger, SentRequest};
+use crate::facts::ledger::{key_in, Closed, Ledger, SentRequest};
 use crate::facts::waits::Waits;
 use crate::outcome::{Finding, FindingKind, Severity};
 use crate::requirement::Req;
@@ -66,6 +66,33 @@ impl ServerSide {
         self.ledger.enter(m.scope.map(str::to_string));
         self.ledger.cancel_sent(id, m.index, m.at, None);
         self.ledger.enter(None);
+    }
+
+    /// Over HTTP up to 2025-11-25: the cancel at transcript index `cancel` was answered
+    /// `202` at `at`; it counts as read once the grace has passed.
+    pub fn cancel_accepted(&mut self, cancel: usize, at: Duration, session: &Session) {
+        let grace = self.waits(session).calm;
+        self.ledger.cancel_accepted(cancel, at, grace, None);
+    }
+
+    /// In 2026-07-28 over HTTP: the client closed the stream of its request `id` (in session
+    /// `scope`), recorded at transcript index `index` at `at` (`arrived`: the server had
+    /// answered the request's head by then); it counts as read once the grace has passed.
+    pub fn cancel_closed(
+        &mut self,
+        id: &Value,
+        scope: Option<String>,
+        (index, at, arrived): (usize, Duration, bool),
+        session: &Session,
+    ) {
+        self.ledger.enter(scope);
+        self.ledger.cancel_sent(id, index, at, None);
+        self.ledger.enter(None);
+        let how = Closed {
+            grace: self.waits(session).calm,
+            arrived,
+        };
+        self.ledger.cancel_closed(index, at, how, None);
     }
 
     /// The server sent a request of its own.

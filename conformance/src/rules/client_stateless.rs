@@ -148,6 +148,19 @@ pub fn reuse(facts: &Reuse<'_>) -> Option<Problem> {
     }
 }
 
+/// CAN-12: in 2026-07-28 over HTTP the client did not close the stream of its request `key`
+/// `waited` (`within 2s`, `before the recording ended`), having POSTed `notifications/cancelled`
+/// for it instead (`posted`) or not; closing the stream is the cancel. The MUST is the
+/// server's, the client's part a SHOULD: at most a warning, at the case's `severity`.
+pub fn stream_not_closed(key: &str, posted: bool, waited: &str, severity: Severity) -> Problem {
+    let message = if posted {
+        format!("the client POSTed `notifications/cancelled` for its request {key} but did not close the request's stream {waited}; in 2026-07-28 over HTTP closing the stream is the cancel, and the notification is not expected (AMB-06)")
+    } else {
+        format!("the client did not close the stream of its request {key} {waited}; in 2026-07-28 over HTTP closing the request's stream is its cancel")
+    };
+    Problem::new(severity.min(Severity::Warn), Req::Can12, message)
+}
+
 /// RPC-15: a client of 2026-07-28 sends no responses (its server sends no requests).
 pub fn response(value: &Value) -> Problem {
     Problem::new(

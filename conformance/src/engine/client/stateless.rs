@@ -26,6 +26,8 @@ use crate::facts::ledger::Ledger;
 use crate::outcome::{FindingKind, Severity};
 use crate::pattern::{canonical, id_key, json_equal};
 use crate::requirement::Req;
+use crate::rules::client_stateless;
+use crate::rules::envelope::Problem;
 use crate::transcript::{Direction, Entry};
 use crate::transport::{Channel, Transport};
 use serde_json::{json, Value};
@@ -293,17 +295,20 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
             "within {:?}",
             self.clock.stretched(self.played.options().reply_timeout)
         );
-        let message = if posted {
-            format!("the client POSTed `notifications/cancelled` for its request {key} but did not close the request's stream {waited}; in 2026-07-28 over HTTP closing the stream is the cancel, and the notification is not expected (AMB-06)")
-        } else if request.is_none() {
-            format!("the client sent no request {key} to cancel")
+        let severity = self.played.severity();
+        let problem = if request.is_none() {
+            Problem::new(
+                severity.min(Severity::Warn),
+                Req::Can12,
+                format!("the client sent no request {key} to cancel"),
+            )
         } else {
-            format!("the client did not close the stream of its request {key} {waited}; in 2026-07-28 over HTTP closing the request's stream is its cancel")
+            client_stateless::stream_not_closed(&key, posted, &waited, severity)
         };
         self.finding(
-            self.played.severity().min(Severity::Warn),
-            FindingKind::Rule(Req::Can12),
-            message,
+            problem.severity,
+            FindingKind::Rule(problem.requirement),
+            problem.message,
         );
         Ok(())
     }
