@@ -296,6 +296,36 @@ fn usage_errors_name_what_to_write() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--redact token: give a JSON pointer"));
     let out = cli::conformance()
+        .args([
+            "record",
+            "-o",
+            "x",
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            "http://127.0.0.1:1/mcp",
+            "--",
+            "true",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not both"));
+    let out = cli::conformance()
+        .args([
+            "record",
+            "-o",
+            "x",
+            "--redact",
+            "header:x-key",
+            "--",
+            "true",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("over stdio there are no headers"));
+    let out = cli::conformance()
         .args(["record", "-o", "x"])
         .output()
         .expect("runs");
