@@ -232,13 +232,19 @@ async fn saw_cancelled(url: &str) -> String {
     witness
 }
 
-/// Waits (at most 10 s) until the trace in `dir` holds `event`; returns its events.
-async fn recorded(dir: &TempDir, event: &Event) -> Vec<Event> {
+/// Waits (at most 10 s) until the trace in `dir` holds an event that `wanted` picks;
+/// returns its events.
+async fn recorded_that(dir: &TempDir, wanted: impl Fn(&Event) -> bool) -> Vec<Event> {
     let until = Instant::now() + Duration::from_secs(10);
-    while !events(&trace_in(dir.path())).contains(event) && Instant::now() < until {
+    while !events(&trace_in(dir.path())).iter().any(&wanted) && Instant::now() < until {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     events(&trace_in(dir.path()))
+}
+
+/// Waits (at most 10 s) until the trace in `dir` holds `event`; returns its events.
+async fn recorded(dir: &TempDir, event: &Event) -> Vec<Event> {
+    recorded_that(dir, |e| e == event).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -266,6 +272,44 @@ async fn a_client_that_leaves_before_the_answer_began_ends_the_exchange_upstream
     assert!(all.contains(&end), "{all:#?}");
     assert!(
         !all.iter().any(|e| matches!(e, Event::Response { .. })),
+        "{all:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_dies_mid_stream_leaves_the_stream_cut_and_an_error_in_the_trace() {
+    let (mut server, direct) = reference();
+    let dir = TempDir::new("http-crash");
+    let (_recorder, through) = recorder(&direct, &dir, &[]);
+    let response = post(&through, call(1, "work"), None).await;
+    let mut body = response.into_body();
+    let mut seen = String::new();
+    while !seen.contains("notifications/progress") {
+        let frame = body
+            .frame()
+            .await
+            .expect("the stream goes on")
+            .expect("a frame");
+        if let Some(data) = frame.data_ref() {
+            seen.push_str(&String::from_utf8_lossy(data));
+        }
+    }
+    server.0.kill().expect("the server is killed");
+    let rest = tokio::time::timeout(Duration::from_secs(10), body.collect()).await;
+    assert!(matches!(rest, Ok(Err(_))), "the client sees its stream cut");
+    let all = recorded_that(&dir, |e| matches!(e, Event::End { exchange: 1, .. })).await;
+    let cut = all
+        .iter()
+        .find(|e| matches!(e, Event::End { exchange: 1, .. }));
+    assert!(
+        matches!(
+            cut,
+            Some(Event::End {
+                by: EndBy::Error,
+                error: Some(_),
+                ..
+            })
+        ),
         "{all:#?}"
     );
 }
