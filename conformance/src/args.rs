@@ -35,6 +35,9 @@ pub enum Command {
     /// fixture roles, check each proposal by calling it (read-only tools only, unless named
     /// with --try), and write what held.
     Init(InitArgs),
+    /// Work on case files: `case from-trace` drafts a server case from a recorded session.
+    #[command(subcommand)]
+    Case(CaseCommand),
     /// List the cases with their level, requirements and intent.
     List {
         /// Read cases from this folder instead of the embedded copy.
@@ -206,6 +209,30 @@ pub struct InitArgs {
     /// The server's command, run without a shell.
     #[arg(last = true, value_name = "ARGV")]
     pub argv: Vec<String>,
+}
+
+/// What `conformance case` does.
+#[derive(Subcommand, Debug)]
+pub enum CaseCommand {
+    /// Draft a server case from a trace (`conformance record`): the client's messages become
+    /// the steps, the server's answers the expectations (with what varies between runs as
+    /// patterns), each cancel where the client sent it. Replay it with `conformance server
+    /// --cases DIR -- <server>`.
+    FromTrace(FromTraceArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct FromTraceArgs {
+    /// The trace file a recording wrote (docs/traces.md).
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// Where to write the case (`*.mcpt`, e.g. cases/server/my-bug.mcpt: its id is its path
+    /// below the cases folder).
+    #[arg(short, long, value_name = "CASE.mcpt")]
+    pub output: PathBuf,
+    /// Overwrite the case file if it exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(clap::Args, Debug)]

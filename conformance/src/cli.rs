@@ -1,5 +1,6 @@
 //! What the command line offers and how results become output and an exit code.
 
+mod case;
 mod check;
 mod client;
 mod init;
@@ -63,6 +64,7 @@ pub fn main(args: Args) -> ExitCode {
         }
         Command::Record(args) => record::record(args),
         Command::Check(args) => check::check(&args),
+        Command::Case(command) => case::case(command),
         Command::Report { reports, output } => crate::finish::files::merge(&reports, &output),
         Command::Relay { addr, token } => ExitCode::from(
             u8::try_from(conformance::transport::relay::run(&addr, token.as_deref())).unwrap_or(1),
@@ -179,6 +181,19 @@ fn wishes<'a>(args: &'a RunArgs, prepared: &'a Prepared, next: &'a str) -> Wishe
         junit: args.junit.as_ref(),
         next,
     }
+}
+
+/// Opens `path` to write a file the command drafted: with `force` anew whatever was there,
+/// else only if it does not exist (`AlreadyExists` when it appeared meanwhile).
+fn create_drafted(path: &std::path::Path, force: bool) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    if force {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    options.open(path)
 }
 
 fn cpus() -> usize {

@@ -18,6 +18,8 @@
 //!   every instant is read from (tokio's, which a test can pause).
 //! - [`fixtures`], [`target_file`]: the fixture profile and how third-party servers map it;
 //!   [`discovery`] and [`init`]: which of a server's tools play it, found and checked.
+//! - [`from_trace`]: a session recorded between a real client and server, drafted into a
+//!   server case that replays it.
 //! - [`exchange`]: what travels between the harness and a target, as data; [`facts`]: what
 //!   the engine learned of one exchange (requests, cancels, tasks, HTTP channels), which the
 //!   rules judge.
@@ -44,6 +46,7 @@ pub mod error;
 pub mod exchange;
 pub mod facts;
 pub mod fixtures;
+pub mod from_trace;
 pub mod harness;
 pub mod init;
 pub mod interrupt;

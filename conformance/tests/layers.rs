@@ -38,6 +38,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "spoken",
             "runner",
             "init",
+            "from_trace",
             "client_versions",
             "suite",
             "baseline",

@@ -18,6 +18,7 @@ mod rewrite;
 mod step;
 
 pub use client::{ACTION_VERBS, OUTCOME_WORDS};
+pub use deviation::deviations;
 pub use needs::{Need, TASKS_EXTENSION};
 pub use parse::{parse, parse_duration};
 pub use poll::Poll;
