@@ -90,6 +90,19 @@ fn a_cancel_after_the_first_progress_is_placed_there_and_judged_by_the_rules() {
 }
 
 #[test]
+fn a_cancel_long_after_the_only_progress_follows_the_clock() {
+    let mut events = opening();
+    events.extend([
+        (2_000, "client", WORK),
+        (30_000, "server", PROGRESS),
+        (2_002_000, "client", CANCEL),
+    ]);
+    let got = lines(&draft_of(&events));
+    assert!(got[1].starts_with("< "), "{got:?}");
+    assert_eq!(got[2], "! after 2000ms");
+}
+
+#[test]
 fn a_cancel_by_deadline_waits_as_long_as_the_client_did_and_a_late_answer_is_watched_for() {
     let mut events = opening();
     events.extend([

@@ -17,6 +17,9 @@ use std::time::Duration;
 /// The shortest `! silent` after a cancel: long enough for a server that ignores the cancel
 /// of a short call to be seen answering.
 const SILENCE: Duration = Duration::from_millis(500);
+/// A cancel this soon after the request's first (and only) progress followed that progress;
+/// a later one followed the clock.
+const ON_PROGRESS: Duration = Duration::from_millis(100);
 /// The longest `! silent`, well inside a case's default time limit.
 const LONGEST_SILENCE: Duration = Duration::from_secs(5);
 
@@ -26,6 +29,8 @@ struct Sent {
     at: Duration,
     token: Option<Value>,
     progress: usize,
+    /// When its first progress came.
+    first_progress: Option<Duration>,
     answered: bool,
     cancelled: bool,
     /// Progress came after its cancel (said in a comment once).
@@ -63,7 +68,7 @@ pub(super) fn walk(trace: &Trace) -> Result<Walked, DraftError> {
                 let value = serde_json::from_str::<Value>(text).ok();
                 match from {
                     Party::Client => w.client(stamped, text, value.as_ref(), later),
-                    Party::Server => w.server(value.as_ref()),
+                    Party::Server => w.server(stamped.at, value.as_ref()),
                 }
             }
             Event::Closed {
@@ -148,6 +153,7 @@ impl Walk {
             at,
             token,
             progress: 0,
+            first_progress: None,
             answered: false,
             cancelled: false,
             late: false,
@@ -180,7 +186,11 @@ impl Walk {
                 .cancels
                 .push(format!("request {k} is cancelled after its answer"));
             &[Req::Can09, Req::Can08, Req::Can11]
-        } else if sent.progress == 1 {
+        } else if sent.progress == 1
+            && sent
+                .first_progress
+                .is_some_and(|p| at.at.saturating_sub(p) <= ON_PROGRESS)
+        {
             self.out.cancels.push(format!(
                 "request {k} ({what}) is cancelled after its first progress"
             ));
@@ -224,7 +234,7 @@ impl Walk {
     }
 
     /// A message the server wrote.
-    fn server(&mut self, value: Option<&Value>) {
+    fn server(&mut self, at: Duration, value: Option<&Value>) {
         let Some(message) = value else {
             self.out.touched.insert(Req::Std03);
             self.comment("The recorded server wrote a line that is not JSON here (STD-03).");
@@ -233,7 +243,7 @@ impl Walk {
         let method = message.get("method").and_then(Value::as_str);
         match (method, message.get("id")) {
             (None, Some(id)) => self.answer(id, message),
-            (Some("notifications/progress"), None) => self.progress(message),
+            (Some("notifications/progress"), None) => self.progress(at, message),
             (Some(method), Some(_)) => self.comment(&format!(
                 "The recorded server asked the client `{method}` here; the harness answers such requests itself."
             )),
@@ -274,7 +284,7 @@ impl Walk {
             .push(Line::Expect(vary::response(message).to_string()));
     }
 
-    fn progress(&mut self, message: &Value) {
+    fn progress(&mut self, at: Duration, message: &Value) {
         let token = message.pointer("/params/progressToken");
         let live = self.sent.values_mut().find(|s| {
             s.token.is_some() && s.token.as_ref() == token && !s.answered && !s.cancelled
@@ -283,6 +293,7 @@ impl Walk {
             return self.late_progress(token);
         };
         sent.progress += 1;
+        sent.first_progress = sent.first_progress.or(Some(at));
         match sent.progress {
             1 => self
                 .out
