@@ -33,8 +33,6 @@ struct Sent {
     first_progress: Option<Duration>,
     answered: bool,
     cancelled: bool,
-    /// Progress came after its cancel (said in a comment once).
-    late: bool,
 }
 
 /// What the walk found: the steps and what the header says of them.
@@ -156,7 +154,6 @@ impl Walk {
             first_progress: None,
             answered: false,
             cancelled: false,
-            late: false,
         };
         self.sent.insert(key(id), sent);
         self.send(at, text);
@@ -175,7 +172,7 @@ impl Walk {
         };
         sent.cancelled = true;
         let late = id
-            .and_then(|id| answer_after(later, id))
+            .and_then(|id| last_late(later, id, sent.token.as_ref()))
             .map(|a| a.saturating_sub(at.at));
         let window = late.map_or(SILENCE, |d| {
             (d * 2 + Duration::from_millis(100)).max(SILENCE)
@@ -227,7 +224,7 @@ impl Walk {
         )));
         if let Some(late) = late {
             self.out.lines.push(Line::Comment(format!(
-                "The recorded server answered request {k} {} ms after this cancel: the silence above watches for that.",
+                "The recorded server still spoke of request {k} {} ms after this cancel: the silence above watches for that.",
                 millis(late)
             )));
         }
@@ -290,7 +287,7 @@ impl Walk {
             s.token.is_some() && s.token.as_ref() == token && !s.answered && !s.cancelled
         });
         let Some(sent) = live else {
-            return self.late_progress(token);
+            return; // after its cancel: the silence after the cancel watches for it
         };
         sent.progress += 1;
         sent.first_progress = sent.first_progress.or(Some(at));
@@ -303,19 +300,6 @@ impl Walk {
                 self.out.touched.insert(Req::Prg03);
             }
             _ => {}
-        }
-    }
-
-    /// Progress on the token of a request the client had cancelled: said once per request,
-    /// as the standing rules judge it (progress after the barrier, CAN-05).
-    fn late_progress(&mut self, token: Option<&Value>) {
-        let cancelled = self.sent.iter_mut().find(|(_, s)| {
-            s.token.is_some() && s.token.as_ref() == token && s.cancelled && !s.late
-        });
-        if let Some((k, sent)) = cancelled {
-            sent.late = true;
-            let text = format!("The recorded server sent progress for request {k} after its cancel here: the rules judge what comes after the barrier.");
-            self.comment(&text);
         }
     }
 
@@ -384,17 +368,36 @@ impl Walk {
     }
 }
 
-/// When the first response with `id` came in `later`, if one did.
-fn answer_after(later: &[Stamped], id: &Value) -> Option<Duration> {
-    later.iter().find_map(|s| match &s.event {
-        Event::Message {
-            from: Party::Server,
-            text,
-            ..
-        } => {
-            let v: Value = serde_json::from_str(text).ok()?;
-            (v.get("method").is_none() && v.get("id") == Some(id)).then_some(s.at)
+/// When the server last said something about the cancelled request `id` (with progress
+/// token `token`) in `later`: its response, or progress on its token, until the client uses
+/// the id or the token again.
+fn last_late(later: &[Stamped], id: &Value, token: Option<&Value>) -> Option<Duration> {
+    let mut last = None;
+    for stamped in later {
+        let Event::Message { from, text, .. } = &stamped.event else {
+            continue;
+        };
+        let Ok(message) = serde_json::from_str::<Value>(text) else {
+            continue;
+        };
+        let method = message.get("method").and_then(Value::as_str);
+        let names_token = token.is_some()
+            && message
+                .pointer("/params/_meta/progressToken")
+                .or(message.pointer("/params/progressToken"))
+                == token;
+        match from {
+            Party::Client if method.is_some() && (message.get("id") == Some(id) || names_token) => {
+                break
+            }
+            Party::Server if method.is_none() && message.get("id") == Some(id) => {
+                last = Some(stamped.at);
+            }
+            Party::Server if method == Some("notifications/progress") && names_token => {
+                last = Some(stamped.at);
+            }
+            _ => {}
         }
-        _ => None,
-    })
+    }
+    last
 }
