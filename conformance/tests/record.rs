@@ -84,6 +84,21 @@ fn the_client_sees_the_same_bytes_and_the_trace_holds_every_line() {
 }
 
 #[test]
+fn the_server_sees_the_same_argv_environment_and_working_folder() {
+    let script = r#"echo "$0 $*"; pwd; env | sort"#;
+    let argv = ["sh", "-c", script, "name", "a b", "--c"];
+    let (direct, _, _) = Client::new(start(&argv, None, &[])).finish();
+    let dir = TempDir::new("unchanged");
+    let (recorded, _, status) = Client::new(start(&argv, Some(dir.path()), &["--quiet"])).finish();
+    assert!(status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&recorded),
+        String::from_utf8_lossy(&direct)
+    );
+    assert!(String::from_utf8_lossy(&direct).starts_with("name a b --c\n"));
+}
+
+#[test]
 fn stdout_stderr_a_last_line_without_newline_and_the_exit_code_pass_through() {
     let dir = TempDir::new("exit-code");
     let script = "echo out; echo err >&2; printf 'no newline' >&2; printf partial; exit 3";
