@@ -14,6 +14,7 @@ use super::{os, Recording, MAX_RECORDED};
 use crate::trace::{Event, Party, Recorded, Transport};
 use bytes::BytesMut;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+use signal_hook::iterator::Signals;
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
@@ -84,6 +85,9 @@ pub fn record(options: Options) -> Ending {
             recording.path().display()
         );
     }
+    // Watched before the server starts: a signal that comes while it starts is passed on
+    // once it runs, rather than ending the recorder alone.
+    let signals = watch_signals(&recording);
     let mut child = match Command::new(&options.argv[0])
         .args(&options.argv[1..])
         .stdin(Stdio::piped())
@@ -97,7 +101,9 @@ pub fn record(options: Options) -> Ending {
     };
     let pid = child.id();
     let ended = Arc::new(Mutex::new(false));
-    pass_signals(pid, Arc::clone(&ended), Arc::clone(&recording));
+    if let Some(signals) = signals {
+        pass_signals(signals, pid, Arc::clone(&ended), Arc::clone(&recording));
+    }
     let (done, drained) = mpsc::channel();
     if let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -143,16 +149,26 @@ fn not_started(recording: &Recording, program: &str, e: &std::io::Error) -> Endi
     })
 }
 
-/// Passes every signal of [`PASSED`] the recorder receives on to the server while it runs.
-fn pass_signals(pid: u32, ended: Arc<Mutex<bool>>, recording: Arc<Recording>) {
-    let mut signals = match signal_hook::iterator::Signals::new(PASSED) {
-        Ok(signals) => signals,
+/// Catches the signals of [`PASSED`] from now on (`None`, said on stderr and in the trace,
+/// when they cannot be caught).
+fn watch_signals(recording: &Recording) -> Option<Signals> {
+    match Signals::new(PASSED) {
+        Ok(signals) => Some(signals),
         Err(e) => {
             recording.note(&format!("signals cannot be passed on to the server ({e})"));
             eprintln!("conformance record: signals cannot be passed on to the server ({e})");
-            return;
+            None
         }
-    };
+    }
+}
+
+/// Passes every signal of [`PASSED`] the recorder receives on to the server while it runs.
+fn pass_signals(
+    mut signals: Signals,
+    pid: u32,
+    ended: Arc<Mutex<bool>>,
+    recording: Arc<Recording>,
+) {
     std::thread::spawn(move || {
         for signal in signals.forever() {
             let ended = ended
