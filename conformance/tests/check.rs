@@ -2,10 +2,14 @@
 //! README says, one test per finding kind, the races that must not be findings, and what a
 //! person sees (exit codes, the reports, the error for a trace that cannot be read).
 
+#[path = "support/findings.rs"]
+mod findings;
+
 use assert_cmd::Command;
 use conformance::check::{check, Checked};
 use conformance::outcome::{Finding, Severity};
 use conformance::trace::Trace;
+use findings::judged;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -18,15 +22,6 @@ fn fixture(name: &str) -> PathBuf {
 fn checked(name: &str) -> Checked {
     let trace = Trace::read(&fixture(name)).expect("the fixture reads");
     check(&trace)
-}
-
-/// The findings above a note: (severity, requirement, trace line).
-fn judged(findings: &[Finding]) -> Vec<(Severity, &'static str, usize)> {
-    findings
-        .iter()
-        .filter(|f| f.severity > Severity::Note)
-        .map(|f| (f.severity, f.requirement(), f.line))
-        .collect()
 }
 
 /// The notes: (requirement, trace line).

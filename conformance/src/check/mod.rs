@@ -66,7 +66,8 @@ pub fn check(trace: &Trace) -> Checked {
 pub(crate) struct Session {
     /// Messages each way arrive in the order written (stdio).
     pub ordered: bool,
-    /// The version the session speaks, once a message said.
+    /// The version the session speaks, once a message said: the first request's `_meta`,
+    /// until an `initialize` result names the version the handshake agreed to.
     pub version: Option<ProtocolVersion>,
     /// An instant standing for the recording's start (the client rules read instants).
     pub base: Instant,
@@ -283,12 +284,15 @@ impl Walk {
             }
             (Some(_), None) => {}
             (None, _) => {
+                // The handshake's answer decides the version, over a 2026-07-28 probe the
+                // client made first: a client whose `server/discover` was refused falls
+                // back to `initialize`, and the session speaks what that agreed to.
                 if let Some(version) = value
                     .pointer("/result/protocolVersion")
                     .and_then(Value::as_str)
                     .and_then(ProtocolVersion::parse)
                 {
-                    self.session.version.get_or_insert(version);
+                    self.session.version = Some(version);
                 }
                 if let Some(id) = value.get("id") {
                     self.http
