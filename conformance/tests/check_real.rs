@@ -85,12 +85,14 @@ fn the_typescript_sdk_client_cancels_a_request_it_had_the_answer_to() {
 }
 
 /// Sessions where both sides behaved: a deadline cancel, a cancel after progress in the
-/// 2026-07-28 era, and one whose client fell back from `server/discover` to `initialize`.
+/// 2026-07-28 era (over HTTP by closing the call's stream), and one whose client fell back
+/// from `server/discover` to `initialize`.
 #[test]
 fn sessions_where_both_sides_behaved_have_nothing_against_either() {
     for (name, version) in [
         ("ts-python-stdio-deadline.jsonl", "2025-11-25"),
         ("py-python-stdio-progress-cancel.jsonl", "2026-07-28"),
+        ("py-python-http-progress-cancel.jsonl", "2026-07-28"),
         ("py-typescript-stdio-progress-cancel.jsonl", "2025-11-25"),
     ] {
         let c = checked(name);

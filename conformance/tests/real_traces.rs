@@ -3,7 +3,7 @@
 //! takes each whole, and each shows the scenario its name says, so what is judged of them
 //! is judged of a real session.
 
-use conformance::trace::{Event, Party, Trace, Transport};
+use conformance::trace::{EndBy, Event, Party, Trace, Transport};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -80,15 +80,37 @@ fn every_real_recording_reads_whole_and_its_messages_are_json() {
     }
 }
 
-/// The line of the client's cancel, and the id it names.
+/// The line of the client's cancel, and the id it names: a `notifications/cancelled`, or in
+/// 2026-07-28 over HTTP the client closing the call's stream (an `end` by the client).
 fn the_cancel(name: &str, trace: &Trace) -> (usize, Value) {
-    let cancels: Vec<_> = messages(trace, Party::Client)
+    let mut cancels: Vec<(usize, Value)> = messages(trace, Party::Client)
         .into_iter()
         .filter(|(_, m)| m["method"] == "notifications/cancelled")
+        .map(|(line, m)| (line, m["params"]["requestId"].clone()))
         .collect();
+    for stamped in &trace.events {
+        if let Event::End {
+            exchange,
+            by: EndBy::Client,
+            ..
+        } = &stamped.event
+        {
+            let id = trace.events.iter().find_map(|s| match &s.event {
+                Event::Message {
+                    from: Party::Client,
+                    exchange: Some(x),
+                    text,
+                    ..
+                } if x == exchange => serde_json::from_str::<Value>(text)
+                    .ok()
+                    .map(|m| m["id"].clone()),
+                _ => None,
+            });
+            cancels.push((stamped.line, id.expect("the closed stream's request")));
+        }
+    }
     assert_eq!(cancels.len(), 1, "{name}: one cancel");
-    let (line, cancel) = &cancels[0];
-    (*line, cancel["params"]["requestId"].clone())
+    cancels.remove(0)
 }
 
 /// The first line the server wrote about request `id`: a response, or progress on its token
