@@ -221,6 +221,77 @@ async fn a_stream_the_client_closes_is_closed_upstream_and_recorded_as_ended_by_
     assert_eq!(trace.header.redacted, ["header:x-api-key"]);
 }
 
+/// Sends `method` to `url` with `headers` and an empty body, or `body` as JSON.
+async fn send(
+    url: &str,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Response<Incoming> {
+    let client: Client<HttpConnector, Full<Bytes>> =
+        Client::builder(TokioExecutor::new()).build(HttpConnector::new());
+    let mut request = Request::builder().method(method).uri(url);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let body = Full::new(Bytes::from(body.unwrap_or("").to_string()));
+    client
+        .request(request.body(body).expect("a request"))
+        .await
+        .expect("an answer")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_and_delete_pass_with_their_statuses_and_headers() {
+    let (_server, direct) = reference();
+    let dir = TempDir::new("http-get-delete");
+    let (_recorder, through) = recorder(&direct, &dir, &[]);
+    let json = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let opened = send(&through, "POST", &json, Some(initialize)).await;
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .expect("text")
+        .to_string();
+    let _ = whole(opened).await;
+    let get = send(&through, "GET", &[("accept", "text/event-stream")], None).await;
+    assert_eq!(get.status(), 405);
+    assert_eq!(get.headers()["allow"], "POST, DELETE");
+    let with_session = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let deleted = send(&through, "DELETE", &with_session, None).await;
+    assert_eq!(deleted.status(), 204);
+    let again = send(&through, "DELETE", &with_session, None).await;
+    assert_eq!(again.status(), 404, "the server's session ended");
+    let all = events(&trace_in(dir.path()));
+    let requests: Vec<(u64, &str)> = all
+        .iter()
+        .filter_map(|e| match e {
+            Event::Request {
+                exchange, method, ..
+            } => Some((*exchange, method.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        requests,
+        [(1, "POST"), (2, "GET"), (3, "DELETE"), (4, "DELETE")]
+    );
+    let statuses: Vec<u16> = all
+        .iter()
+        .filter_map(|e| match e {
+            Event::Response { status, .. } => Some(*status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(statuses, [200, 405, 204, 404]);
+}
+
 /// Waits (at most 10 s) until the witness behind `url` saw request 1 cancelled.
 async fn saw_cancelled(url: &str) -> String {
     let until = Instant::now() + Duration::from_secs(10);
