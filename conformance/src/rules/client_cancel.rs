@@ -119,7 +119,7 @@ pub fn client_cancel(facts: &CancelFacts) -> (Vec<Problem>, Named) {
     (problems, Named::Own(key))
 }
 
-/// A cancel of request `key`, which the harness had answered at `answered`.
+/// A cancel of request `key`, which the server had answered at `answered`.
 fn after_answer(
     facts: &CancelFacts,
     request: &ReceivedRequest,
@@ -142,7 +142,7 @@ fn after_answer(
             facts.case_severity.min(Severity::Warn),
             Req::Can03,
             format!(
-                "the client cancelled request {key} {} ms after the harness had answered it; a cancel must only reference a request still in progress",
+                "the client cancelled request {key} {} ms after the server had answered it; a cancel must only reference a request still in progress",
                 late.as_millis()
             ),
         )
@@ -151,7 +151,7 @@ fn after_answer(
             Severity::Note,
             Req::Can08,
             format!(
-                "the cancel of request {key} came {} ms after the harness had answered it, later than the {} ms a calm machine allows, but the client was kept waiting for a CPU meanwhile (grace grown to {} ms): it may have crossed the response, and the timing cannot tell",
+                "the cancel of request {key} came {} ms after the server had answered it, later than the {} ms a calm machine allows, but the client was kept waiting for a CPU meanwhile (grace grown to {} ms): it may have crossed the response, and the timing cannot tell",
                 late.as_millis(),
                 facts.grace.as_millis(),
                 grace.as_millis()
@@ -236,7 +236,7 @@ pub(crate) fn task_call_cancel(
             Severity::Fail,
             req,
             format!(
-                "the client sent `notifications/cancelled` for request {key} {} ms after the harness had answered it with task {task}; that call was complete, and a task is cancelled with `tasks/cancel`, never `notifications/cancelled`",
+                "the client sent `notifications/cancelled` for request {key} {} ms after the server had answered it with task {task}; that call was complete, and a task is cancelled with `tasks/cancel`, never `notifications/cancelled`",
                 late.as_millis()
             ),
         );

@@ -135,7 +135,7 @@ fn a_cancel_well_after_the_answer_breaks_can_03_as_a_warning_at_most() {
     r.answered = Some(answered);
     let (found, _) = judge(json!({"requestId": 1}), Some(&r), answered + ms(900));
     assert_eq!(reqs(&found), vec![(Severity::Warn, Req::Can03)]);
-    assert_eq!(found[0].message, "the client cancelled request 1 900 ms after the harness had answered it; a cancel must only reference a request still in progress");
+    assert_eq!(found[0].message, "the client cancelled request 1 900 ms after the server had answered it; a cancel must only reference a request still in progress");
 }
 
 #[test]
