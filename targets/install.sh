@@ -27,9 +27,12 @@ case "$dir" in
     ;;
 esac
 
-SERVERS="server-everything typescript-sdk typescript-sdk-v2 python-sdk fastmcp rmcp typescript-sdk-tasks rmcp-tasks fastmcp-tasks"
+SERVERS="server-everything typescript-sdk typescript-sdk-v2 python-sdk fastmcp rmcp typescript-sdk-tasks rmcp-tasks fastmcp-tasks published"
 CLIENTS="typescript-client typescript-v2-client python-client rmcp-client"
 EVERYTHING_VERSION=2026.8.31
+# The published servers tested as they ship (server-filesystem.json, mcp-server-time.json, …).
+PUBLISHED_NPM="@modelcontextprotocol/server-filesystem@2026.8.31 @modelcontextprotocol/server-memory@2026.8.31 @modelcontextprotocol/server-sequential-thinking@2026.8.31"
+PUBLISHED_PYPI="mcp-server-time==2026.10.19 mcp-server-git==2026.10.19"
 TS1_CLIENT_SDK=@modelcontextprotocol/sdk@1.32.2
 TS2_CLIENT_SDK=@modelcontextprotocol/client@2.4.0
 PY_CLIENT_SDK='mcp==2.3.0'
@@ -138,6 +141,15 @@ install_one() {
     fastmcp-tasks)
         venv "$dir/fastmcp-tasks" -r "$targets/fastmcp-tasks/requirements.txt"
         ;;
+    published)
+        # shellcheck disable=SC2086 # the lists are words on purpose
+        npm_into "$dir/published" $PUBLISHED_NPM
+        # shellcheck disable=SC2086
+        venv "$dir/published/python" $PUBLISHED_PYPI
+        # What the servers are given to serve: an empty folder and an empty repository.
+        mkdir -p "$dir/published/files"
+        [ -d "$dir/published/repo/.git" ] || git init -q "$dir/published/repo"
+        ;;
     typescript-client)
         npm_into "$dir/clients/typescript-client" "$TS1_CLIENT_SDK"
         put "$repo/examples/typescript-client/adapter.mjs" "$dir/clients/typescript-client/adapter.mjs"
@@ -177,6 +189,7 @@ unit_of() {
     python-sdk*) echo python-sdk ;;
     fastmcp*) echo fastmcp ;;
     rmcp-client) echo rmcp-client ;;
+    server-filesystem | server-memory | server-sequential-thinking | mcp-server-time | mcp-server-git) echo published ;;
     rmcp*) echo rmcp ;;
     *) echo "$name" ;;
     esac

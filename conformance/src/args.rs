@@ -76,6 +76,11 @@ pub enum Command {
     /// cases use: what the server and what the client did wrong, each at its trace line.
     #[command(after_help = CHECK_EXIT_CODES)]
     Check(CheckArgs),
+    /// Compare targets: from JSON reports of their runs (one per target file or client
+    /// adapter), write the comparison as data (--json), as one HTML page (--html), and as the
+    /// Markdown tables between generated markers (--markdown), each failure and warning with
+    /// its written evidence (targets/README.md: the comparison).
+    Compare(CompareArgs),
     /// The server a client under test starts: relays its stdio to the harness at ADDR,
     /// presenting TOKEN first.
     #[command(hide = true)]
@@ -303,4 +308,35 @@ pub fn duration(text: &str) -> Result<Duration, String> {
     }
     parse_duration(text)
         .ok_or_else(|| format!("`{text}` is not a duration; write e.g. 500ms or 5s"))
+}
+
+/// `conformance compare`.
+#[derive(clap::Args, Debug)]
+pub struct CompareArgs {
+    /// JSON reports, each named after its target file (`rmcp-http.json`) or `client-` and
+    /// the adapter (`client-rmcp-client.json`).
+    #[arg(value_name = "REPORT.json", required_unless_present = "from")]
+    pub reports: Vec<PathBuf>,
+    /// Read an earlier comparison (its --json) instead of reports, to rewrite the tables.
+    #[arg(long, value_name = "FILE.json", conflicts_with = "reports")]
+    pub from: Option<PathBuf>,
+    /// Where the target files are: a report's SDK is the `sdk` of the target file of its
+    /// name, or of its adapter in `clients.json` there.
+    #[arg(long, value_name = "DIR", default_value = "targets")]
+    pub targets: PathBuf,
+    /// The written evidence of each finding.
+    #[arg(long, value_name = "FILE.md", default_value = "targets/evidence.md")]
+    pub evidence: PathBuf,
+    /// Write the comparison as data.
+    #[arg(long, value_name = "FILE.json")]
+    pub json: Option<PathBuf>,
+    /// Write one HTML page of every report (needs reports).
+    #[arg(long, value_name = "FILE.html", conflicts_with = "from")]
+    pub html: Option<PathBuf>,
+    /// Rewrite the generated tables in this Markdown file (repeatable).
+    #[arg(long, value_name = "FILE.md")]
+    pub markdown: Vec<PathBuf>,
+    /// Change no file: exit 1 when a --markdown file's tables differ from the comparison.
+    #[arg(long)]
+    pub check: bool,
 }

@@ -3,6 +3,7 @@
 mod case;
 mod check;
 mod client;
+mod compare;
 mod init;
 mod record;
 mod server;
@@ -65,6 +66,7 @@ pub fn main(args: Args) -> ExitCode {
         Command::Record(args) => record::record(args),
         Command::Check(args) => check::check(&args),
         Command::Case(command) => case::case(command),
+        Command::Compare(args) => compare::compare(&args),
         Command::Report { reports, output } => crate::finish::files::merge(&reports, &output),
         Command::Relay { addr, token } => ExitCode::from(
             u8::try_from(conformance::transport::relay::run(&addr, token.as_deref())).unwrap_or(1),

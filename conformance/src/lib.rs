@@ -39,6 +39,7 @@ pub mod case;
 pub mod case_report;
 pub mod check;
 pub mod client_versions;
+pub mod compare;
 pub mod discovery;
 pub mod engine;
 pub mod era;

@@ -117,7 +117,7 @@ pub struct Place<'a> {
     pub lookup: &'a dyn Fn(&str) -> Option<String>,
 }
 
-const FIELDS: [&str; 8] = [
+const FIELDS: [&str; 9] = [
     "command",
     "url",
     "env",
@@ -126,6 +126,7 @@ const FIELDS: [&str; 8] = [
     "fixtures",
     "description",
     "install",
+    "sdk",
 ];
 
 /// Parses a target file's JSON, expanding its variables and resolving its paths at `place`.
@@ -157,6 +158,7 @@ pub fn parse(value: &Value, place: &Place) -> Result<TargetFile, FileError> {
         .transpose()?;
     let protocol_version =
         string_field(object, "protocolVersion", "a string such as \"2025-06-18\"")?.cloned();
+    check_sdk(object)?;
     let fixtures = match object.get("fixtures") {
         None => None,
         Some(Value::Object(map)) => Some(parse_fixtures(map)?),
@@ -173,6 +175,26 @@ pub fn parse(value: &Value, place: &Place) -> Result<TargetFile, FileError> {
         protocol_version,
         fixtures,
     })
+}
+
+/// `sdk`, which only `conformance compare` reads (which SDK the target is built on), must
+/// name the package and its exact version when it is there.
+fn check_sdk(object: &Map<String, Value>) -> Result<(), FileError> {
+    let Some(sdk) = object.get("sdk") else {
+        return Ok(());
+    };
+    let is_text = |key| {
+        sdk.get(key)
+            .is_some_and(|v: &Value| v.as_str().is_some_and(|s| !s.is_empty()))
+    };
+    if sdk.is_object() && is_text("name") && is_text("version") {
+        Ok(())
+    } else {
+        Err(FileError::WrongType {
+            field: "sdk",
+            want: "an object {\"name\": package, \"version\": exact version}, e.g. {\"name\": \"rmcp\", \"version\": \"3.11.0\"}",
+        })
+    }
 }
 
 /// A field that is a string when it is there; `want` says what it must be otherwise.

@@ -49,8 +49,8 @@ const FLOORS: &[(&str, &[&str])] = &[
     (
         "face",
         &[
-            "report", "harness", "libtest", "lib", "main", "args", "cli", "console", "finish",
-            "live",
+            "report", "compare", "harness", "libtest", "lib", "main", "args", "cli", "console",
+            "finish", "live",
         ],
     ),
 ];

@@ -243,7 +243,7 @@ pub fn exit_code(verdicts: &[Verdict], strict: bool, trouble: bool, writing_base
 }
 
 /// Counts of each outcome (also the JSON report's `summary`).
-#[derive(Debug, Default, Clone, Copy, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     /// Cases that passed.
     pub pass: usize,

@@ -158,17 +158,25 @@ fn the_repositorys_target_files_parse() {
     let mut seen = 0;
     for entry in std::fs::read_dir(&targets).unwrap().flatten() {
         let path = entry.path();
-        if path.extension().is_none_or(|e| e != "json") {
+        // The comparison's data (`conformance compare`) lives beside them.
+        let not_targets = ["clients.json", "comparison.json"];
+        if path.extension().is_none_or(|e| e != "json")
+            || path
+                .file_name()
+                .is_some_and(|n| not_targets.iter().any(|t| n == *t))
+        {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(!text.contains("/tmp/"), "{}: a fixed path", path.display());
         let value: Value = serde_json::from_str(&text).unwrap();
-        assert!(
-            value.get("install").is_some(),
-            "{}: no `install`",
-            path.display()
-        );
+        for field in ["install", "sdk"] {
+            assert!(
+                value.get(field).is_some(),
+                "{}: no `{field}`",
+                path.display()
+            );
+        }
         for element in value["command"].as_array().unwrap() {
             let element = element.as_str().unwrap();
             if is_variable_path(element) {
@@ -294,4 +302,17 @@ fn errors_name_the_field() {
     assert!(parse_here(&json!({"command": ["x"], "colour": 1}))
         .unwrap_err()
         .contains("colour"));
+    // `sdk` names the package and its exact version, or it is refused.
+    assert!(
+        parse_here(&json!({"command": ["x"], "sdk": {"name": "rmcp", "version": "3.11.0"}}))
+            .is_ok()
+    );
+    for bad in [
+        json!("rmcp"),
+        json!({"name": "rmcp"}),
+        json!({"name": "", "version": "1"}),
+    ] {
+        let error = parse_here(&json!({"command": ["x"], "sdk": bad})).unwrap_err();
+        assert!(error.contains("`sdk` must be an object"), "{error}");
+    }
 }
