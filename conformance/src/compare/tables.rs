@@ -199,7 +199,8 @@ fn sdks(comparison: &Comparison, evidence: &Evidence, link: &str) -> String {
     let mut out =
         String::from("| SDK | Targets | Every MUST kept | What it breaks |\n|---|---|---|---|\n");
     for (name, runs) in &by_sdk {
-        let mut broken: Vec<String> = vec![];
+        // One line per requirement and explanation, naming every case it shows in.
+        let mut broken: Vec<(String, String, Vec<&str>)> = vec![];
         for t in runs {
             for (case, cell, _) in findings_of(t) {
                 let level = if cell.outcome == "fail" {
@@ -207,16 +208,22 @@ fn sdks(comparison: &Comparison, evidence: &Evidence, link: &str) -> String {
                 } else {
                     "SHOULD"
                 };
-                let line = format!(
-                    "{level} {} `{case}`: {}",
-                    cell.requirement.as_deref().unwrap_or("—"),
-                    evidence_cell(evidence, &t.target, case, cell, link)
-                );
-                if !broken.contains(&line) {
-                    broken.push(line);
+                let head = format!("{level} {}", cell.requirement.as_deref().unwrap_or("—"));
+                let why = evidence_cell(evidence, &t.target, case, cell, link);
+                match broken.iter_mut().find(|(h, w, _)| *h == head && *w == why) {
+                    Some((_, _, cases)) if cases.contains(&case) => {}
+                    Some((_, _, cases)) => cases.push(case),
+                    None => broken.push((head, why, vec![case])),
                 }
             }
         }
+        let mut broken: Vec<String> = broken
+            .into_iter()
+            .map(|(head, why, cases)| {
+                let cases: Vec<String> = cases.iter().map(|c| format!("`{c}`")).collect();
+                format!("{head} {}: {why}", cases.join(", "))
+            })
+            .collect();
         broken.sort_by_key(|l| !l.starts_with("MUST"));
         let kept = runs.iter().all(|t| t.summary.fail == 0);
         let names: Vec<String> = runs.iter().map(|t| format!("`{}`", t.target)).collect();
