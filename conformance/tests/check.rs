@@ -316,3 +316,14 @@ fn in_2026_07_28_a_posted_cancel_with_the_stream_left_open_is_the_clients_fault(
     // The notification asks nothing of the server (AMB-06): its progress is no fault.
     assert_eq!(judged(&c.server), []);
 }
+
+#[test]
+fn real_recordings_of_the_reference_pair_have_nothing_against_either_side() {
+    for name in ["recorded-stdio.jsonl", "recorded-http-three-clients.jsonl"] {
+        let c = checked(name);
+        assert_eq!(judged(&c.server), [], "{name}: {:?}", c.server);
+        assert_eq!(judged(&c.client), [], "{name}: {:?}", c.client);
+    }
+    let c = checked("recorded-http-three-clients.jsonl");
+    assert_eq!(c.version.as_deref(), Some("2026-07-28, 2025-11-25"));
+}

@@ -1,18 +1,26 @@
 //! A trace's transport events as the live transcript's: each HTTP exchange a channel (`POST
-//! n`, `GET n`, `DELETE n`, numbered by the trace's exchange) in a session (by its
-//! `mcp-session-id`: the first id seen, or none, is session 0 and the first scope, as in a
-//! live run), and what the recorder saw of it as a transport entry's text.
+//! n`, `GET n`, `DELETE n`, numbered by the trace's exchange) in a session, and what the
+//! recorder saw of it as a transport entry's text.
+//!
+//! Sessions scope ids, as in a live run. Over stdio there is one. Over HTTP a recorder may
+//! serve several clients, one after another or at once, so an exchange with an
+//! `mcp-session-id` belongs to that id's session (the `initialize` whose answer gave the id
+//! opened it), and one without belongs to a session of its own: nothing on the wire says
+//! which client sent it (2026-07-28 requests, a server without sessions). Its answer and its
+//! progress come on its own stream, so they are found all the same.
 
 use crate::exchange::Channel;
-use crate::trace::{EndBy, Event, Headers};
+use crate::trace::{EndBy, Event};
 use std::collections::HashMap;
 
 /// What the check knows of each HTTP exchange.
 #[derive(Debug, Default)]
 pub struct Wire {
     exchanges: HashMap<u64, Exchange>,
-    /// The session ids seen, in order; the first is session 0.
-    sessions: Vec<String>,
+    /// The session each `mcp-session-id` stands for.
+    sids: HashMap<String, usize>,
+    /// How many sessions are numbered (from 1; 0 is stdio's one).
+    sessions: usize,
 }
 
 /// One HTTP request and its response.
@@ -20,8 +28,10 @@ pub struct Wire {
 pub struct Exchange {
     /// The channel its messages travelled on.
     pub channel: Channel,
-    /// The session it belongs to (0 is the first, and a request without a session id).
+    /// The session it belongs to (from 1).
     pub session: usize,
+    /// Its request carried an `mcp-session-id`.
+    pub sid: bool,
     /// The status the server answered with, once it did.
     pub status: Option<u16>,
     /// Who ended its response, once it ended.
@@ -45,11 +55,12 @@ impl Wire {
             .map_or(0, |e| e.session)
     }
 
-    /// The scope of ids in the session of `exchange`: `None` for the first session.
-    pub fn scope(&self, exchange: Option<u64>) -> Option<&str> {
+    /// The scope of ids in the session of `exchange`: `None` on stdio, the session's number
+    /// over HTTP.
+    pub fn scope(&self, exchange: Option<u64>) -> Option<String> {
         match self.session(exchange) {
             0 => None,
-            n => self.sessions.get(n).map(String::as_str),
+            n => Some(n.to_string()),
         }
     }
 
@@ -77,7 +88,11 @@ impl Wire {
                 path,
                 headers,
             } => {
-                let session = self.session_of(headers);
+                let sid = headers.get("mcp-session-id");
+                let session = match sid {
+                    Some(sid) => self.numbered(sid),
+                    None => self.next_session(),
+                };
                 let channel = match method.as_str() {
                     "GET" => Channel::Get(number(*exchange)),
                     "DELETE" => Channel::Delete(number(*exchange)),
@@ -88,6 +103,7 @@ impl Wire {
                     Exchange {
                         channel,
                         session,
+                        sid: sid.is_some(),
                         status: None,
                         end: None,
                     },
@@ -101,10 +117,10 @@ impl Wire {
             } => {
                 if let Some(e) = self.exchanges.get_mut(exchange) {
                     e.status = Some(*status);
-                }
-                let session = self.session_of(headers);
-                if let Some(e) = self.exchanges.get_mut(exchange) {
-                    e.session = e.session.max(session);
+                    // The answer to an `initialize` names the session it opened.
+                    if let Some(sid) = headers.get("mcp-session-id").filter(|_| !e.sid) {
+                        self.sids.entry(sid.clone()).or_insert(e.session);
+                    }
                 }
                 let kind = headers
                     .get("content-type")
@@ -134,16 +150,20 @@ impl Wire {
         }
     }
 
-    /// The session a request or response with these headers belongs to.
-    fn session_of(&mut self, headers: &Headers) -> usize {
-        let Some(id) = headers.get("mcp-session-id") else {
-            return 0;
-        };
-        if let Some(n) = self.sessions.iter().position(|s| s == id) {
-            return n;
+    /// The session `sid` stands for, numbered when first seen.
+    fn numbered(&mut self, sid: &str) -> usize {
+        if let Some(n) = self.sids.get(sid) {
+            return *n;
         }
-        self.sessions.push(id.clone());
-        self.sessions.len() - 1
+        let n = self.next_session();
+        self.sids.insert(sid.to_string(), n);
+        n
+    }
+
+    /// A new session's number.
+    fn next_session(&mut self) -> usize {
+        self.sessions += 1;
+        self.sessions
     }
 }
 

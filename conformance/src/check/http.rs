@@ -58,6 +58,20 @@ impl Http {
         }
     }
 
+    /// Over HTTP, for a cancel `m` outside a session naming `id`: the exchange of the last
+    /// request with that id sent outside a session before it.
+    pub fn sessionless(&self, m: &super::Msg, id: &Value, wire: &super::Wire) -> Option<u64> {
+        let sessionless = |n: u64| wire.exchange(n).is_some_and(|e| !e.sid);
+        if !m.exchange.is_some_and(sessionless) {
+            return None;
+        }
+        self.requests
+            .iter()
+            .filter(|(n, (asked, _))| asked == id && sessionless(**n))
+            .map(|(n, _)| *n)
+            .max()
+    }
+
     /// The server answered the request keyed `key`.
     pub fn answered(&mut self, key: String) {
         self.answered.insert(key);
@@ -141,7 +155,7 @@ impl super::Walk {
                         .wire
                         .exchange(*exchange)
                         .is_some_and(|e| e.status.is_some());
-                    let scope = self.wire.scope(Some(*exchange)).map(str::to_string);
+                    let scope = self.wire.scope(Some(*exchange));
                     let cancel = (index, at, arrived);
                     self.server
                         .cancel_closed(&closing.id, scope, cancel, &self.session);

@@ -34,6 +34,7 @@ use crate::trace::{Event, Party, Stamped, Trace, Transport};
 use crate::transcript::Entry;
 use adapt::Wire;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// What checking a trace produced.
@@ -48,7 +49,8 @@ pub struct Checked {
     pub server: Vec<Finding>,
     /// What the client did wrong (and notes), at trace lines.
     pub client: Vec<Finding>,
-    /// The protocol version the session spoke, as far as its messages said.
+    /// The protocol versions the session spoke, as far as its messages said (`2026-07-28`,
+    /// or several, comma-separated, when a recording holds sessions of several).
     pub version: Option<String>,
 }
 
@@ -66,8 +68,9 @@ pub fn check(trace: &Trace) -> Checked {
 pub(crate) struct Session {
     /// Messages each way arrive in the order written (stdio).
     pub ordered: bool,
-    /// The version the session speaks, once a message said: the first request's `_meta`,
-    /// until an `initialize` result names the version the handshake agreed to.
+    /// The version the message being judged speaks: its own stamp (2026-07-28), else its
+    /// session's: the first request's `_meta`, until an `initialize` result names the version
+    /// the handshake agreed to.
     pub version: Option<ProtocolVersion>,
     /// An instant standing for the recording's start (the client rules read instants).
     pub base: Instant,
@@ -97,6 +100,8 @@ pub(crate) struct Msg<'a> {
     pub scope: Option<&'a str>,
     /// The HTTP exchange it travelled in.
     pub exchange: Option<u64>,
+    /// Its session's number (0 on stdio).
+    pub session: usize,
 }
 
 /// The walk through a trace: the one owner of everything a check learns.
@@ -105,6 +110,8 @@ struct Walk {
     log: TargetLog,
     session: Session,
     wire: Wire,
+    /// The version each session speaks.
+    versions: HashMap<usize, ProtocolVersion>,
     http: http::Http,
     server: server::ServerSide,
     client: client::ClientSide,
@@ -122,6 +129,7 @@ impl Walk {
                 first_heard: None,
             },
             wire: Wire::default(),
+            versions: HashMap::new(),
             http: http::Http::default(),
             server: server::ServerSide::default(),
             client: client::ClientSide::default(),
@@ -203,7 +211,9 @@ impl Walk {
         entry.consumed_by = Some(line);
         entry.session = self.wire.session(exchange);
         self.transcript.push(entry);
-        let scope = self.wire.scope(exchange).map(str::to_string);
+        let scope = self.wire.scope(exchange);
+        let session = self.wire.session(exchange);
+        self.session.version = self.versions.get(&session).copied();
         let m = Msg {
             index: self.transcript.len() - 1,
             line,
@@ -211,6 +221,7 @@ impl Walk {
             channel,
             scope: scope.as_deref(),
             exchange,
+            session,
         };
         match from {
             Party::Client => self.client_wrote(&m, text),
@@ -234,17 +245,36 @@ impl Walk {
             .and_then(Value::as_str)
             .and_then(ProtocolVersion::parse)
         {
-            self.session.version.get_or_insert(version);
+            self.versions.entry(m.session).or_insert(version);
+            self.session.version = Some(version);
         }
         let method = value.get("method").and_then(Value::as_str);
         match (method, value.get("id")) {
             (Some(method), Some(id)) => {
                 self.client.request(m, method, id, value, &self.session);
-                self.server.request(m, method, id, value);
+                self.server.request(m, method, id, value, &self.session);
                 self.http.request(m.exchange, id, m.scope);
             }
             (Some("notifications/cancelled"), None) => {
                 let params = value.get("params");
+                // A cancel POSTed outside a session names a request of no session either.
+                let named = params.and_then(|p| p.get("requestId"));
+                let asked = named.and_then(|id| self.http.sessionless(m, id, &self.wire));
+                let (scope, session) = match asked {
+                    Some(exchange) => (
+                        self.wire.scope(Some(exchange)),
+                        self.wire.session(Some(exchange)),
+                    ),
+                    None => (m.scope.map(str::to_string), m.session),
+                };
+                if let Some(version) = self.versions.get(&session) {
+                    self.session.version = Some(*version);
+                }
+                let m = &Msg {
+                    scope: scope.as_deref(),
+                    session,
+                    ..*m
+                };
                 self.client.cancel(m, params, &self.session);
                 // In 2026-07-28 over HTTP closing the stream is the cancel: a POSTed
                 // notification asks nothing of the server (AMB-06).
@@ -292,6 +322,7 @@ impl Walk {
                     .and_then(Value::as_str)
                     .and_then(ProtocolVersion::parse)
                 {
+                    self.versions.insert(m.session, version);
                     self.session.version = Some(version);
                 }
                 if let Some(id) = value.get("id") {
@@ -314,6 +345,7 @@ impl Walk {
             server,
             mut client,
             http,
+            versions,
             ..
         } = self;
         for (line, problem) in http.finish() {
@@ -322,11 +354,25 @@ impl Walk {
         Checked {
             server: server.finish(&session),
             client: client.finish(&session),
-            version: session.version.map(|v| v.as_str().to_string()),
+            version: spoken(&versions),
             transcript,
             log,
         }
     }
+}
+
+/// The versions the sessions spoke, in the order the sessions began, each once (`None` when
+/// no message said).
+fn spoken(versions: &HashMap<usize, ProtocolVersion>) -> Option<String> {
+    let mut sessions: Vec<(&usize, &ProtocolVersion)> = versions.iter().collect();
+    sessions.sort();
+    let mut said: Vec<&str> = vec![];
+    for (_, version) in sessions {
+        if !said.contains(&version.as_str()) {
+            said.push(version.as_str());
+        }
+    }
+    (!said.is_empty()).then(|| said.join(", "))
 }
 
 /// The envelope of one stdio line its `writer` wrote (see [`envelope`]).

@@ -11,6 +11,7 @@ use super::{Msg, Session};
 use crate::engine::parts::findings::Findings;
 use crate::engine::parts::proofs::Proofs;
 use crate::engine::server::tasks::learn_task;
+use crate::era::ProtocolVersion;
 use crate::facts::ledger::{key_in, Closed, Ledger, SentRequest};
 use crate::facts::waits::Waits;
 use crate::outcome::{Finding, FindingKind, Severity};
@@ -20,6 +21,7 @@ use crate::rules::server::{self, Arrived, ServerRequest};
 use crate::rules::{response, tasks};
 use crate::transcript::Entry;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// Who the findings about the server name.
@@ -35,6 +37,8 @@ pub(crate) struct ServerSide {
     proofs: Proofs,
     /// Over HTTP: every round trip, whose median sets the grace (as live).
     round_trips: Vec<Duration>,
+    /// The version each of the client's requests was sent in, by key.
+    versions: HashMap<String, Option<ProtocolVersion>>,
     /// The client closed the server's stdin: an exit after that is the shutdown.
     input_closed: bool,
     /// The server stopped serving (said once).
@@ -48,8 +52,9 @@ impl ServerSide {
     }
 
     /// The client sent request `id` (`method`, the whole message `value`).
-    pub fn request(&mut self, m: &Msg, method: &str, id: &Value, value: &Value) {
+    pub fn request(&mut self, m: &Msg, method: &str, id: &Value, value: &Value, session: &Session) {
         let key = key_in(m.scope, id);
+        self.versions.insert(key.clone(), session.version);
         let token = value
             .pointer("/params/_meta/progressToken")
             .map(|t| key_in(m.scope, t));
@@ -238,7 +243,9 @@ impl ServerSide {
     /// note that a recording cannot show whether its handler stopped.
     pub fn finish(mut self, session: &Session) -> Vec<Finding> {
         let waits = self.waits(session);
-        for (line, problem) in server::late_progress_in(&self.ledger, &waits, session.version) {
+        let versions = &self.versions;
+        let version_of = |key: &str| versions.get(key).copied().flatten();
+        for (line, problem) in server::late_progress_in(&self.ledger, &waits, version_of) {
             self.add(line, [problem]);
         }
         let mut silent: Vec<(usize, String, Duration)> = self

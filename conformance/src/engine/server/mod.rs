@@ -250,7 +250,7 @@ impl Side for ServerTarget {
     }
 
     fn drained<T: Transport>(e: &mut Engine<'_, T, Self>) {
-        let late = crate::rules::server::late_progress_in(&e.ledger, &e.waits(), e.protocol());
+        let late = crate::rules::server::late_progress_in(&e.ledger, &e.waits(), |_| e.protocol());
         for (line, problem) in late {
             e.step.at(line);
             e.problems([problem]);

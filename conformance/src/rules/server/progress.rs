@@ -235,11 +235,12 @@ fn after_proof(
 
 /// Progress that came after the proof that its request's cancel was read, judged once
 /// nothing more will come (see [`late_progress`]), over every request of `ledger`, with the
-/// line each came at. A live run and a checked trace both end with it.
+/// line each came at; `version_of` says the version each request (by key) was sent in. A
+/// live run and a checked trace both end with it.
 pub fn late_progress_in(
     ledger: &Ledger,
     waits: &Waits,
-    version: Option<ProtocolVersion>,
+    version_of: impl Fn(&str) -> Option<ProtocolVersion>,
 ) -> Vec<(usize, Problem)> {
     let mut late: Vec<(&str, &SentRequest)> = ledger
         .sent_requests()
@@ -251,7 +252,10 @@ pub fn late_progress_in(
         return vec![];
     }
     late.sort_by(|a, b| a.0.cmp(b.0));
-    late_progress(&late, waits, version)
+    // Each request is judged on its own, at its own version.
+    late.into_iter()
+        .flat_map(|one| late_progress(&[one], waits, version_of(one.0)))
+        .collect()
 }
 
 /// Progress that came after the proof that its request's cancel was read, once nothing more
