@@ -21,7 +21,7 @@ use crate::rules::server::{self, Arrived, ServerRequest};
 use crate::rules::{response, tasks};
 use crate::transcript::Entry;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
 /// Who the findings about the server name.
@@ -39,6 +39,9 @@ pub(crate) struct ServerSide {
     round_trips: Vec<Duration>,
     /// The version each of the client's requests was sent in, by key.
     versions: HashMap<String, Option<ProtocolVersion>>,
+    /// The transcript indexes of the client's cancels no answer has proven read yet (a proof
+    /// asks the ledger only when one is older than it: a long trace stays linear).
+    unproven: BTreeSet<usize>,
     /// The client closed the server's stdin: an exit after that is the shutdown.
     input_closed: bool,
     /// The server stopped serving (said once).
@@ -71,6 +74,7 @@ impl ServerSide {
         self.ledger.enter(m.scope.map(str::to_string));
         self.ledger.cancel_sent(id, m.index, m.at, None);
         self.ledger.enter(None);
+        self.unproven.insert(m.index);
     }
 
     /// Over HTTP up to 2025-11-25: the cancel at transcript index `cancel` was answered
@@ -182,7 +186,10 @@ impl ServerSide {
             return;
         }
         self.proofs.proved(subject + 1, now, None);
-        self.ledger.prove_read(subject + 1, now, None);
+        if self.unproven.range(..=subject).next().is_some() {
+            self.ledger.prove_read(subject + 1, now, None);
+            self.unproven = self.unproven.split_off(&(subject + 1));
+        }
     }
 
     /// The clock as a recording has it: no CPU waits known, no stretch, and the live calm
