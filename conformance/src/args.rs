@@ -259,6 +259,10 @@ pub struct RecordArgs {
     /// is pointed at the same path on --listen.
     #[arg(long, value_name = "URL", requires = "listen")]
     pub to: Option<String>,
+    /// stdio: when the session ends, draft a server case from its trace into this file
+    /// (overwritten each session), as `conformance case from-trace` would.
+    #[arg(long, value_name = "CASE.mcpt")]
+    pub case: Option<PathBuf>,
     /// stdio: say nothing of the recorder's own on stderr (by default one line says where
     /// the trace goes). Over HTTP the line saying where to point the client is always
     /// printed.

@@ -185,19 +185,6 @@ fn wishes<'a>(args: &'a RunArgs, prepared: &'a Prepared, next: &'a str) -> Wishe
     }
 }
 
-/// Opens `path` to write a file the command drafted: with `force` anew whatever was there,
-/// else only if it does not exist (`AlreadyExists` when it appeared meanwhile).
-fn create_drafted(path: &std::path::Path, force: bool) -> std::io::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true);
-    if force {
-        options.create(true).truncate(true);
-    } else {
-        options.create_new(true);
-    }
-    options.open(path)
-}
-
 fn cpus() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())

@@ -385,6 +385,114 @@ fn refusals_say_why() -> Result<(), Failed> {
     Ok(())
 }
 
+/// `conformance record --case`: a session with the reference server (a `work` call cancelled
+/// on its first progress, then a ping) is recorded, drafted when it ends, and the case passes
+/// against the reference server and warns against one that answers after a cancel.
+fn record_drafts_the_case_when_the_session_ends() -> Result<(), Failed> {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = TempDir::new("record-case");
+    std::fs::create_dir_all(dir.file("server"))?;
+    let case = dir.file("server/recorded.mcpt");
+    let mut recorder = std::process::Command::new(cli::CONFORMANCE)
+        .args(["record", "-o"])
+        .arg(dir.file("traces"))
+        .arg("--case")
+        .arg(&case)
+        .args(["--", cli::CONFORMANCE, "reference-server"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let mut to = recorder.stdin.take().ok_or("the recorder's stdin")?;
+    let mut from = BufReader::new(recorder.stdout.take().ok_or("the recorder's stdout")?);
+    let mut wait_for = |needle: &str| -> Result<(), Failed> {
+        let mut line = String::new();
+        while from.read_line(&mut line)? > 0 {
+            if line.contains(needle) {
+                return Ok(());
+            }
+            line.clear();
+        }
+        Err(format!("the server never wrote `{needle}`").into())
+    };
+    let mut send = |message: Value| writeln!(to, "{message}");
+    send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "desktop", "version": "1"}}}),
+    )?;
+    wait_for(r#""id":0"#)?;
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "work", "arguments": {}, "_meta": {"progressToken": "w"}}}),
+    )?;
+    wait_for("notifications/progress")?;
+    send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "reason": "stop"}}),
+    )?;
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))?;
+    wait_for(r#""id":2"#)?;
+    drop(to);
+    if !recorder.wait()?.success() {
+        return Err("the recorder did not end as the server did (exit 0)".into());
+    }
+    let text = std::fs::read_to_string(&case)?;
+    for line in [
+        "! cancel 1 stop",
+        r#"> {"id":2,"jsonrpc":"2.0","method":"ping"}"#,
+        "! close-stdin",
+    ] {
+        if !text.contains(line) {
+            return Err(format!("no `{line}` in the drafted case:\n{text}").into());
+        }
+    }
+    replay(&dir, Against::Reference).success();
+    let warned = replay(&dir, Against::Broken("answers-after-cancel")).code(1);
+    let out = String::from_utf8_lossy(&warned.get_output().stdout).into_owned();
+    if !out.contains(": warn [CAN-05]") {
+        return Err(format!(
+            "no CAN-05 warning against a server that answers after a cancel:\n{out}"
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The real recordings of SDK pairs (`tests/fixtures/traces/real`, README there): each stdio
+/// one drafts a case the parser accepts, cancelling where the client did; the HTTP ones are
+/// refused, naming the transport.
+fn real_recordings_draft_cases() -> Result<(), Failed> {
+    use conformance::from_trace::{draft, render};
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/traces/real");
+    let mut drafted = 0;
+    for entry in std::fs::read_dir(&dir)? {
+        let path = entry?.path();
+        if path.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let trace = conformance::trace::Trace::read(&path)?;
+        let name = path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        match draft(&trace) {
+            Err(e) if name.contains("-http-") && e.to_string().contains("Streamable HTTP") => {}
+            Err(e) => return Err(format!("{name}: {e}").into()),
+            Ok(case) => {
+                let text = render(&case, &PathBuf::from(format!("server/{name}.mcpt")))?;
+                let cancels = text.lines().filter(|l| l.starts_with("! cancel ")).count();
+                if cancels != 1 || !text.contains("@role server") {
+                    return Err(format!("{name}: one cancel expected:\n{text}").into());
+                }
+                drafted += 1;
+            }
+        }
+    }
+    if drafted < 6 {
+        return Err(format!("only {drafted} stdio recordings drafted").into());
+    }
+    Ok(())
+}
+
 fn main() {
     if let Ok(mode) = std::env::var("BROKEN_SERVER") {
         server::serve(&mode);
@@ -396,6 +504,8 @@ fn main() {
             blessing_rewrites_a_stale_expectation,
         ),
         Trial::test("refusals", refusals_say_why),
+        Trial::test("record/case", record_drafts_the_case_when_the_session_ends),
+        Trial::test("real-recordings", real_recordings_draft_cases),
     ];
     for (name, against, outcome, finding) in replays() {
         let target = match against {

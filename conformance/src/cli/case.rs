@@ -3,9 +3,7 @@
 
 use crate::args::{CaseCommand, FromTraceArgs};
 use crate::console::say;
-use conformance::from_trace::{draft, render};
-use conformance::trace::Trace;
-use std::io::Write as _;
+use conformance::from_trace::draft_file;
 use std::process::ExitCode;
 
 pub(super) fn case(command: CaseCommand) -> ExitCode {
@@ -21,34 +19,18 @@ pub(super) fn case(command: CaseCommand) -> ExitCode {
 }
 
 fn from_trace(args: &FromTraceArgs) -> Result<(), String> {
-    if args.output.exists() && !args.force {
-        return Err(format!(
-            "{} exists; give --force to overwrite it, or -o another path",
-            args.output.display()
-        ));
-    }
-    if args.output.extension().is_none_or(|e| e != "mcpt") {
-        return Err(format!(
-            "{}: a case file ends in `.mcpt`; give -o a path such as cases/server/my-bug.mcpt",
-            args.output.display()
-        ));
-    }
-    let trace = Trace::read(&args.trace).map_err(|e| e.to_string())?;
-    let drafted = draft(&trace).map_err(|e| e.to_string())?;
-    let text = render(&drafted, &args.output).map_err(|e| e.to_string())?;
-    write(args, &text)?;
-    let steps = drafted.lines.len();
+    let drafted = draft_file(&args.trace, &args.output, args.force)?;
     let ids: Vec<&str> = drafted.requirements.iter().map(|r| r.as_str()).collect();
     say(format_args!(
-        "wrote {}: {steps} lines drafted from {}, checking {}",
+        "wrote {}: {} lines drafted from {}, checking {}",
         args.output.display(),
+        drafted.lines.len(),
         args.trace.display(),
         ids.join(" ")
     ));
-    let dir = cases_dir(&args.output);
     say(format_args!(
         "next: read it (what varies between runs is a pattern), then replay it: conformance server --cases {} -- <server argv>",
-        dir.display()
+        cases_dir(&args.output).display()
     ));
     Ok(())
 }
@@ -65,17 +47,4 @@ fn cases_dir(path: &std::path::Path) -> std::path::PathBuf {
         Some(name) if name == "server" => parent.parent().unwrap_or(parent).to_path_buf(),
         _ => parent.to_path_buf(),
     }
-}
-
-/// Writes the case; without --force, only if it still does not exist.
-fn write(args: &FromTraceArgs, text: &str) -> Result<(), String> {
-    let shown = args.output.display();
-    let mut file = super::create_drafted(&args.output, args.force).map_err(|e| match e.kind() {
-        std::io::ErrorKind::AlreadyExists => {
-            format!("{shown} appeared meanwhile; give --force to overwrite it")
-        }
-        _ => format!("cannot write {shown}: {e}"),
-    })?;
-    file.write_all(text.as_bytes())
-        .map_err(|e| format!("cannot write {shown}: {e}"))
 }

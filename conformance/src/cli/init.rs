@@ -198,7 +198,14 @@ fn say_seen(seen: Seen<'_>, tries: &[String]) {
 /// Writes the file; without --force, only if it still does not exist.
 fn write(args: &InitArgs, text: &str) -> Result<(), InitError> {
     let path = || args.output.clone();
-    let mut file = super::create_drafted(&args.output, args.force).map_err(|e| match e.kind() {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    if args.force {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    let mut file = options.open(&args.output).map_err(|e| match e.kind() {
         std::io::ErrorKind::AlreadyExists => InitError::Appeared(path()),
         _ => InitError::Write {
             path: path(),

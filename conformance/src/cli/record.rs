@@ -15,6 +15,9 @@ pub(super) fn record(args: RecordArgs) -> ExitCode {
         (Some(_), _, false) => usage(
             "record takes either a server's command after `--` (stdio) or --listen and --to (Streamable HTTP), not both",
         ),
+        (Some(_), _, true) if args.case.is_some() => usage(
+            "--case drafts cases from stdio recordings only for now: record the server over stdio (`conformance record -o DIR --case FILE -- <server argv>`)",
+        ),
         (Some(listen), Some(to), true) => {
             let code = http::record(http::Options {
                 listen,
@@ -36,6 +39,7 @@ pub(super) fn record(args: RecordArgs) -> ExitCode {
                 dir: args.output,
                 redaction,
                 quiet: args.quiet,
+                case: args.case,
             })
             .exit()
         }

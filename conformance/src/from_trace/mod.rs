@@ -10,8 +10,10 @@
 mod render;
 mod vary;
 mod walk;
+mod write;
 
 pub use render::render;
+pub use write::draft_file;
 
 use crate::requirement::Req;
 use crate::trace::{Trace, Transport};

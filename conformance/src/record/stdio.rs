@@ -40,6 +40,8 @@ pub struct Options {
     pub redaction: super::redact::Redaction,
     /// Say nothing of our own on stderr (not even where the trace goes).
     pub quiet: bool,
+    /// `--case`: when the session ends, draft a server case from its trace into this file.
+    pub case: Option<PathBuf>,
 }
 
 /// How the recorder should end: as the server did.
@@ -132,9 +134,26 @@ pub fn record(options: Options) -> Ending {
         code: status.code(),
         signal: status.signal(),
     });
+    if let Some(case) = &options.case {
+        draft_case(recording.path(), case, options.quiet);
+    }
     match (status.code(), status.signal()) {
         (_, Some(signal)) => Ending::Signal(signal),
         (code, None) => Ending::Code(code.unwrap_or(1)),
+    }
+}
+
+/// `--case`: the session's trace drafted into a server case (`from_trace`), said on stderr;
+/// a trace that cannot become one leaves the recorder's ending as the server's.
+fn draft_case(trace: &std::path::Path, case: &std::path::Path, quiet: bool) {
+    match crate::from_trace::draft_file(trace, case, true) {
+        Ok(_) if quiet => {}
+        Ok(_) => eprintln!(
+            "conformance record: drafted the case {} from {}",
+            case.display(),
+            trace.display()
+        ),
+        Err(e) => eprintln!("conformance record: no case drafted: {e}"),
     }
 }
 
