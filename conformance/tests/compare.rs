@@ -17,27 +17,7 @@ use std::path::{Path, PathBuf};
 /// Findings whose evidence is not written yet, as (`target case`, why): each is a claim
 /// against an SDK nobody has shown to be the SDK's, so the tables say "evidence pending" for
 /// it. This list is the one place that says what is open.
-const EVIDENCE_PENDING: &[(&str, &str)] = &[
-    ("typescript-sdk-v2-http cancel-after-progress", LOAD),
-    ("typescript-sdk-v2-http http-abort-cycles", LOAD),
-    ("typescript-sdk-v2-http server-alive-after-cancel", LOAD),
-    ("python-sdk-http-stateless cancel-after-progress", LOAD),
-    (
-        "python-sdk-http-stateless http-cross-session-cancel",
-        "a connection reset mid-case at a load average of 30; not seen in earlier runs",
-    ),
-    ("fastmcp cancel-id-type-mismatch", LOAD),
-    ("fastmcp-http-stateless cancel-after-progress", LOAD),
-    ("fastmcp-http-stateless cancel-by-deadline", LOAD),
-    ("fastmcp-http-stateless http-cancel-accepted", LOAD),
-    ("client-python-highlevel-client client-stops-waiting-after-cancel", "over HTTP at 2025-06-18 only, at a load average of 27; it passed in the adapter's six recorded runs"),
-    ("fastmcp-tasks-http server-alive-after-cancel", "the server refused connections mid-case at 2025-03-26 only, at a load average of 21 to 23; not seen at the other versions"),
-];
-
-/// Why a time-limit failure has no evidence: the case ran into its stretched limit at a load
-/// average of 20 to 35, and earlier calm runs passed it; until a calm rerun shows the same,
-/// it is not shown to be the target's.
-const LOAD: &str = "time limit at a load average of 20 to 35; earlier calm runs passed";
+const EVIDENCE_PENDING: &[(&str, &str)] = &[];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
