@@ -239,11 +239,12 @@ fn replays() -> Vec<(&'static str, Against, &'static str, Option<&'static str>)>
     ]
 }
 
-/// Drafts `name`'s recording into `dir/server/<name>.mcpt` with the command line.
+/// Drafts `name`'s recording into `dir/server/<name>.mcpt` with the command line (which makes
+/// the folder).
 fn drafted(dir: &TempDir, name: &str) -> Result<PathBuf, Failed> {
     let trace = dir.file(&format!("{name}.jsonl"));
     std::fs::write(&trace, recording(name).text())?;
-    std::fs::create_dir_all(dir.file("server"))?;
+    // The command makes `server/` itself.
     let case = dir.file(&format!("server/{name}.mcpt"));
     conformance()
         .args(["case", "from-trace"])

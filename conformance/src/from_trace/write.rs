@@ -26,6 +26,11 @@ pub fn draft_file(trace: &Path, case: &Path, overwrite: bool) -> Result<Draft, S
     let drafted = draft(&read).map_err(|e| e.to_string())?;
     let text = render(&drafted, case).map_err(|e| e.to_string())?;
     let shown = case.display();
+    // `-o cases/server/my-bug.mcpt` in a repository without that folder yet: make it.
+    if let Some(folder) = case.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(folder)
+            .map_err(|e| format!("cannot make the folder {}: {e}", folder.display()))?;
+    }
     let written = if overwrite {
         std::fs::write(case, &text)
     } else {
