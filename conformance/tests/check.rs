@@ -268,6 +268,10 @@ fn the_reports_carry_the_findings_and_the_recorded_lanes() {
         page.contains(r#""findings":[[12,"warn","CAN-05"]"#),
         "each finding on its line"
     );
+    assert!(
+        page.contains("judged a recorded session") && !page.contains("replays scripted MCP"),
+        "the page says it judged a recording, not that the harness played cases"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
