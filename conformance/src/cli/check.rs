@@ -12,7 +12,7 @@ use conformance::check::{self, sides};
 use conformance::outcome::Severity;
 use conformance::report::build::{run_report, RunFacts};
 use conformance::report::gate::{self, Gate, Verdict};
-use conformance::report::{actual_lines, html, junit};
+use conformance::report::{actual_lines, junit};
 use conformance::trace::{Trace, Transport};
 use conformance::versions::Unit;
 use std::path::Path;
@@ -162,23 +162,16 @@ fn write_files(
     });
     // Neither side is the harness: the diagram's lanes are the recorded client and server.
     report.role = "trace".into();
-    if let Some(path) = &args.json {
-        ok &= write(path, "JSON report", || {
-            serde_json::to_string_pretty(&report)
-                .map(|text| text + "\n")
-                .map_err(|e| e.to_string())
-        });
-    }
-    if let Some(path) = &args.html {
-        let source = args.json.as_deref().map_or_else(
-            || trace.path.display().to_string(),
-            |p| p.display().to_string(),
-        );
-        ok &= write(path, "HTML report", || {
-            html::render(vec![(source, report.clone())]).map_err(|e| e.to_string())
-        });
-    }
-    ok
+    let source = args.json.as_deref().map_or_else(
+        || trace.path.display().to_string(),
+        |p| p.display().to_string(),
+    );
+    ok & crate::finish::files::write_report(
+        report,
+        args.json.as_deref(),
+        args.html.as_deref(),
+        source,
+    )
 }
 
 /// Writes what `make` makes to `path`; false (said on stderr) when it cannot.

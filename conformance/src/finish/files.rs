@@ -5,6 +5,7 @@
 use crate::finish::wishes::{Finished, Wishes};
 use conformance::report::build::{run_report, RunFacts};
 use conformance::report::gate::Verdict;
+use conformance::report::json::RunReport;
 use conformance::report::{html, json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -28,8 +29,28 @@ pub fn write(run: &Finished, verdicts: &[Verdict], wishes: &Wishes) -> bool {
         untestable: run.spoken.untestable.as_ref().map(|u| u.why.join("; ")),
     };
     let report = run_report(&facts);
+    let source = wishes
+        .json
+        .map_or_else(|| "this run".to_string(), |p| file_name(p));
+    write_report(
+        report,
+        wishes.json.map(PathBuf::as_path),
+        wishes.html.map(PathBuf::as_path),
+        source,
+    )
+}
+
+/// Writes `report` as JSON to `json` and as an HTML page to `html` (named `source` on the
+/// page), each when given: a live run's and a checked trace's reports alike. False if one
+/// could not be written (said on stderr).
+pub fn write_report(
+    report: RunReport,
+    json: Option<&Path>,
+    html: Option<&Path>,
+    source: String,
+) -> bool {
     let mut ok = true;
-    if let Some(path) = wishes.json {
+    if let Some(path) = json {
         let written = serde_json::to_string_pretty(&report)
             .map_err(|e| e.to_string())
             .and_then(|text| std::fs::write(path, text + "\n").map_err(|e| e.to_string()));
@@ -41,10 +62,7 @@ pub fn write(run: &Finished, verdicts: &[Verdict], wishes: &Wishes) -> bool {
             ok = false;
         }
     }
-    if let Some(path) = wishes.html {
-        let source = wishes
-            .json
-            .map_or_else(|| "this run".to_string(), |p| file_name(p));
+    if let Some(path) = html {
         let written = html::render(vec![(source, report)])
             .map_err(|e| e.to_string())
             .and_then(|page| std::fs::write(path, page).map_err(|e| e.to_string()));
