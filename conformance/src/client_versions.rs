@@ -5,35 +5,35 @@
 //! a client that turns out not to speak it gets the case skipped with the reason.
 
 use crate::case::Case;
+use crate::era::ProtocolVersion;
 use crate::versions::{Choice, Unit};
 
 /// The runs of client cases for a choice of versions.
 pub fn plan(cases: &[Case], choice: &Choice) -> Vec<Unit> {
     let mut units = vec![];
     for (index, case) in cases.iter().enumerate() {
-        let newest = case.versions.last().cloned().unwrap_or_default();
         match choice {
             Choice::Auto => units.push(Unit {
                 case: index,
-                version: newest,
+                version: case.last_version(),
                 skip: None,
             }),
-            Choice::All => units.extend(case.versions.iter().map(|v| Unit {
+            Choice::All => units.extend(case.versions.iter().map(|&version| Unit {
                 case: index,
-                version: v.clone(),
+                version,
                 skip: None,
             })),
             Choice::Exact(v) if case.versions.contains(v) => units.push(Unit {
                 case: index,
-                version: v.clone(),
+                version: *v,
                 skip: None,
             }),
             Choice::Exact(v) => units.push(Unit {
                 case: index,
-                version: v.clone(),
+                version: *v,
                 skip: Some(format!(
                     "the case applies to {}; this run is at {v}",
-                    case.versions.join(", ")
+                    ProtocolVersion::joined(&case.versions)
                 )),
             }),
         }
@@ -59,7 +59,7 @@ mod tests {
         let versions: Vec<&str> = auto.iter().map(|u| u.version.as_str()).collect();
         assert_eq!(versions, ["2025-11-25", "2026-07-28"]);
         assert_eq!(plan(&cases, &Choice::All).len(), 5);
-        let exact = plan(&cases, &Choice::Exact("2026-07-28".into()));
+        let exact = plan(&cases, &Choice::Exact(ProtocolVersion::V2026_07_28));
         assert!(exact[0]
             .skip
             .as_ref()

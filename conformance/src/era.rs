@@ -79,9 +79,24 @@ impl ProtocolVersion {
         Self::ALL.into_iter().find(|v| v.as_str() == text)
     }
 
+    /// The newest version of the handshake era: what a target that says nothing else is
+    /// tested at, and what the harness plays where the stateless era has no handshake.
+    pub const NEWEST_HANDSHAKE: ProtocolVersion = ProtocolVersion::V2025_11_25;
+
     /// The version string used on the wire.
     pub fn as_str(self) -> &'static str {
         KNOWN_VERSIONS[self as usize]
+    }
+
+    /// `versions` as messages list them: `2025-11-25, 2026-07-28`.
+    pub fn joined(versions: &[ProtocolVersion]) -> String {
+        let texts: Vec<&str> = versions.iter().map(|v| v.as_str()).collect();
+        texts.join(", ")
+    }
+
+    /// Whether the version is of the stateless era (2026-07-28).
+    pub fn is_stateless(self) -> bool {
+        self.era() == Era::Stateless
     }
 
     /// The era the version belongs to.
@@ -258,6 +273,17 @@ mod tests {
             assert_eq!(v.as_str(), text);
         }
         assert_eq!(ProtocolVersion::parse("1900-01-01"), None);
+        assert_eq!(
+            ProtocolVersion::NEWEST_HANDSHAKE.as_str(),
+            HANDSHAKE_VERSIONS[3]
+        );
+        assert!(ProtocolVersion::V2026_07_28.is_stateless());
+        assert!(!ProtocolVersion::NEWEST_HANDSHAKE.is_stateless());
+        assert_eq!(
+            ProtocolVersion::joined(&[ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28]),
+            "2025-11-25, 2026-07-28"
+        );
+        assert_eq!(ProtocolVersion::joined(&[]), "");
         assert!(ProtocolVersion::V2025_11_25.has_handshake());
         assert!(!ProtocolVersion::V2026_07_28.has_ping());
         assert!(!ProtocolVersion::V2024_11_05.progress_has_message());

@@ -90,7 +90,7 @@ impl Judged {
     ) -> (Verdict, bool) {
         let case = &run.cases[unit.case];
         let mut verdict = gate::verdict_of_runs(case, runs, gate, wishes.next);
-        verdict.version = Some(unit.version.clone());
+        verdict.version = Some(unit.version.to_string());
         let Ok(report) = gate::worst(runs) else {
             say(format_args!("error: {}: {}", case.id, verdict.message));
             return (verdict, true);
@@ -125,7 +125,7 @@ impl Judged {
                         ..*gate
                     };
                     verdict = gate::verdict_of_runs(case, runs, &unblessed, wishes.next);
-                    verdict.version = Some(unit.version.clone());
+                    verdict.version = Some(unit.version.to_string());
                 }
             }
         }
@@ -218,7 +218,7 @@ fn say_summary(run: &Finished, verdicts: &[Verdict], blessed: usize) {
     used.sort_unstable();
     used.dedup();
     let protocol = match run.choice {
-        Choice::Exact(v) => v.clone(),
+        Choice::Exact(v) => v.to_string(),
         other => format!("{}: {}", other.as_str(), used.join(", ")),
     };
     let groups = skip_groups(run);

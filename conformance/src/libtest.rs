@@ -33,6 +33,7 @@ use crate::baseline::Baseline;
 use crate::case::{Case, Role};
 use crate::engine::server::Connect;
 use crate::engine::Options;
+use crate::era::ProtocolVersion;
 use crate::fixtures::Fixtures;
 use crate::transport::http::{HttpTarget, PORT};
 use crate::transport::process::Launch;
@@ -251,12 +252,13 @@ impl Server {
         };
         let choice =
             Choice::parse(&asked).map_err(|source| SetupError::Version { from, source })?;
+        // Each test sets the version its unit plays.
         let options = Options {
-            protocol_version: String::new(),
             case_timeout: self.timeout,
             reply_timeout: self.reply_timeout,
             startup_timeout: self.startup_timeout,
             fixtures,
+            ..Options::default()
         };
         Ok(Shared::new(
             cases,
@@ -321,8 +323,8 @@ fn trials(shared: &Arc<Shared>, running: bool) -> Vec<Trial> {
     let mut trials = vec![];
     for index in order {
         let case = &shared.cases[index];
-        let versions: Vec<Option<String>> = match shared.choice {
-            Choice::All => case.versions.iter().cloned().map(Some).collect(),
+        let versions: Vec<Option<ProtocolVersion>> = match shared.choice {
+            Choice::All => case.versions.iter().copied().map(Some).collect(),
             _ => vec![None],
         };
         for version in versions {
@@ -336,7 +338,7 @@ fn trials(shared: &Arc<Shared>, running: bool) -> Vec<Trial> {
                 .is_some_and(|b| b.line_of(&case.id).is_some());
             let shared = Arc::clone(shared);
             trials.push(
-                Trial::ignorable_test(name, move || shared.play(index, version.as_deref()))
+                Trial::ignorable_test(name, move || shared.play(index, version))
                     .with_kind(case.level.as_str())
                     .with_ignored_flag(listed),
             );

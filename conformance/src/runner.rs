@@ -49,7 +49,7 @@ pub fn execute(
                 return Ok(Report::skipped(reason.clone(), connect.display()));
             }
             let options = Options {
-                protocol_version: unit.version.clone(),
+                protocol_version: unit.version,
                 ..options.clone()
             };
             runtime.block_on(share::run(case, connect, pool, &options))

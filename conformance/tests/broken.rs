@@ -17,6 +17,7 @@ mod shared_rows;
 
 use conformance::case::Case;
 use conformance::engine::server::Connect;
+use conformance::era::ProtocolVersion;
 use conformance::harness;
 use conformance::harness::expect::{Expect, On};
 use conformance::outcome::Outcome;
@@ -44,7 +45,11 @@ fn pid_file(mode: &str, case: &str, loaded: bool) -> PathBuf {
 fn check(case: &Case, mode: &str, want: &Expect, loaded: bool) -> Result<(), Failed> {
     let pids = pid_file(
         mode,
-        &format!("{}{}", case.id, want.version().unwrap_or("")),
+        &format!(
+            "{}{}",
+            case.id,
+            want.version().map_or("", ProtocolVersion::as_str)
+        ),
         loaded,
     );
     let env = [("BROKEN_PID_FILE".to_string(), pids.display().to_string())];
@@ -75,7 +80,7 @@ const SLOW_START: Duration = Duration::from_secs(15);
 /// A reply timeout far longer than the run may take: the wait must end on proof.
 const PATIENT: Duration = Duration::from_secs(8);
 /// The era where a server MUST NOT send anything more for a cancelled request.
-const STATELESS: &str = "2026-07-28";
+const STATELESS: ProtocolVersion = ProtocolVersion::V2026_07_28;
 
 /// The table: mode, case, what the run must show.
 #[rustfmt::skip]

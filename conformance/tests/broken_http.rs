@@ -18,6 +18,7 @@ mod shared_rows;
 use conformance::case::Case;
 use conformance::engine::server::Connect;
 use conformance::engine::Options;
+use conformance::era::ProtocolVersion;
 use conformance::harness;
 use conformance::harness::expect::{Expect, On};
 use conformance::outcome::{Outcome, Severity};
@@ -30,7 +31,7 @@ use std::time::Duration;
 /// The test's defaults (the harness's default version); a row may ask for another version.
 fn options(want: &Expect) -> Options {
     let version = Options::default().protocol_version;
-    self_served::options(&version, Duration::from_millis(800), want)
+    self_served::options(version.as_str(), Duration::from_millis(800), want)
 }
 
 /// A server this test started and the harness only connects to (as with `--url` and no
@@ -89,9 +90,7 @@ fn target(mode: &str) -> Result<HttpTarget, Failed> {
 fn row_options(case: &Case, want: &Expect) -> Options {
     let mut options = options(want);
     if want.version().is_none() && !case.versions.contains(&options.protocol_version) {
-        if let Some(newest) = case.versions.last() {
-            options.protocol_version = newest.clone();
-        }
+        options.protocol_version = case.last_version();
     }
     options
 }
@@ -153,7 +152,7 @@ const FAST: Duration = Duration::from_secs(25);
 /// each such row peaks at 13–18 MiB.
 const PEAK_MIB: u64 = 48;
 /// No sessions, headers that mirror the body, closing a stream is the cancel.
-const STATELESS: &str = "2026-07-28";
+const STATELESS: ProtocolVersion = ProtocolVersion::V2026_07_28;
 
 /// The table: mode, case, what the run must show.
 #[rustfmt::skip]

@@ -17,6 +17,7 @@ mod shared_rows;
 
 use conformance::case::Case;
 use conformance::engine::server::Connect;
+use conformance::era::ProtocolVersion;
 use conformance::harness;
 use conformance::harness::expect::{Expect, On};
 use conformance::outcome::Outcome;
@@ -25,7 +26,7 @@ use libtest_mimic::Failed;
 use std::time::Duration;
 
 /// The version of the tasks extension's rows.
-const EXT: &str = "2026-07-28";
+const EXT: ProtocolVersion = ProtocolVersion::V2026_07_28;
 
 /// The table: mode, case, what the run must show.
 #[rustfmt::skip]

@@ -38,7 +38,7 @@ fn a_clean_session_has_nothing_against_either_side() {
     let c = checked("clean.jsonl");
     assert_eq!(judged(&c.server), []);
     assert_eq!(judged(&c.client), []);
-    assert_eq!(c.version.as_deref(), Some("2025-11-25"));
+    assert_eq!(c.version().as_deref(), Some("2025-11-25"));
     assert_eq!(c.transcript.len(), 11, "every event is an entry");
 }
 
@@ -296,7 +296,7 @@ fn over_http_progress_past_the_cancels_202_and_the_grace_breaks_can_05() {
 #[test]
 fn in_2026_07_28_closing_the_stream_is_the_cancel() {
     let c = checked("http-closed-cancel.jsonl");
-    assert_eq!(c.version.as_deref(), Some("2026-07-28"));
+    assert_eq!(c.version().as_deref(), Some("2026-07-28"));
     assert_eq!(judged(&c.server), []);
     assert_eq!(judged(&c.client), []);
     assert_eq!(
@@ -329,5 +329,5 @@ fn real_recordings_of_the_reference_pair_have_nothing_against_either_side() {
         assert_eq!(judged(&c.client), [], "{name}: {:?}", c.client);
     }
     let c = checked("recorded-http-three-clients.jsonl");
-    assert_eq!(c.version.as_deref(), Some("2026-07-28, 2025-11-25"));
+    assert_eq!(c.version().as_deref(), Some("2026-07-28, 2025-11-25"));
 }

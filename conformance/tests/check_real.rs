@@ -98,7 +98,7 @@ fn sessions_where_both_sides_behaved_have_nothing_against_either() {
         let c = checked(name);
         assert_eq!(judged(&c.server), [], "{name}: {:?}", c.server);
         assert_eq!(judged(&c.client), [], "{name}: {:?}", c.client);
-        assert_eq!(c.version.as_deref(), Some(version), "{name}");
+        assert_eq!(c.version().as_deref(), Some(version), "{name}");
     }
 }
 
@@ -108,7 +108,7 @@ fn sessions_where_both_sides_behaved_have_nothing_against_either() {
 #[test]
 fn a_fallback_from_server_discover_speaks_the_version_initialize_agreed() {
     let c = checked("py-everything-stdio-deadline.jsonl");
-    assert_eq!(c.version.as_deref(), Some("2025-11-25"));
+    assert_eq!(c.version().as_deref(), Some("2025-11-25"));
     assert!(
         c.server.iter().all(|f| f.severity < Severity::Fail),
         "{:?}",

@@ -19,7 +19,7 @@ mod args;
 
 use clap::Parser;
 use conformance::case::{Case, Role, TransportKind};
-use conformance::era::{HANDSHAKE_VERSIONS, STATELESS_VERSION};
+use conformance::era::ProtocolVersion;
 use conformance::fixtures;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -507,15 +507,17 @@ fn server_cases() -> Vec<Case> {
 }
 
 fn versions(case: &Case) -> String {
-    let handshake: Vec<&str> = HANDSHAKE_VERSIONS.to_vec();
-    let has = |v: &str| case.versions.iter().any(|c| c == v);
-    let all_handshake = handshake.iter().all(|v| has(v));
-    let stateless = has(STATELESS_VERSION);
+    let has = |v: &ProtocolVersion| case.versions.contains(v);
+    let all_handshake = ProtocolVersion::ALL
+        .iter()
+        .filter(|v| v.has_handshake())
+        .all(has);
+    let stateless = has(&ProtocolVersion::V2026_07_28);
     match (all_handshake, stateless, case.versions.len()) {
         (true, true, 5) => "all".into(),
         (true, false, 4) => "2024-11-05 … 2025-11-25".into(),
-        (false, true, 1) => STATELESS_VERSION.into(),
-        _ => case.versions.join(", "),
+        (false, true, 1) => ProtocolVersion::V2026_07_28.to_string(),
+        _ => ProtocolVersion::joined(&case.versions),
     }
 }
 
@@ -556,7 +558,7 @@ fn needs(case: &Case) -> String {
 fn notes(case: &Case) -> String {
     let mut notes = vec![];
     let over_stateless_http = case.transports.contains(&TransportKind::Http)
-        && case.versions.iter().any(|v| v == STATELESS_VERSION);
+        && case.versions.iter().any(|v| v.is_stateless());
     if case.cancels_by_message() && over_stateless_http {
         notes.push("skipped at 2026-07-28 over HTTP: it sends its own `notifications/cancelled`");
     }

@@ -72,7 +72,7 @@ fn reference(transport: TransportKind) -> Connect {
 /// One trial: a case at one version over one transport.
 fn trial(
     case: Case,
-    version: String,
+    version: ProtocolVersion,
     transport: TransportKind,
     bless: bool,
     loaded: bool,
@@ -91,7 +91,7 @@ fn trial(
         // Every core busy: the reference must stay clean on a loaded machine too.
         let _load = loaded.then(harness::saturate_cpus);
         let options = Options {
-            protocol_version: version.clone(),
+            protocol_version: version,
             ..Options::default()
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -101,11 +101,11 @@ fn trial(
         let over_http = HTTP_SKIPS.iter().find(|(id, at, _)| {
             transport == TransportKind::Http
                 && *id == case.id
-                && at.is_none_or(|v| v == version)
+                && at.is_none_or(|v| v == version.as_str())
         });
         let lacking = NEEDS_SKIPS
             .iter()
-            .find(|(id, at, _)| *id == case.id && *at == version);
+            .find(|(id, at, _)| *id == case.id && *at == version.as_str());
         let skip = over_http
             .map(|(_, _, reason)| *reason)
             .or(lacking.map(|(_, _, reason)| *reason));
@@ -128,16 +128,6 @@ fn trial(
     .with_kind(kind)
 }
 
-/// Whether the harness tests a version over Streamable HTTP (from 2025-03-26; 2024-11-05 had
-/// HTTP+SSE).
-fn over_http(version: &str) -> bool {
-    ProtocolVersion::parse(version).is_some_and(|v| v.has_streamable_http())
-}
-
-fn is_stateless(version: &str) -> bool {
-    ProtocolVersion::parse(version).is_some_and(|v| !v.has_handshake())
-}
-
 fn main() {
     let args = harness::test_arguments();
     let bless = harness::bless_requested().unwrap_or_else(|e| {
@@ -156,7 +146,7 @@ fn main() {
             for version in case.versions.clone() {
                 trials.push(trial(
                     case.clone(),
-                    version.clone(),
+                    version,
                     TransportKind::Stdio,
                     bless,
                     false,
@@ -171,17 +161,18 @@ fn main() {
             }
         }
         if case.transports.contains(&TransportKind::Http) {
-            let versions: Vec<String> = case
+            // The harness tests Streamable HTTP from 2025-03-26 (2024-11-05 had HTTP+SSE).
+            let versions: Vec<ProtocolVersion> = case
                 .versions
                 .iter()
-                .filter(|v| over_http(v))
-                .cloned()
+                .copied()
+                .filter(|v| v.has_streamable_http())
                 .collect();
-            for version in &versions {
+            for &version in &versions {
                 // Blessing rewrites a case once, from its stdio run where it has one.
                 trials.push(trial(
                     case.clone(),
-                    version.clone(),
+                    version,
                     TransportKind::Http,
                     bless && !stdio,
                     false,
@@ -189,13 +180,13 @@ fn main() {
             }
             // Loaded at the newest version of each era the case covers.
             let newest = [
-                versions.iter().rfind(|v| !is_stateless(v)),
-                versions.iter().rfind(|v| is_stateless(v)),
+                versions.iter().rfind(|v| !v.is_stateless()),
+                versions.iter().rfind(|v| v.is_stateless()),
             ];
-            for version in newest.into_iter().flatten() {
+            for &version in newest.into_iter().flatten() {
                 trials.push(trial(
                     case.clone(),
-                    version.clone(),
+                    version,
                     TransportKind::Http,
                     false,
                     true,

@@ -64,3 +64,59 @@ fn a_cases_folder_without_cases_is_said_plainly() {
     let missing = format!("{shown}-missing");
     refused(&["server", "--cases", &missing], "no such folder");
 }
+
+/// What every unknown `--protocol-version` is refused with, wherever the choice came from.
+const UNKNOWN_VERSION: &str = "error: --protocol-version: `1999-01-01` is no protocol version the harness knows; give auto, all or one of 2024-11-05 2025-03-26 2025-06-18 2025-11-25 2026-07-28\n";
+
+/// A scratch folder of this test binary, named `name`.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("conformance-usage-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+#[test]
+fn an_unknown_protocol_version_is_refused_from_the_command_line_and_a_target_file() {
+    for args in [
+        vec!["server", "--protocol-version", "1999-01-01"],
+        vec!["client", "--protocol-version", "1999-01-01", "--", "true"],
+    ] {
+        refused(&args, UNKNOWN_VERSION);
+    }
+    let dir = scratch("target");
+    let file = dir.join("target.json");
+    std::fs::write(
+        &file,
+        r#"{"command": ["true"], "protocolVersion": "1999-01-01"}"#,
+    )
+    .expect("a target file");
+    refused(
+        &["server", "--target", &file.display().to_string()],
+        UNKNOWN_VERSION,
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_case_header_with_an_unknown_or_no_version_is_refused_at_its_line() {
+    let dir = scratch("versions");
+    std::fs::create_dir_all(dir.join("server")).expect("a cases folder");
+    let path = dir.join("server").join("x.mcpt");
+    let shown = dir.display().to_string();
+    for (versions, says) in [
+        (
+            " 2025-11-25 1999-01-01",
+            "unknown protocol version `1999-01-01`; known: 2024-11-05 2025-03-26 2025-06-18 2025-11-25 2026-07-28, or an era: handshake, stateless",
+        ),
+        (
+            "",
+            "`@versions` names at least one protocol version or era (handshake, stateless)",
+        ),
+    ] {
+        let text = format!("# i\n@requirement CAN-05\n@level must\n@versions{versions}\n> {{}}\n");
+        std::fs::write(&path, text).expect("a case");
+        let at = format!("{}:4: {says}", path.display());
+        refused(&["server", "--cases", &shown], &at);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -49,7 +49,7 @@ fn run_over(case: &Case, launch: &Launch, transport: &ClientTransport) -> Result
         .enable_all()
         .build()?;
     let options = Options {
-        protocol_version: case.versions.last().cloned().unwrap_or_default(),
+        protocol_version: case.last_version(),
         ..Options::default()
     };
     Ok(runtime.block_on(run_client_case(case, launch, transport, &options))?)

@@ -11,7 +11,7 @@
 //! The harness itself declares no client capabilities (`capabilities: {}`).
 
 use super::{Case, Need, Role, Step, StepKind};
-use crate::era::{KNOWN_VERSIONS, META_CAPABILITIES, META_VERSION, STATELESS_VERSION};
+use crate::era::{ProtocolVersion, META_CAPABILITIES, META_VERSION};
 use serde_json::Value;
 
 /// The requests a client may send a server, in either era.
@@ -166,7 +166,7 @@ fn request(case: &Case, method: &str, params: Option<&Value>) -> Option<String> 
             "a request for `{method}`, a method that does not exist"
         ));
     }
-    let stateless_only = case.versions.iter().all(|v| v == STATELESS_VERSION);
+    let stateless_only = case.versions.iter().all(|v| v.is_stateless());
     if method == "initialize" && (case.handshake || stateless_only) {
         return Some("an `initialize` in a session that has its opening".into());
     }
@@ -187,7 +187,7 @@ fn request(case: &Case, method: &str, params: Option<&Value>) -> Option<String> 
     if task && (forbidden || !case.needs.contains(&Need::Tasks)) {
         return Some("task augmentation of a call the server did not offer it for (TSK-01)".into());
     }
-    let stateless = case.versions.iter().any(|v| v == STATELESS_VERSION);
+    let stateless = case.versions.iter().any(|v| v.is_stateless());
     if stateless && !case.stamp && method != "initialize" {
         let meta = params.and_then(|p| p.get("_meta"));
         let version = meta
@@ -196,7 +196,7 @@ fn request(case: &Case, method: &str, params: Option<&Value>) -> Option<String> 
         let declared = meta.and_then(|m| m.get(META_CAPABILITIES)).is_some();
         match version {
             None => return Some("a stateless request without the era's `_meta`".into()),
-            Some(v) if !v.contains('{') && !KNOWN_VERSIONS.contains(&v) => {
+            Some(v) if !v.contains('{') && ProtocolVersion::parse(v).is_none() => {
                 return Some(format!("a request stamped with `{v}`, no protocol version"))
             }
             _ if !declared => {

@@ -105,8 +105,9 @@ pub struct Case {
     pub requirements: Vec<String>,
     /// How a broken expectation weighs.
     pub level: Level,
-    /// Protocol versions the case applies to.
-    pub versions: Vec<String>,
+    /// Protocol versions the case applies to, at least one, in the order `@versions` names
+    /// them.
+    pub versions: Vec<crate::era::ProtocolVersion>,
     /// The fixture roles the case calls, and how (`@fixtures work:task`).
     pub fixtures: Vec<crate::fixtures::FixtureNeed>,
     /// Whether the harness performs the `initialize` handshake before the steps (in the
@@ -150,6 +151,16 @@ pub struct Case {
 }
 
 impl Case {
+    /// The version a run picks for the case when nothing else decides: the last one its
+    /// `@versions` names (the newest, as cases list them). A parsed case names at least one; a
+    /// case built without any (a recorded session's) gets the newest of the handshake era.
+    pub fn last_version(&self) -> crate::era::ProtocolVersion {
+        self.versions
+            .last()
+            .copied()
+            .unwrap_or(crate::era::ProtocolVersion::NEWEST_HANDSHAKE)
+    }
+
     /// Whether a line of the case sends `notifications/cancelled` for an id that a request of
     /// the case uses (as written, so `"burst-{$i}"` matches `"burst-{$i}"`; `"7"` matches `7`,
     /// as a case about id types sends it): the case is about what that message does to the

@@ -49,9 +49,17 @@ pub struct Checked {
     pub server: Vec<Finding>,
     /// What the client did wrong (and notes), at trace lines.
     pub client: Vec<Finding>,
-    /// The protocol versions the session spoke, as far as its messages said (`2026-07-28`,
-    /// or several, comma-separated, when a recording holds sessions of several).
-    pub version: Option<String>,
+    /// The protocol versions the sessions spoke, as far as their messages said, in the order
+    /// the sessions began, each once (several when a recording holds sessions of several).
+    pub versions: Vec<ProtocolVersion>,
+}
+
+impl Checked {
+    /// The versions spoken as reports name them (`2025-11-25, 2026-07-28`); `None` when no
+    /// message said.
+    pub fn version(&self) -> Option<String> {
+        (!self.versions.is_empty()).then(|| ProtocolVersion::joined(&self.versions))
+    }
 }
 
 /// Judges a trace.
@@ -354,25 +362,24 @@ impl Walk {
         Checked {
             server: server.finish(&session),
             client: client.finish(&session),
-            version: spoken(&versions),
+            versions: spoken(&versions),
             transcript,
             log,
         }
     }
 }
 
-/// The versions the sessions spoke, in the order the sessions began, each once (`None` when
-/// no message said).
-fn spoken(versions: &HashMap<usize, ProtocolVersion>) -> Option<String> {
+/// The versions the sessions spoke, in the order the sessions began, each once.
+fn spoken(versions: &HashMap<usize, ProtocolVersion>) -> Vec<ProtocolVersion> {
     let mut sessions: Vec<(&usize, &ProtocolVersion)> = versions.iter().collect();
     sessions.sort();
-    let mut said: Vec<&str> = vec![];
-    for (_, version) in sessions {
-        if !said.contains(&version.as_str()) {
-            said.push(version.as_str());
+    let mut said: Vec<ProtocolVersion> = vec![];
+    for (_, &version) in sessions {
+        if !said.contains(&version) {
+            said.push(version);
         }
     }
-    (!said.is_empty()).then(|| said.join(", "))
+    said
 }
 
 /// The envelope of one stdio line its `writer` wrote (see [`envelope`]).

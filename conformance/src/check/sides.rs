@@ -35,7 +35,6 @@ pub fn sides(trace: &Trace, checked: Checked) -> Vec<(Case, Report)> {
         |argv| argv.join(" "),
     );
     let duration = trace.events.last().map_or(Duration::ZERO, |e| e.at);
-    let version = checked.version.clone();
     let side = |who: &str, findings: Vec<Finding>, requirements: &[&str]| {
         let case = Case {
             id: format!("{name}/{who}"),
@@ -44,7 +43,7 @@ pub fn sides(trace: &Trace, checked: Checked) -> Vec<(Case, Report)> {
             intent: format!("What the {who} did in the recorded session, judged by the standing rules the live cases use"),
             requirements: requirements.iter().map(|r| (*r).to_string()).collect(),
             level: Level::Must,
-            versions: version.iter().cloned().collect(),
+            versions: checked.versions.clone(),
             fixtures: vec![],
             handshake: false,
             transports: vec![transport],
@@ -70,7 +69,7 @@ pub fn sides(trace: &Trace, checked: Checked) -> Vec<(Case, Report)> {
             log: checked.log.clone(),
             expected: vec![],
             bless: vec![],
-            version: version.clone(),
+            version: checked.version(),
             duration,
             stretched: 1.0,
             target: target.clone(),

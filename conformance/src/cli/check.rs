@@ -14,7 +14,6 @@ use conformance::report::build::{run_report, RunFacts};
 use conformance::report::gate::{self, Gate, Verdict};
 use conformance::report::{actual_lines, junit};
 use conformance::trace::{Trace, Transport};
-use conformance::versions::Unit;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::SystemTime;
@@ -38,7 +37,7 @@ pub fn check(args: &CheckArgs) -> ExitCode {
         ));
     }
     let checked = check::check(&trace);
-    let version = checked.version.clone();
+    let version = checked.version();
     let mut pairs = sides::sides(&trace, checked);
     let gate = Gate {
         strict: args.strict,
@@ -137,13 +136,7 @@ fn write_files(
     let cases: Vec<Case> = pairs.iter().map(|(c, _)| c.clone()).collect();
     let results: Vec<Vec<CaseResult>> = pairs.iter().map(|(_, r)| vec![Ok(r.clone())]).collect();
     let version = version.unwrap_or("unknown");
-    let units: Vec<Unit> = (0..cases.len())
-        .map(|case| Unit {
-            case,
-            version: version.to_string(),
-            skip: None,
-        })
-        .collect();
+    let units: Vec<usize> = (0..cases.len()).collect();
     let recorded = trace.events.last().map(|e| e.at).unwrap_or_default();
     let target = pairs[0].1.target.clone();
     let mut report = run_report(&RunFacts {

@@ -30,12 +30,13 @@ pub(super) fn client(args: ClientArgs) -> ExitCode {
         env: vec![],
         cwd: None,
     };
+    // Each unit sets the version it plays.
     let options = Options {
-        protocol_version: String::new(),
         case_timeout: args.timeout.unwrap_or(Duration::from_secs(30)),
         reply_timeout: args.reply_timeout,
         startup_timeout: args.startup_timeout,
         fixtures: None,
+        ..Options::default()
     };
     let started = std::time::Instant::now();
     let mut units = client_versions::plan(&cases, &choice);
@@ -52,7 +53,7 @@ pub(super) fn client(args: ClientArgs) -> ExitCode {
             },
         };
         let options = Options {
-            protocol_version: unit.version.clone(),
+            protocol_version: unit.version,
             ..options.clone()
         };
         runtime.block_on(run_client_case(case, &launch, &transport, &options))

@@ -125,7 +125,7 @@ fn run(args: &InitArgs) -> Result<(), InitError> {
         transport,
         &inspection.fixtures(),
         &inspection.tools,
-        inspection.version.as_str(),
+        inspection.version,
         &inspection.opening,
     );
     for line in draft::unlocked_lines(&unlocked) {

@@ -9,7 +9,6 @@ use conformance::case::Role;
 use conformance::case_report::CaseResult;
 use conformance::engine::server::Connect;
 use conformance::engine::Options;
-use conformance::era::HANDSHAKE_VERSIONS;
 use conformance::fixtures::Fixtures;
 use conformance::outcome::Outcome;
 use conformance::share::{self, decide::decide, decide::Asked, decide::Placing};
@@ -168,12 +167,13 @@ fn setup(args: &ServerArgs) -> Result<(Connect, Choice, Options), ExitCode> {
             return Err(ExitCode::from(2));
         }
     };
+    // Each unit sets the version it plays.
     let options = Options {
-        protocol_version: String::new(),
         case_timeout: args.run.timeout.unwrap_or(Duration::from_secs(10)),
         reply_timeout: args.run.reply_timeout,
         startup_timeout: args.run.startup_timeout,
         fixtures,
+        ..Options::default()
     };
     Ok((connect, choice, options))
 }
@@ -214,12 +214,10 @@ fn spoken_or_untestable(
 /// or a handshake one the target agreed to in no case.
 fn unspoken(choice: &Choice, spoken: &Spoken, results: &[Vec<CaseResult>]) -> bool {
     match choice {
-        Choice::Exact(v) if HANDSHAKE_VERSIONS.contains(&v.as_str()) => {
-            results.iter().all(|runs| {
-                runs.iter()
-                    .all(|r| r.as_ref().is_ok_and(|r| r.outcome == Outcome::Skip))
-            })
-        }
+        Choice::Exact(v) if v.has_handshake() => results.iter().all(|runs| {
+            runs.iter()
+                .all(|r| r.as_ref().is_ok_and(|r| r.outcome == Outcome::Skip))
+        }),
         Choice::Exact(v) => !spoken.versions.contains(v),
         _ => false,
     }

@@ -56,7 +56,7 @@ use tokio::time::Instant as Deadline;
 #[derive(Debug, Clone)]
 pub struct Options {
     /// The protocol version requested at `initialize` (server cases) or played (client cases).
-    pub protocol_version: String,
+    pub protocol_version: ProtocolVersion,
     /// The time limit for a whole case, unless the case sets its own.
     pub case_timeout: Duration,
     /// How long to wait for an expected message or the answer to a request (`T_prompt`).
@@ -72,7 +72,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            protocol_version: "2025-11-25".into(),
+            protocol_version: ProtocolVersion::NEWEST_HANDSHAKE,
             case_timeout: Duration::from_secs(10),
             reply_timeout: Duration::from_secs(2),
             startup_timeout: Duration::from_secs(15),

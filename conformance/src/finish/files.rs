@@ -14,9 +14,10 @@ use std::process::ExitCode;
 /// (said on stderr).
 pub fn write(run: &Finished, verdicts: &[Verdict], wishes: &Wishes) -> bool {
     let elapsed = run.started.elapsed();
+    let units: Vec<usize> = run.units.iter().map(|u| u.case).collect();
     let facts = RunFacts {
         cases: run.cases,
-        units: run.units,
+        units: &units,
         results: run.results,
         verdicts,
         target: run.target,

@@ -6,6 +6,7 @@
 //! table of their own broken targets the same way.
 //!
 //! ```
+//! use conformance::era::ProtocolVersion;
 //! use conformance::harness::expect::{Expect, On};
 //! use conformance::outcome::Outcome;
 //! use conformance::requirement::Req;
@@ -18,7 +19,7 @@
 //!     ("ignores-cancels",   "no-response-after-cancel", Expect::warns(Req::Can05)),
 //!     ("crashes-on-cancel", "cancel-unknown-id",        Expect::fails(Req::Std01).within(fast).reaped()),
 //!     ("garbage",           "stdio-framing",            Expect::fails(Req::Std03).saying("not JSON")),
-//!     ("answers-late",      "no-response-after-cancel", Expect::warns(Req::Can05).at("2026-07-28")),
+//!     ("answers-late",      "no-response-after-cancel", Expect::warns(Req::Can05).at(ProtocolVersion::V2026_07_28)),
 //!     ("wrong-result",      "unknown-method",           Expect::fails(On::Case).without(Req::Rpc04)),
 //! ];
 //! assert_eq!(table[2].2.to_string(), "outcome=fail finding=STD-01/Fail within=3s stretched reaped");
@@ -38,6 +39,7 @@ pub use check::{peak_rss_kib, Run, Unmet};
 pub use on::On;
 
 use crate::engine::Options;
+use crate::era::ProtocolVersion;
 use crate::outcome::{Outcome, Severity};
 use std::fmt;
 use std::time::Duration;
@@ -66,7 +68,7 @@ pub struct Expect {
     /// No process the target reported starting is left.
     reaped: bool,
     /// The protocol version to run at.
-    version: Option<&'static str>,
+    version: Option<ProtocolVersion>,
     /// The reply timeout to run with.
     reply_timeout: Option<Duration>,
     /// The startup allowance to run with.
@@ -249,7 +251,7 @@ impl Expect {
     }
 
     /// The run speaks `version` (instead of the test's default).
-    pub fn at(mut self, version: &'static str) -> Expect {
+    pub fn at(mut self, version: ProtocolVersion) -> Expect {
         self.version = Some(version);
         self
     }
@@ -285,14 +287,14 @@ impl Expect {
     }
 
     /// The protocol version the row asks for, if any.
-    pub fn version(&self) -> Option<&'static str> {
+    pub fn version(&self) -> Option<ProtocolVersion> {
         self.version
     }
 
     /// `base` (the test's defaults) with what the row asks for: version and timeouts.
     pub fn options(&self, base: Options) -> Options {
         Options {
-            protocol_version: self.version.map_or(base.protocol_version, str::to_string),
+            protocol_version: self.version.unwrap_or(base.protocol_version),
             reply_timeout: self.reply_timeout.unwrap_or(base.reply_timeout),
             startup_timeout: self.startup_timeout.unwrap_or(base.startup_timeout),
             case_timeout: self.case_timeout.unwrap_or(base.case_timeout),

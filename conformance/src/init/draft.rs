@@ -5,6 +5,7 @@
 use super::{Inspection, RoleDraft, Verdict};
 use crate::case::{Case, TransportKind};
 use crate::discovery::{self, Tool};
+use crate::era::ProtocolVersion;
 use crate::fixtures::{Fixtures, Role};
 use crate::transport::http::HttpTarget;
 use crate::transport::process::Launch;
@@ -190,10 +191,10 @@ pub fn unlocked(
     transport: TransportKind,
     mapped: &Fixtures,
     tools: &[Tool],
-    version: &str,
+    version: ProtocolVersion,
     opening: &Value,
 ) -> Unlocked {
-    let stateless = crate::era::ProtocolVersion::parse(version).is_some_and(|v| !v.has_handshake());
+    let stateless = version.is_stateless();
     let mut discovered = discovery::fixtures_of(tools);
     discovered.listed = mapped.listed.clone();
     let mut unlocked = Unlocked {
@@ -208,7 +209,7 @@ pub fn unlocked(
         unlocked.calling += 1;
         // At init's version where the case covers it; else at the case's newest, of which
         // init saw no listing.
-        let at_init = case.versions.iter().any(|v| v == version);
+        let at_init = case.versions.contains(&version);
         // What the server declared in init's opening decides a case at init's version first.
         let unmet = at_init
             .then(|| case.needs.iter().find_map(|n| n.unmet(opening, stateless)))
@@ -219,16 +220,20 @@ pub fn unlocked(
         }
         let version = match at_init {
             true => version,
-            false => case.versions.last().map_or(version, String::as_str),
+            false => case.versions.last().copied().unwrap_or(version),
         };
         if case
             .fixtures
             .iter()
-            .all(|f| discovered.lacks(f, version).is_none())
+            .all(|f| discovered.lacks(f, version.as_str()).is_none())
         {
             unlocked.without_file += 1;
         }
-        match case.fixtures.iter().find_map(|f| mapped.lacks(f, version)) {
+        match case
+            .fixtures
+            .iter()
+            .find_map(|f| mapped.lacks(f, version.as_str()))
+        {
             Some(why) => unlocked.locked.push((case.id.clone(), why)),
             None => {
                 if case.fixtures.iter().any(|f| f.role == Role::Cancellations)

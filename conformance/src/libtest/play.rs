@@ -8,6 +8,7 @@ use crate::case_report::CaseResult;
 use crate::case_report::Report;
 use crate::engine::server::{run_case, Connect};
 use crate::engine::Options;
+use crate::era::ProtocolVersion;
 use crate::error::StartError;
 use crate::outcome::Outcome;
 use crate::pattern::Captures;
@@ -48,7 +49,7 @@ struct Notes {
     /// Tests whose case ran (was not skipped).
     verified: usize,
     /// The versions cases ran at.
-    versions: Vec<String>,
+    versions: Vec<ProtocolVersion>,
     /// `id [version]: message` of each warning that passed.
     warnings: Vec<String>,
     /// Baseline cases that still fail.
@@ -96,7 +97,11 @@ impl Shared {
     }
 
     /// Plays case `index` (at `version`, for a run of every version) and judges it.
-    pub fn play(&self, index: usize, version: Option<&str>) -> Result<Completion, Failed> {
+    pub fn play(
+        &self,
+        index: usize,
+        version: Option<ProtocolVersion>,
+    ) -> Result<Completion, Failed> {
         let case = &self.cases[index];
         let spoken = self.spoken()?;
         let unit = match self.unit(case, version, spoken) {
@@ -106,7 +111,7 @@ impl Shared {
         let result = self.run(case, &unit, spoken)?;
         let report = result.as_ref().map_err(|e| Failed::from(e.to_string()))?;
         if let Some(dir) = &self.wishes.dump {
-            dump::dump(dir, case, report, version)
+            dump::dump(dir, case, report, version.map(ProtocolVersion::as_str))
                 .map_err(|e| format!("cannot write the dump into {}: {e}", dir.display()))?;
         }
         let gate = Gate {
@@ -122,7 +127,7 @@ impl Shared {
             let mut notes = self.notes();
             notes.verified += 1;
             if !notes.versions.contains(&unit.version) {
-                notes.versions.push(unit.version.clone());
+                notes.versions.push(unit.version);
             }
         }
         self.conclude(case, &unit, report, &verdict)
@@ -152,7 +157,7 @@ impl Shared {
     fn unit(
         &self,
         case: &Case,
-        version: Option<&str>,
+        version: Option<ProtocolVersion>,
         spoken: &Spoken,
     ) -> Result<Unit, Completion> {
         let units = versions::plan(std::slice::from_ref(case), &self.choice, spoken);
@@ -164,7 +169,7 @@ impl Shared {
         let Some(unit) = unit else {
             return Err(Completion::ignored_with(format!(
                 "the server does not speak {} ({})",
-                version.unwrap_or_default(),
+                version.map_or("", ProtocolVersion::as_str),
                 spoken.evidence.join("; ")
             )));
         };
@@ -183,7 +188,7 @@ impl Shared {
             &spoken.listings,
         ));
         let options = Options {
-            protocol_version: unit.version.clone(),
+            protocol_version: unit.version,
             fixtures,
             ..self.options.clone()
         };
@@ -263,7 +268,10 @@ impl Shared {
         let spoken = match self.spoken.get() {
             _ if versions::to_probe(&self.choice).is_empty() => String::new(),
             Some(Ok(spoken)) if !spoken.versions.is_empty() => {
-                format!("; the server speaks {}", spoken.versions.join(", "))
+                format!(
+                    "; the server speaks {}",
+                    ProtocolVersion::joined(&spoken.versions)
+                )
             }
             _ => "; the probes found no version the server speaks".into(),
         };
@@ -278,7 +286,7 @@ impl Shared {
             if used.is_empty() {
                 "none".into()
             } else {
-                used.join(", ")
+                ProtocolVersion::joined(&used)
             },
             if notes.blessed > 0 {
                 format!(", {} blessed", notes.blessed)

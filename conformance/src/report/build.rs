@@ -15,18 +15,17 @@ use crate::case_report::Report;
 use crate::era::{Era, ProtocolVersion, META_CLIENT_INFO, META_SERVER_INFO};
 use crate::outcome::{Outcome, Severity};
 use crate::transcript::{Direction, Entry};
-use crate::versions::Unit;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
 /// What a finished run holds, as the JSON report needs it. `units`, `results` and
-/// `verdicts` go together, one of each per case and version.
+/// `verdicts` go together, one of each per case and version (the verdict says the version).
 pub struct RunFacts<'a> {
     /// The cases of the run.
     pub cases: &'a [Case],
-    /// What ran: a case at a version.
-    pub units: &'a [Unit],
+    /// What ran: for each unit (a case at a version), the index of its case.
+    pub units: &'a [usize],
     /// The results of each unit, one per repeat.
     pub results: &'a [Vec<CaseResult>],
     /// The verdict of each unit, after the baseline.
@@ -38,7 +37,7 @@ pub struct RunFacts<'a> {
     /// The protocol version(s) asked for.
     pub protocol_version: &'a str,
     /// The versions the target speaks.
-    pub spoken: &'a [String],
+    pub spoken: &'a [ProtocolVersion],
     /// When the run started.
     pub started_at: SystemTime,
     /// How long it took.
@@ -54,8 +53,8 @@ pub fn run_report(run: &RunFacts) -> RunReport {
     let role = run.cases.first().map_or(Role::Server, |c| c.role);
     let mut cases = vec![];
     let mut identity = None;
-    for ((unit, runs), verdict) in run.units.iter().zip(run.results).zip(run.verdicts) {
-        let case = &run.cases[unit.case];
+    for ((&unit, runs), verdict) in run.units.iter().zip(run.results).zip(run.verdicts) {
+        let case = &run.cases[unit];
         let report = super::gate::worst(runs).as_ref().ok();
         if identity.is_none() {
             identity = report.and_then(|r| implementation(role, &r.transcript));
@@ -97,7 +96,7 @@ pub fn run_report(run: &RunFacts) -> RunReport {
         },
         transport: run.transport.to_string(),
         protocol_version: run.protocol_version.to_string(),
-        target_versions: run.spoken.to_vec(),
+        target_versions: run.spoken.iter().map(|v| v.to_string()).collect(),
         summary,
         timings: timing::of_run(cases.iter().map(|c| &c.timings)),
         cases,

@@ -253,15 +253,15 @@ async fn run_lent(
     options: &Options,
     shown: String,
 ) -> Option<Report> {
-    let version = options.protocol_version.clone();
-    let shared = pool.borrow(&version).ok()?;
+    let version = options.protocol_version.as_str();
+    let shared = pool.borrow(version).ok()?;
     let back = lent::Returned::default();
-    let (lent, side, placement) = shared.lend(&version, back.clone());
+    let (lent, side, placement) = shared.lend(version, back.clone());
     let io = Renumbered::taking_turns(lent, witness_tool(options));
     let mut report = Engine::new(case, options, io, side).run(shown).await;
     report.placement = placement;
     let returned = back.lock().unwrap_or_else(|e| e.into_inner()).take();
-    pool.give_back(returned, !needs_rerun(&report), &version);
+    pool.give_back(returned, !needs_rerun(&report), version);
     Some(report)
 }
 

@@ -190,6 +190,7 @@ impl<T: Transport> Transport for Watched<T> {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use crate::era::ProtocolVersion;
     use crate::transport::process::Launch;
     use crate::transport::stdio::Stdio;
     use std::time::Duration;
@@ -239,7 +240,7 @@ pub(crate) mod tests {
         assert_eq!(handed.request["method"], "initialize");
         assert_eq!(handed.request["params"]["protocolVersion"], "2025-11-25");
         assert_eq!(handed.answer["id"], "versions");
-        assert_eq!(probe.versions, ["2025-11-25"]);
+        assert_eq!(probe.versions, [ProtocolVersion::V2025_11_25]);
         assert!(probe.start.is_some_and(|s| s < Duration::from_secs(10)));
     }
 
@@ -248,10 +249,10 @@ pub(crate) mod tests {
         let log = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"up"}}"#;
         let (handed, probe) = probed(&server("2025-11-25", log));
         assert!(handed.is_none(), "a notification came before the answer");
-        assert_eq!(probe.versions, ["2025-11-25"]);
+        assert_eq!(probe.versions, [ProtocolVersion::V2025_11_25]);
         let (handed, probe) = probed(&server("2025-06-18", ""));
         assert!(handed.is_none(), "it agreed to another version");
-        assert_eq!(probe.versions, ["2025-06-18"]);
+        assert_eq!(probe.versions, [ProtocolVersion::V2025_06_18]);
         let untidy = r#"{"jsonrpc":"2.0","id":"versions","result":{},"error":{}}"#;
         assert!(probed(&server("2025-11-25", untidy)).0.is_none());
     }

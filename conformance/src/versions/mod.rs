@@ -14,7 +14,7 @@ pub use handover::Handed;
 pub use probe::{probe, probe_handing};
 
 use crate::case::Case;
-use crate::era::{ProtocolVersion, HANDSHAKE_VERSIONS, STATELESS_VERSION};
+use crate::era::{ProtocolVersion, STATELESS_VERSION};
 use crate::exchange::TargetLog;
 use serde_json::Value;
 use std::time::Duration;
@@ -27,7 +27,7 @@ pub enum Choice {
     /// Every version both the target and the case cover.
     All,
     /// This version only.
-    Exact(String),
+    Exact(ProtocolVersion),
 }
 
 /// A `--protocol-version` that is neither `auto`, `all` nor a version the harness knows.
@@ -42,17 +42,18 @@ impl Choice {
         match text {
             "auto" => Ok(Choice::Auto),
             "all" => Ok(Choice::All),
-            v if ProtocolVersion::parse(v).is_some() => Ok(Choice::Exact(v.to_string())),
-            other => Err(UnknownVersion(other.to_string())),
+            other => ProtocolVersion::parse(other)
+                .map(Choice::Exact)
+                .ok_or_else(|| UnknownVersion(other.to_string())),
         }
     }
 
     /// As the reports show it.
-    pub fn as_str(&self) -> &str {
+    pub fn as_str(&self) -> &'static str {
         match self {
             Choice::Auto => "auto",
             Choice::All => "all",
-            Choice::Exact(v) => v,
+            Choice::Exact(v) => v.as_str(),
         }
     }
 }
@@ -61,7 +62,7 @@ impl Choice {
 #[derive(Debug, Clone, Default)]
 pub struct Spoken {
     /// Known versions the target speaks, oldest first.
-    pub versions: Vec<String>,
+    pub versions: Vec<ProtocolVersion>,
     /// What each probe saw, for reports and skip reasons.
     pub evidence: Vec<String>,
     /// Why the target cannot be tested at all, when no probe got any answer from it (it exited,
@@ -145,7 +146,7 @@ pub struct Untestable {
 #[derive(Debug, Clone)]
 pub struct Probe {
     /// The versions it shows the target speaks.
-    pub versions: Vec<String>,
+    pub versions: Vec<ProtocolVersion>,
     /// What it saw, one sentence.
     pub evidence: String,
     /// Whether the target answered at all (with a result or an error).
@@ -168,7 +169,7 @@ pub struct Unit {
     /// Index into the cases.
     pub case: usize,
     /// The version to run at.
-    pub version: String,
+    pub version: ProtocolVersion,
     /// Why the case does not run at all, when it does not.
     pub skip: Option<String>,
 }
@@ -180,7 +181,7 @@ pub struct Unit {
 pub fn plan(cases: &[Case], choice: &Choice, spoken: &Spoken) -> Vec<Unit> {
     if spoken.versions.is_empty() && matches!(choice, Choice::Auto | Choice::All) {
         let fallback = Spoken {
-            versions: vec![HANDSHAKE_VERSIONS[HANDSHAKE_VERSIONS.len() - 1].to_string()],
+            versions: vec![ProtocolVersion::NEWEST_HANDSHAKE],
             evidence: spoken.evidence.clone(),
             untestable: None,
             identity: None,
@@ -192,51 +193,50 @@ pub fn plan(cases: &[Case], choice: &Choice, spoken: &Spoken) -> Vec<Unit> {
         return plan(cases, choice, &fallback);
     }
     let mut units = vec![];
-    let speaks = |v: &str| spoken.versions.iter().any(|s| s == v);
+    let speaks = |v: &ProtocolVersion| spoken.versions.contains(v);
     let said = spoken.evidence.join("; ");
     for (index, case) in cases.iter().enumerate() {
-        let both: Vec<&String> = case.versions.iter().filter(|v| speaks(v)).collect();
-        match choice {
-            Choice::Exact(v) if !speaks(v) && !HANDSHAKE_VERSIONS.contains(&v.as_str()) => units
-                .push(Unit {
-                    case: index,
-                    version: v.clone(),
-                    skip: Some(format!(
+        let both: Vec<ProtocolVersion> = case.versions.iter().copied().filter(speaks).collect();
+        match (choice, both.last()) {
+            (Choice::Exact(v), _) if !speaks(v) && !v.has_handshake() => units.push(Unit {
+                case: index,
+                version: *v,
+                skip: Some(format!(
                     "the target does not speak {v} ({said}); nothing was verified at that version"
                 )),
-                }),
-            Choice::Exact(v) => units.push(Unit {
+            }),
+            (Choice::Exact(v), _) => units.push(Unit {
                 case: index,
-                version: v.clone(),
+                version: *v,
                 skip: None,
             }),
-            Choice::Auto | Choice::All if both.is_empty() => units.push(Unit {
+            (Choice::Auto | Choice::All, None) => units.push(Unit {
                 case: index,
-                version: case.versions.last().cloned().unwrap_or_default(),
+                version: case.last_version(),
                 skip: Some(format!(
                     "the case applies to {}; the target speaks {} ({said})",
-                    case.versions.join(", "),
+                    ProtocolVersion::joined(&case.versions),
                     if spoken.versions.is_empty() {
                         "none of them".to_string()
                     } else {
-                        spoken.versions.join(", ")
+                        ProtocolVersion::joined(&spoken.versions)
                     }
                 )),
             }),
-            Choice::Auto => units.push(Unit {
+            (Choice::Auto, Some(&newest)) => units.push(Unit {
                 case: index,
-                version: both.last().map(|v| (*v).clone()).unwrap_or_default(),
+                version: newest,
                 skip: None,
             }),
-            Choice::All => units.extend(both.into_iter().map(|v| Unit {
+            (Choice::All, _) => units.extend(both.into_iter().map(|version| Unit {
                 case: index,
-                version: v.clone(),
+                version,
                 skip: None,
             })),
         }
     }
     for unit in units.iter_mut().filter(|u| u.skip.is_none()) {
-        unit.skip = unmet_at_probe(&cases[unit.case], &unit.version, spoken);
+        unit.skip = unmet_at_probe(&cases[unit.case], unit.version, spoken);
     }
     units
 }
@@ -244,14 +244,14 @@ pub fn plan(cases: &[Case], choice: &Choice, spoken: &Spoken) -> Vec<Unit> {
 /// Why a case does not apply to the target at `version`, decided from the probe's opening at
 /// that version (`@needs`): the case's own opening asks the same question, so the answer, and
 /// the skip the case would come to after starting a target, are known before it starts.
-fn unmet_at_probe(case: &Case, version: &str, spoken: &Spoken) -> Option<String> {
-    let answer = spoken.opening_at(version)?;
-    let stateless = ProtocolVersion::parse(version).is_some_and(|v| !v.has_handshake());
+fn unmet_at_probe(case: &Case, version: ProtocolVersion, spoken: &Spoken) -> Option<String> {
+    let answer = spoken.opening_at(version.as_str())?;
+    let stateless = version.is_stateless();
     // A handshake answer that agreed to another version leads the case elsewhere first.
     let agreed = answer
         .pointer("/result/protocolVersion")
         .and_then(Value::as_str);
-    if !stateless && agreed != Some(version) {
+    if !stateless && agreed != Some(version.as_str()) {
         return None;
     }
     case.needs.iter().find_map(|n| n.unmet(answer, stateless))
@@ -262,15 +262,11 @@ fn unmet_at_probe(case: &Case, version: &str, spoken: &Spoken) -> Option<String>
 /// `initialize` asks for it), but a target that answers no probe is not tested at all.
 pub fn to_probe(choice: &Choice) -> Vec<&'static str> {
     match choice {
-        Choice::Exact(v) => crate::era::KNOWN_VERSIONS
-            .iter()
-            .copied()
-            .filter(|k| k == v)
-            .collect(),
+        Choice::Exact(v) => vec![v.as_str()],
         // The newest handshake version is enough for auto: a server that does not speak it
         // offers its own newest one instead.
         Choice::Auto => vec![
-            HANDSHAKE_VERSIONS[HANDSHAKE_VERSIONS.len() - 1],
+            ProtocolVersion::NEWEST_HANDSHAKE.as_str(),
             STATELESS_VERSION,
         ],
         Choice::All => crate::era::KNOWN_VERSIONS.to_vec(),
@@ -334,9 +330,7 @@ pub fn gather(found: Vec<Probe>) -> Spoken {
         }
         spoken.evidence.push(probe.evidence);
     }
-    spoken
-        .versions
-        .sort_by_key(|v| ProtocolVersion::parse(v).map(|p| p as usize));
+    spoken.versions.sort();
     spoken
 }
 
@@ -351,7 +345,10 @@ mod tests {
             "# i\n@requirement A\n@level must\n! barrier\n",
         )
         .unwrap();
-        case.versions = versions.iter().map(|v| v.to_string()).collect();
+        case.versions = versions
+            .iter()
+            .map(|v| ProtocolVersion::parse(v).unwrap())
+            .collect();
         case
     }
 
@@ -365,7 +362,7 @@ mod tests {
                 "protocolVersion": "2025-11-25", "capabilities": capabilities}})
         };
         let spoken = |answer: Value| Spoken {
-            versions: vec!["2025-11-25".into()],
+            versions: vec![ProtocolVersion::V2025_11_25],
             openings: vec![("2025-11-25".into(), answer)],
             ..Spoken::default()
         };
@@ -391,12 +388,12 @@ mod tests {
     #[test]
     fn plans_per_case() {
         let cases = [
-            case(&HANDSHAKE_VERSIONS),
+            case(&crate::era::HANDSHAKE_VERSIONS),
             case(&["2025-11-25", "2026-07-28"]),
             case(&["2026-07-28"]),
         ];
         let spoken = Spoken {
-            versions: vec!["2025-06-18".into(), "2025-11-25".into()],
+            versions: vec![ProtocolVersion::V2025_06_18, ProtocolVersion::V2025_11_25],
             evidence: vec!["initialize agreed".into()],
             untestable: None,
             identity: None,
@@ -406,8 +403,8 @@ mod tests {
             start: None,
         };
         let auto = plan(&cases, &Choice::Auto, &spoken);
-        assert_eq!(auto[0].version, "2025-11-25");
-        assert_eq!(auto[1].version, "2025-11-25");
+        assert_eq!(auto[0].version, ProtocolVersion::V2025_11_25);
+        assert_eq!(auto[1].version, ProtocolVersion::V2025_11_25);
         assert!(auto[2]
             .skip
             .as_ref()
@@ -415,12 +412,24 @@ mod tests {
             .contains("the target speaks 2025-06-18, 2025-11-25"));
         let all = plan(&cases, &Choice::All, &spoken);
         assert_eq!(all.len(), 4, "{all:?}");
-        let exact = plan(&cases, &Choice::Exact("2026-07-28".into()), &spoken);
+        let exact = plan(
+            &cases,
+            &Choice::Exact(ProtocolVersion::V2026_07_28),
+            &spoken,
+        );
         assert!(exact.iter().all(|u| u
             .skip
             .as_ref()
             .is_some_and(|s| s.contains("does not speak"))));
         assert_eq!(Choice::parse("auto"), Ok(Choice::Auto));
+        assert_eq!(
+            Choice::parse("2025-06-18"),
+            Ok(Choice::Exact(ProtocolVersion::V2025_06_18))
+        );
+        assert_eq!(
+            Choice::Exact(ProtocolVersion::V2025_06_18).as_str(),
+            "2025-06-18"
+        );
         assert!(Choice::parse("banana")
             .unwrap_err()
             .to_string()

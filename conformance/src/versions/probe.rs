@@ -12,7 +12,7 @@ use super::{Identity, Probe};
 use crate::engine::limit::Limit;
 use crate::engine::parts::clock::Clock;
 use crate::engine::parts::proofs::Proofs;
-use crate::era::{ProtocolVersion, HANDSHAKE_VERSIONS};
+use crate::era::ProtocolVersion;
 use crate::exchange::TargetLog;
 use crate::facts::waits::Waits;
 use crate::transport::{Channel, Event, Transport};
@@ -335,7 +335,7 @@ fn conclude(
     version: &str,
     stateless: bool,
     took: Duration,
-) -> (Vec<String>, String) {
+) -> (Vec<ProtocolVersion>, String) {
     let took = took.as_millis();
     match (found, stateless) {
         (Err(why), _) => {
@@ -351,11 +351,11 @@ fn conclude(
             .and_then(Value::as_array)
         {
             Some(listed) => {
-                let listed: Vec<String> = listed
+                let listed: Vec<ProtocolVersion> = listed
                     .iter()
                     .filter_map(Value::as_str)
-                    .filter(|v| ProtocolVersion::parse(v).is_some_and(|p| !p.has_handshake()))
-                    .map(str::to_string)
+                    .filter_map(ProtocolVersion::parse)
+                    .filter(|v| v.is_stateless())
                     .collect();
                 let shown = answer["result"]["supportedVersions"].to_string();
                 (
@@ -381,8 +381,8 @@ fn conclude(
             .pointer("/result/protocolVersion")
             .and_then(Value::as_str)
         {
-            Some(agreed) if HANDSHAKE_VERSIONS.contains(&agreed) => (
-                vec![agreed.to_string()],
+            Some(agreed) if ProtocolVersion::parse(agreed).is_some_and(|v| v.has_handshake()) => (
+                ProtocolVersion::parse(agreed).into_iter().collect(),
                 format!("initialize at {version} agreed to {agreed} ({took} ms)"),
             ),
             other => (

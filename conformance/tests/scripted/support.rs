@@ -6,6 +6,7 @@ use conformance::case_report::Report;
 use conformance::engine::client::play_client;
 use conformance::engine::server::play;
 use conformance::engine::Options;
+use conformance::era::ProtocolVersion;
 use conformance::outcome::{Outcome, Severity};
 use conformance::transport::scripted::{Heard, Role, Script, Scripted};
 use std::time::Duration;
@@ -55,7 +56,7 @@ pub fn shipped_case(id: &str) -> Case {
 /// The options of a run at `version`, with the harness's defaults otherwise.
 pub fn options(version: &str) -> Options {
     Options {
-        protocol_version: version.into(),
+        protocol_version: ProtocolVersion::parse(version).expect("a version the harness knows"),
         ..Options::default()
     }
 }

@@ -11,6 +11,7 @@ use conformance::case::{Case, Role};
 use conformance::case_report::Report;
 use conformance::engine::server::{run_http_server_case, run_server_case};
 use conformance::engine::Options;
+use conformance::era::ProtocolVersion;
 use conformance::harness;
 use conformance::harness::expect::{Expect, Run};
 use conformance::transport::http::HttpTarget;
@@ -63,7 +64,7 @@ pub fn options(version: &str, reply_timeout: Duration, want: &Expect) -> Options
         case_timeout: Duration::from_secs(12),
         reply_timeout,
         startup_timeout: Duration::from_secs(2),
-        protocol_version: version.into(),
+        protocol_version: ProtocolVersion::parse(version).expect("a version the harness knows"),
         ..Options::default()
     })
 }

@@ -5,6 +5,7 @@
 use super::super::client::{parse_actions, parse_outcomes};
 use super::super::*;
 use super::control::{parse_duration, Parser};
+use crate::era::ProtocolVersion;
 
 /// Reads the header `@key value` at `line` into `case` (`@level` into `level`, which the case
 /// must set: it has no default).
@@ -118,29 +119,44 @@ fn auto_or_none(p: &Parser, line: usize, value: &str, wrong: &str) -> Result<boo
     }
 }
 
-/// `@versions`: versions and eras (`handshake`, `stateless`), each version once, in order.
-fn versions(p: &Parser, line: usize, value: &str) -> Result<Vec<String>, CaseError> {
-    let mut versions: Vec<String> = vec![];
+/// `@versions`: versions and eras (`handshake`, `stateless`), each version once, in order;
+/// at least one, since a case that applies to no version could never run.
+fn versions(p: &Parser, line: usize, value: &str) -> Result<Vec<ProtocolVersion>, CaseError> {
+    let mut versions: Vec<ProtocolVersion> = vec![];
     for word in value.split_whitespace() {
-        let named: Vec<&str> = match word {
-            "handshake" => HANDSHAKE_VERSIONS.to_vec(),
-            "stateless" => vec![crate::era::STATELESS_VERSION],
-            v if KNOWN_VERSIONS.contains(&v) => vec![v],
-            bad => {
-                return Err(p.error(
-                    line,
-                    format!(
-                    "unknown protocol version `{bad}`; known: {}, or an era: handshake, stateless",
+        let named: Vec<ProtocolVersion> = match word {
+            "handshake" => ProtocolVersion::ALL
+                .into_iter()
+                .filter(|v| v.has_handshake())
+                .collect(),
+            "stateless" => ProtocolVersion::ALL
+                .into_iter()
+                .filter(|v| v.is_stateless())
+                .collect(),
+            v => match ProtocolVersion::parse(v) {
+                Some(v) => vec![v],
+                None => {
+                    return Err(p.error(
+                        line,
+                        format!(
+                    "unknown protocol version `{v}`; known: {}, or an era: handshake, stateless",
                     KNOWN_VERSIONS.join(" ")
                 ),
-                ))
-            }
+                    ))
+                }
+            },
         };
         for v in named {
-            if !versions.iter().any(|x| x == v) {
-                versions.push(v.to_string());
+            if !versions.contains(&v) {
+                versions.push(v);
             }
         }
+    }
+    if versions.is_empty() {
+        return Err(p.error(
+            line,
+            "`@versions` names at least one protocol version or era (handshake, stateless)",
+        ));
     }
     Ok(versions)
 }

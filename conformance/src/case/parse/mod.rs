@@ -62,10 +62,7 @@ pub fn parse(id: &str, path: &str, source: &str) -> Result<Case, CaseError> {
         .map_err(|(line, message)| p.error(line, message))?;
     if case.role == Role::Client
         && case.plays != Some(crate::era::Era::Handshake)
-        && case
-            .versions
-            .iter()
-            .any(|v| v == crate::era::STATELESS_VERSION)
+        && case.versions.iter().any(|v| v.is_stateless())
     {
         check_no_server_requests(&p, &top)?;
     }
@@ -83,7 +80,10 @@ fn blank(id: &str, path: &str, source: &str) -> Case {
         intent: String::new(),
         requirements: vec![],
         level: Level::Must,
-        versions: HANDSHAKE_VERSIONS.iter().map(|v| v.to_string()).collect(),
+        versions: crate::era::ProtocolVersion::ALL
+            .into_iter()
+            .filter(|v| v.has_handshake())
+            .collect(),
         fixtures: vec![],
         handshake: true,
         transports: vec![TransportKind::Stdio, TransportKind::Http],

@@ -331,3 +331,37 @@ fn fresh_needs_a_reason() {
     let ok = format!("{head}{stdio}@fresh it ends the process\n{ping}! close-stdin\n");
     assert!(parse("server/x", "x.mcpt", &ok).is_ok());
 }
+
+#[test]
+fn versions_are_parsed_once_into_the_versions_they_name() {
+    use crate::era::ProtocolVersion as V;
+    let head = "# intent\n@requirement CAN-05\n@level must\n";
+    let versions = |line: &str| {
+        parse("server/x", "x.mcpt", &format!("{head}{line}> {{}}\n"))
+            .unwrap()
+            .versions
+    };
+    assert_eq!(
+        versions(""),
+        [
+            V::V2024_11_05,
+            V::V2025_03_26,
+            V::V2025_06_18,
+            V::V2025_11_25
+        ]
+    );
+    assert_eq!(versions("@versions stateless\n"), [V::V2026_07_28]);
+    assert_eq!(
+        versions("@versions 2025-11-25 stateless 2025-11-25\n"),
+        [V::V2025_11_25, V::V2026_07_28]
+    );
+    let unknown = error_of(&format!("{head}@versions 2025-11-25 1999-01-01\n> {{}}\n"));
+    assert_eq!(unknown.line, 4);
+    assert_eq!(
+        unknown.message,
+        "unknown protocol version `1999-01-01`; known: 2024-11-05 2025-03-26 2025-06-18 2025-11-25 2026-07-28, or an era: handshake, stateless"
+    );
+    let none = error_of(&format!("{head}@versions\n> {{}}\n"));
+    assert_eq!(none.line, 4);
+    assert!(none.message.contains("at least one"), "{none}");
+}

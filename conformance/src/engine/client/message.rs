@@ -10,7 +10,6 @@
 use super::crossing::{crossing, Held};
 use super::ClientTarget;
 use crate::engine::Engine;
-use crate::era::ProtocolVersion;
 use crate::facts::ledger::ReceivedRequest;
 use crate::pattern::id_key;
 use crate::rules::client_cancel;
@@ -86,8 +85,7 @@ impl<T: Transport> Engine<'_, T, ClientTarget> {
         } else {
             if method == "initialize" {
                 let options = self.played.options();
-                let told_stateless = ProtocolVersion::parse(&options.protocol_version)
-                    .is_some_and(|v| !v.has_handshake());
+                let told_stateless = options.protocol_version.is_stateless();
                 self.side.era.legacy_initialize(told_stateless);
             }
             let held = Held {

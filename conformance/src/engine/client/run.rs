@@ -50,18 +50,16 @@ pub async fn run_client_case(
 ) -> Result<Report, StartError> {
     let target = display_argv(&launch.argv);
     let kind = transport.kind();
-    let version = ProtocolVersion::parse(&options.protocol_version);
-    let Some(version) = version.filter(|_| case.versions.contains(&options.protocol_version))
-    else {
+    let version = options.protocol_version;
+    if !case.versions.contains(&version) {
         return Ok(Report::skipped(
             format!(
-                "the case applies to {}; this run is at {}",
-                case.versions.join(", "),
-                options.protocol_version
+                "the case applies to {}; this run is at {version}",
+                ProtocolVersion::joined(&case.versions),
             ),
             target,
         ));
-    };
+    }
     if kind == TransportKind::Http && !version.has_streamable_http() {
         return Ok(Report::skipped(
             format!("{version} has no Streamable HTTP (its HTTP transport was HTTP+SSE)"),
@@ -83,7 +81,7 @@ pub async fn run_client_case(
     launch.env.extend([
         (ENV_ACTIONS.to_string(), json!(case.actions).to_string()),
         (ENV_CASE.to_string(), case.id.clone()),
-        (ENV_VERSION.to_string(), options.protocol_version.clone()),
+        (ENV_VERSION.to_string(), version.to_string()),
     ]);
     let report = match transport {
         ClientTransport::Stdio { relay } => {
@@ -116,8 +114,7 @@ pub async fn play_client<T: Transport>(
     io: T,
     target: String,
 ) -> Report {
-    let version =
-        ProtocolVersion::parse(&options.protocol_version).unwrap_or(ProtocolVersion::V2025_11_25);
+    let version = options.protocol_version;
     let mut side = ClientTarget::default();
     scripted_methods(&case.steps, &mut side.scripted);
     side.era.plays = plays_stateless(case, version);

@@ -6,7 +6,7 @@
 use super::adapter::actions_done;
 use super::{ClientTarget, START_TIMEOUT};
 use crate::engine::{Engine, Stop};
-use crate::era::HANDSHAKE_VERSIONS;
+use crate::era::ProtocolVersion;
 use crate::outcome::Severity;
 use crate::requirement::Req;
 use crate::transcript::Direction;
@@ -111,10 +111,12 @@ pub(super) async fn handshake<T: Transport>(
         .insert("version".into(), json!(version));
     e.opening.agree(version.clone());
     e.side.handshaken = true;
-    if !e.played.case().versions.contains(&version) {
+    let covered =
+        ProtocolVersion::parse(&version).is_some_and(|v| e.played.case().versions.contains(&v));
+    if !covered {
         return Err(Stop::Skip(format!(
             "the case applies to {}; the client asked for {version}",
-            e.played.case().versions.join(", ")
+            ProtocolVersion::joined(&e.played.case().versions)
         )));
     }
     e.write(answer.to_string(), true).await
@@ -132,12 +134,12 @@ fn initialize_index<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> Option<usi
 /// The version the harness's server plays: the one asked for with `--protocol-version` when
 /// it is of the handshake era, else the newest of that era.
 pub(super) fn played_version<T: Transport>(e: &Engine<'_, T, ClientTarget>) -> &'static str {
-    let asked = e.played.options().protocol_version.as_str();
-    HANDSHAKE_VERSIONS
-        .iter()
-        .find(|v| **v == asked)
-        .copied()
-        .unwrap_or(HANDSHAKE_VERSIONS[HANDSHAKE_VERSIONS.len() - 1])
+    let asked = e.played.options().protocol_version;
+    if asked.has_handshake() {
+        asked.as_str()
+    } else {
+        ProtocolVersion::NEWEST_HANDSHAKE.as_str()
+    }
 }
 
 /// The harness's answer to an `initialize` request, and the version it agrees to: the one the
@@ -153,7 +155,7 @@ pub(crate) fn initialize_answer<T: Transport>(
         .pointer("/params/protocolVersion")
         .and_then(Value::as_str)
         .unwrap_or("");
-    let version = if HANDSHAKE_VERSIONS.contains(&asked) {
+    let version = if ProtocolVersion::parse(asked).is_some_and(|v| v.has_handshake()) {
         asked
     } else {
         played_version(e)

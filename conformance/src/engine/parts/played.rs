@@ -50,7 +50,10 @@ impl<'a> Played<'a> {
 
     /// The version the run uses: the one `agreed`, or else the one asked for.
     pub fn protocol(&self, agreed: Option<&str>) -> Option<ProtocolVersion> {
-        ProtocolVersion::parse(agreed.unwrap_or(&self.options.protocol_version))
+        match agreed {
+            Some(agreed) => ProtocolVersion::parse(agreed),
+            None => Some(self.options.protocol_version),
+        }
     }
 }
 

@@ -156,8 +156,7 @@ pub(crate) fn not_applicable(
             transport.as_str()
         ));
     }
-    let stateless = crate::era::ProtocolVersion::parse(&options.protocol_version)
-        .is_some_and(|v| v.era() == Era::Stateless);
+    let stateless = options.protocol_version.is_stateless();
     if transport == TransportKind::Http && stateless && case.cancels_by_message() {
         return Some(format!(
             "the case sends `notifications/cancelled` for its own request and expects it to cancel; in {} over Streamable HTTP the cancel is closing the request's stream, and a POSTed one may be ignored (CAN-12, AMB-06)",
@@ -168,7 +167,7 @@ pub(crate) fn not_applicable(
     let lacking: Vec<String> = case
         .fixtures
         .iter()
-        .filter_map(|f| fixtures.lacks(f, &options.protocol_version))
+        .filter_map(|f| fixtures.lacks(f, options.protocol_version.as_str()))
         .collect();
     (!lacking.is_empty()).then(|| lacking.join("; "))
 }

@@ -5,7 +5,7 @@
 
 use super::super::{Engine, Stop};
 use super::ServerTarget;
-use crate::era::{Era, ProtocolVersion, HANDSHAKE_VERSIONS};
+use crate::era::{Era, ProtocolVersion};
 use crate::outcome::Finding;
 use crate::outcome::Severity;
 use crate::pattern::canonical;
@@ -66,9 +66,10 @@ pub(super) async fn open<T: Transport>(e: &mut Engine<'_, T, ServerTarget>) -> R
     } else if e.played.case().handshake {
         handshake(e).await
     } else {
-        e.step
-            .captures_mut()
-            .insert("version".into(), json!(e.played.options().protocol_version));
+        e.step.captures_mut().insert(
+            "version".into(),
+            json!(e.played.options().protocol_version.as_str()),
+        );
         Ok(())
     }
 }
@@ -108,13 +109,13 @@ pub(super) async fn handshake<T: Transport>(
 ) -> Result<(), Stop> {
     e.step.at(0);
     let before = e.findings.list().len();
-    let requested = e.played.options().protocol_version.clone();
+    let requested = e.played.options().protocol_version;
     let init = json!({
         "jsonrpc": "2.0",
         "id": "init",
         "method": "initialize",
         "params": {
-            "protocolVersion": requested,
+            "protocolVersion": requested.as_str(),
             "capabilities": {},
             "clientInfo": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")}
         }
@@ -137,7 +138,8 @@ pub(super) async fn handshake<T: Transport>(
         );
         return Err(Stop::Hung);
     };
-    if version != requested && !HANDSHAKE_VERSIONS.contains(&version.as_str()) {
+    let handshake_version = ProtocolVersion::parse(&version).is_some_and(|v| v.has_handshake());
+    if version != requested.as_str() && !handshake_version {
         e.rule(
             Severity::Fail,
             Req::Lif06,
@@ -174,13 +176,18 @@ pub(super) async fn handshake<T: Transport>(
 
 /// Why a handshake-era case does not apply at the version the target agreed to.
 fn agreed_skip<T: Transport>(e: &Engine<'_, T, ServerTarget>, version: &str) -> Option<String> {
-    (!e.played.case().versions.iter().any(|v| v == version)).then(|| {
+    (!covers(e.played.case(), version)).then(|| {
         format!(
             "the case applies to {}; the target agreed to {version} (choose one with \
              --protocol-version)",
-            e.played.case().versions.join(", ")
+            ProtocolVersion::joined(&e.played.case().versions)
         )
     })
+}
+
+/// Whether the case applies to `version`, a version as the target gave it.
+fn covers(case: &crate::case::Case, version: &str) -> bool {
+    ProtocolVersion::parse(version).is_some_and(|v| case.versions.contains(&v))
 }
 
 /// Keeps a completed opening for the later cases of a shared session (the answer at
@@ -214,10 +221,10 @@ fn adopt<T: Transport>(
 ) -> Result<(), Stop> {
     e.step.at(0);
     let version = opening.version.clone();
-    if stateless && !e.played.case().versions.contains(&version) {
+    if stateless && !covers(e.played.case(), &version) {
         return Err(Stop::Skip(format!(
             "the case applies to {}, not to {version}",
-            e.played.case().versions.join(", ")
+            ProtocolVersion::joined(&e.played.case().versions)
         )));
     }
     for f in &opening.findings {
@@ -255,20 +262,20 @@ pub(super) async fn discover<T: Transport>(
     e: &mut Engine<'_, T, ServerTarget>,
 ) -> Result<(), Stop> {
     e.step.at(0);
-    let version = e.played.options().protocol_version.clone();
+    let version = e.played.options().protocol_version;
     if !e.played.case().versions.contains(&version) {
         return Err(Stop::Skip(format!(
             "the case applies to {}, not to {version}",
-            e.played.case().versions.join(", ")
+            ProtocolVersion::joined(&e.played.case().versions)
         )));
     }
     let before = e.findings.list().len();
-    e.opening.agree(version.clone());
+    e.opening.agree(version.to_string());
     e.step
         .captures_mut()
-        .insert("version".into(), json!(version));
+        .insert("version".into(), json!(version.as_str()));
     // Over HTTP every POST of the case carries the era's headers from now on (HTTP-19).
-    e.io.agreed(&version);
+    e.io.agreed(version.as_str());
     let probe = crate::era::ProtocolVersion::V2026_07_28.probe("discover");
     let answer = e.request_internal(&probe, Req::Lif11).await?;
     let reply = e.transcript.message(answer);
@@ -288,7 +295,7 @@ pub(super) async fn discover<T: Transport>(
         return Err(Stop::Hung);
     }
     let met = needs_met(e, e.transcript.message(answer), true);
-    keep(e, probe, answer, version, before);
+    keep(e, probe, answer, version.to_string(), before);
     met
 }
 
