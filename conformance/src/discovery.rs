@@ -7,6 +7,7 @@
 //! write, commit or delete. Mapping other tools onto roles is `conformance init`'s business,
 //! and a target file's.
 
+use crate::era::ProtocolVersion;
 use crate::fixtures::{Declared, Fixtures, Listed, Mapping, Role, Source};
 use crate::transport::{Event, SendError, Transport};
 use serde_json::{json, Value};
@@ -168,7 +169,7 @@ pub fn declared_of(tools: &[Tool]) -> std::collections::BTreeMap<String, Declare
 /// or why none could be listed), so that a case calls a tool only the way it allows.
 pub fn fixtures_for(
     mapped: Option<Fixtures>,
-    listings: &[(String, Result<Vec<Tool>, ListError>)],
+    listings: &[(ProtocolVersion, Result<Vec<Tool>, ListError>)],
 ) -> Fixtures {
     let mut fixtures = mapped.unwrap_or_else(|| {
         // A role is played where any version's listing has a tool that fits it (a tool may
@@ -187,11 +188,11 @@ pub fn fixtures_for(
     fixtures.undeclared = listings
         .iter()
         .filter(|(_, listed)| listed == &Err(ListError::Undeclared))
-        .map(|(version, _)| version.clone())
+        .map(|(version, _)| *version)
         .collect();
     fixtures.listed = listings
         .iter()
-        .filter_map(|(version, listed)| Some((version.clone(), declared_of(listed.as_ref().ok()?))))
+        .filter_map(|(version, listed)| Some((*version, declared_of(listed.as_ref().ok()?))))
         .collect::<Listed>();
     fixtures
 }
@@ -203,7 +204,7 @@ pub fn fixtures_for(
 /// Nothing is said when no listing succeeded.
 pub fn misfits(
     fixtures: &Fixtures,
-    listings: &[(String, Result<Vec<Tool>, ListError>)],
+    listings: &[(ProtocolVersion, Result<Vec<Tool>, ListError>)],
 ) -> Vec<String> {
     let listed: Vec<&Vec<Tool>> = listings
         .iter()
@@ -366,11 +367,16 @@ mod tests {
                 progress: true,
             }),
         );
-        let listings = [("2025-11-25".to_string(), Err(ListError::Undeclared))];
+        let listings = [(ProtocolVersion::V2025_11_25, Err(ListError::Undeclared))];
         let fixtures = fixtures_for(Some(file), &listings);
-        let why = fixtures.lacks(&need("echo"), "2025-11-25").unwrap();
+        let why = fixtures
+            .lacks(&need("echo"), ProtocolVersion::V2025_11_25)
+            .unwrap();
         assert!(why.contains("declares no `tools` capability"), "{why}");
-        assert_eq!(fixtures.lacks(&need("echo"), "2026-07-28"), None);
+        assert_eq!(
+            fixtures.lacks(&need("echo"), ProtocolVersion::V2026_07_28),
+            None
+        );
     }
 
     fn need(word: &str) -> crate::fixtures::FixtureNeed {

@@ -50,7 +50,7 @@ pub enum Era {
 }
 
 /// A protocol version the harness knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ProtocolVersion {
     /// `2024-11-05`, the first: HTTP+SSE, no Streamable HTTP.
     V2024_11_05,

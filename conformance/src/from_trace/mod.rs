@@ -15,6 +15,7 @@ mod write;
 pub use render::render;
 pub use write::draft_file;
 
+use crate::era::ProtocolVersion;
 use crate::requirement::Req;
 use crate::trace::{Trace, Transport};
 use std::fmt;
@@ -43,7 +44,7 @@ pub struct Draft {
     /// The requirements the recording touched (`cases/REQUIREMENTS.md`).
     pub requirements: Vec<Req>,
     /// The protocol version the session agreed on, when the trace shows a known one.
-    pub version: Option<String>,
+    pub version: Option<ProtocolVersion>,
     /// The steps end the server's process (`! close-stdin`, `! exit`), which only stdio has.
     pub stdio_only: bool,
     /// The steps.
@@ -101,11 +102,13 @@ pub fn draft(trace: &Trace) -> Result<Draft, DraftError> {
             list(&walked.cancels)
         ));
     }
+    // What the trace said, read once: a version the harness does not know is none.
+    let version = walked.version.as_deref().and_then(ProtocolVersion::parse);
     Ok(Draft {
         intent,
-        recorded: recorded(trace, walked.version.as_deref()),
+        recorded: recorded(trace, version),
         requirements: walked.touched.into_iter().collect(),
-        version: walked.version,
+        version,
         stdio_only: walked.stdio_only,
         lines: walked.lines,
     })
@@ -121,7 +124,7 @@ fn list(items: &[String]) -> String {
 }
 
 /// Where, when and at which version the session was recorded.
-fn recorded(trace: &Trace, version: Option<&str>) -> String {
+fn recorded(trace: &Trace, version: Option<ProtocolVersion>) -> String {
     let at = version
         .map(|v| format!(", at protocol version {v}"))
         .unwrap_or_default();

@@ -6,7 +6,6 @@
 
 use super::{Draft, DraftError, Line};
 use crate::case::{self, Case};
-use crate::era::STATELESS_VERSION;
 use std::path::Path;
 
 /// Comment lines wrap at this width.
@@ -58,8 +57,8 @@ fn text(draft: &Draft, deviation: Option<&str>) -> String {
     out.push_str("@level should\n");
     // The era, not the version: a run picks the newest version of it the server speaks (the
     // recorded one is in the intent, for `--protocol-version`).
-    if let Some(version) = &draft.version {
-        let era = if version == STATELESS_VERSION {
+    if let Some(version) = draft.version {
+        let era = if version.is_stateless() {
             "stateless"
         } else {
             "handshake"

@@ -71,8 +71,8 @@ fn a_cancel_after_the_first_progress_is_placed_there_and_judged_by_the_rules() {
         ]
     );
     assert_eq!(
-        draft.version.as_deref(),
-        Some("2025-06-18"),
+        draft.version,
+        Some(crate::era::ProtocolVersion::V2025_06_18),
         "the agreed version"
     );
     assert!(draft.requirements.contains(&Req::Can05));
@@ -236,9 +236,7 @@ fn the_rendered_case_parses_and_says_what_the_client_did_wrong() {
         .intent
         .starts_with("Replays a recorded session of `tools/call` of `work` in which"));
     assert!(
-        case.versions
-            .iter()
-            .all(|v| crate::era::HANDSHAKE_VERSIONS.contains(&v.as_str())),
+        case.versions.iter().all(|v| v.has_handshake()),
         "the era: {:?}",
         case.versions
     );

@@ -7,7 +7,7 @@
 //! reader of the case would miss it.
 
 use super::{vary, DraftError, Line};
-use crate::era::{KNOWN_VERSIONS, META_VERSION};
+use crate::era::META_VERSION;
 use crate::requirement::Req;
 use crate::trace::{Event, Party, Stamped, Trace};
 use serde_json::Value;
@@ -40,6 +40,7 @@ struct Sent {
 pub(super) struct Walked {
     pub lines: Vec<Line>,
     pub touched: BTreeSet<Req>,
+    /// The protocol version the session said it speaks, as the trace gives it.
     pub version: Option<String>,
     pub requests: Vec<String>,
     pub cancels: Vec<String>,
@@ -360,10 +361,6 @@ impl Walk {
                 "The trace's line {line} was cut short; the session is drafted up to it."
             ));
         }
-        self.out.version = self
-            .out
-            .version
-            .filter(|v| KNOWN_VERSIONS.contains(&v.as_str()));
         Ok(self.out)
     }
 }

@@ -225,15 +225,11 @@ pub fn unlocked(
         if case
             .fixtures
             .iter()
-            .all(|f| discovered.lacks(f, version.as_str()).is_none())
+            .all(|f| discovered.lacks(f, version).is_none())
         {
             unlocked.without_file += 1;
         }
-        match case
-            .fixtures
-            .iter()
-            .find_map(|f| mapped.lacks(f, version.as_str()))
-        {
+        match case.fixtures.iter().find_map(|f| mapped.lacks(f, version)) {
             Some(why) => unlocked.locked.push((case.id.clone(), why)),
             None => {
                 if case.fixtures.iter().any(|f| f.role == Role::Cancellations)

@@ -169,11 +169,7 @@ impl Inspection {
         Fixtures {
             roles: self.roles.iter().map(|r| (r.role, r.mapping())).collect(),
             source: Source::TargetFile,
-            listed: [(
-                self.version.as_str().to_string(),
-                discovery::declared_of(&self.tools),
-            )]
-            .into(),
+            listed: [(self.version, discovery::declared_of(&self.tools))].into(),
             undeclared: vec![],
         }
     }

@@ -4,7 +4,7 @@
 //! has seen enough.
 
 use super::error::{OpenError, OpeningError};
-use crate::era::{ProtocolVersion, HANDSHAKE_VERSIONS, STATELESS_VERSION};
+use crate::era::ProtocolVersion;
 use crate::error::StartError;
 use crate::rules::envelope::short;
 use crate::transport::http::{Http, HttpTarget};
@@ -103,7 +103,7 @@ pub struct Enough {
 /// offers its own), else, on a fresh start, a stamped `server/discover` for a server that
 /// speaks only the stateless era.
 pub async fn open<S: Start>(start: &S, wait: Duration) -> Result<Session<S::Io>, OpenError> {
-    let newest = HANDSHAKE_VERSIONS[HANDSHAKE_VERSIONS.len() - 1];
+    let newest = ProtocolVersion::NEWEST_HANDSHAKE.as_str();
     let initialize = json!({"jsonrpc": "2.0", "id": "init-open", "method": "initialize",
         "params": {"protocolVersion": newest, "capabilities": {},
             "clientInfo": {"name": "conformance-init", "version": env!("CARGO_PKG_VERSION")}}});
@@ -151,13 +151,13 @@ pub async fn open<S: Start>(start: &S, wait: Duration) -> Result<Session<S::Io>,
 /// Opens a session of the stateless era on a fresh start: a stamped `server/discover` that
 /// must list 2026-07-28. `Err` says, short, what came instead (start errors included).
 pub async fn discover<S: Start>(start: &S, wait: Duration) -> Result<Session<S::Io>, String> {
-    let stateless = ProtocolVersion::parse(STATELESS_VERSION).expect("a known version");
+    let stateless = ProtocolVersion::V2026_07_28;
     let mut io = start.start().await.map_err(|e| e.to_string())?;
     let answer = opening(&mut io, &stateless.probe("init-open"), wait).await;
     let speaks = answer.as_ref().is_ok_and(|a| {
         a.pointer("/result/supportedVersions")
             .and_then(Value::as_array)
-            .is_some_and(|v| v.contains(&json!(STATELESS_VERSION)))
+            .is_some_and(|v| v.contains(&json!(stateless.as_str())))
     });
     if !speaks {
         io.shutdown(Duration::ZERO).await;
@@ -166,7 +166,7 @@ pub async fn discover<S: Start>(start: &S, wait: Duration) -> Result<Session<S::
             Err(why) => why.to_string(),
         });
     }
-    io.agreed(STATELESS_VERSION);
+    io.agreed(stateless.as_str());
     let answer = answer.unwrap_or_default();
     Ok(Session {
         identity: Identity::of_answer(&answer),

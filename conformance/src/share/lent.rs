@@ -18,10 +18,14 @@ use tokio::time::Instant as Deadline;
 impl<T: Transport> Shared<T> {
     /// The transport and side a case runs with on it; `back` gets the process when the case
     /// ends.
-    pub fn lend(self, version: &str, back: Returned<T>) -> (Lent<T>, ServerTarget, Placement) {
+    pub fn lend(
+        self,
+        version: ProtocolVersion,
+        back: Returned<T>,
+    ) -> (Lent<T>, ServerTarget, Placement) {
         let side = ServerTarget::sharing(self.opening.clone());
         let placement = Placement::Shared(self.process);
-        let probe = ProtocolVersion::parse(version).map(|v| v.probe(DRAIN_ID));
+        let probe = Some(version.probe(DRAIN_ID));
         let lent = Lent {
             shared: Some(self),
             back,
@@ -216,9 +220,9 @@ mod tests {
         let script = format!("read l; echo '{pong}'; cat >/dev/null");
         let launch = Launch::argv(vec!["sh".into(), "-c".into(), script]);
         let pool = Pool::new(&launch, Duration::from_secs(5), 1).unwrap();
-        let shared = pool.borrow("2025-11-25").unwrap();
+        let shared = pool.borrow(ProtocolVersion::V2025_11_25).unwrap();
         let back = Returned::default();
-        let (mut lent, _, _) = shared.lend("2025-11-25", back.clone());
+        let (mut lent, _, _) = shared.lend(ProtocolVersion::V2025_11_25, back.clone());
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -232,7 +236,7 @@ mod tests {
         );
         let returned = back.lock().unwrap().take().expect("given back");
         assert!(returned.stdio.input_open(), "drained clean: kept");
-        pool.give_back(Some(returned), true, "2025-11-25");
-        assert_eq!(pool.idle("2025-11-25"), 1);
+        pool.give_back(Some(returned), true, ProtocolVersion::V2025_11_25);
+        assert_eq!(pool.idle(ProtocolVersion::V2025_11_25), 1);
     }
 }

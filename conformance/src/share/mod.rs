@@ -253,7 +253,7 @@ async fn run_lent(
     options: &Options,
     shown: String,
 ) -> Option<Report> {
-    let version = options.protocol_version.as_str();
+    let version = options.protocol_version;
     let shared = pool.borrow(version).ok()?;
     let back = lent::Returned::default();
     let (lent, side, placement) = shared.lend(version, back.clone());

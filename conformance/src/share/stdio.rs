@@ -16,6 +16,7 @@
 
 use crate::case_report::SharedProcess;
 use crate::engine::server::{Opening, SharedOpening};
+use crate::era::ProtocolVersion;
 use crate::error::StartError;
 use crate::transport::process::{Launch, Process as Child};
 use crate::transport::stdio::Stdio;
@@ -39,9 +40,9 @@ pub struct Pool {
 #[derive(Default)]
 struct State {
     /// Idle processes by the protocol version their session was opened at.
-    idle: HashMap<String, Vec<Shared>>,
+    idle: HashMap<ProtocolVersion, Vec<Shared>>,
     /// How many processes are live (idle or lent), by version.
-    live: HashMap<String, usize>,
+    live: HashMap<ProtocolVersion, usize>,
     started: u32,
     /// Processes ended and yet to be reaped.
     ended: Vec<Stdio>,
@@ -80,18 +81,18 @@ impl Pool {
 
     /// A process whose session is (or is to be) opened at `version`, for one case: an idle
     /// one, a new one, or, when [`Pool::most`] are lent, the first given back.
-    pub fn borrow(&self, version: &str) -> Result<Shared, StartError> {
+    pub fn borrow(&self, version: ProtocolVersion) -> Result<Shared, StartError> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
-            if let Some(shared) = state.idle.get_mut(version).and_then(Vec::pop) {
+            if let Some(shared) = state.idle.get_mut(&version).and_then(Vec::pop) {
                 return Ok(shared);
             }
-            if state.live.get(version).copied().unwrap_or(0) < self.most {
+            if state.live.get(&version).copied().unwrap_or(0) < self.most {
                 break;
             }
             state = self.freed.wait(state).unwrap_or_else(|e| e.into_inner());
         }
-        *state.live.entry(version.into()).or_default() += 1;
+        *state.live.entry(version).or_default() += 1;
         state.started += 1;
         let ordinal = state.started;
         drop(state);
@@ -127,12 +128,12 @@ impl Pool {
     pub fn adopt(&self, handed: Handed<Stdio>) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.started += 1;
-        *state.live.entry(handed.version.clone()).or_default() += 1;
+        *state.live.entry(handed.version).or_default() += 1;
         let process = SharedProcess {
             ordinal: state.started,
             pid: handed.io.process_group().unwrap_or(0),
         };
-        let opening = Opening::of_probe(handed.request, handed.answer, handed.version.clone());
+        let opening = Opening::of_probe(handed.request, handed.answer, handed.version.to_string());
         let shared = Shared {
             stdio: handed.io,
             process,
@@ -145,14 +146,14 @@ impl Pool {
 
     /// Takes a process back after a case: kept for the next case at `version` when the case
     /// left it clean (`clean`, and it still serves), ended otherwise.
-    pub fn give_back(&self, shared: Option<Shared>, clean: bool, version: &str) {
+    pub fn give_back(&self, shared: Option<Shared>, clean: bool, version: ProtocolVersion) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         match shared {
             Some(shared) if clean && !shared.stdio.finished() && shared.stdio.input_open() => {
-                state.idle.entry(version.into()).or_default().push(shared);
+                state.idle.entry(version).or_default().push(shared);
             }
             other => {
-                if let Some(live) = state.live.get_mut(version) {
+                if let Some(live) = state.live.get_mut(&version) {
                     *live -= 1;
                 }
                 if let Some(shared) = other {
@@ -169,9 +170,9 @@ impl Pool {
 impl Pool {
     /// How many processes of `version` wait idle to be lent.
     #[cfg(test)]
-    pub(super) fn idle(&self, version: &str) -> usize {
+    pub(super) fn idle(&self, version: ProtocolVersion) -> usize {
         let state = self.state.lock().unwrap();
-        state.idle.get(version).map_or(0, Vec::len)
+        state.idle.get(&version).map_or(0, Vec::len)
     }
 }
 
@@ -225,12 +226,12 @@ mod tests {
             .build()
             .unwrap();
         let wait = Duration::from_secs(10);
-        let probing = crate::versions::probe_handing(io, "2025-11-25", wait);
+        let probing = crate::versions::probe_handing(io, ProtocolVersion::V2025_11_25, wait);
         let (_, handed) = runtime.block_on(probing);
         let handed = handed.expect("a clean session is handed over");
         let pid = handed.io.process_group();
         pool.adopt(handed);
-        let shared = pool.borrow("2025-11-25").unwrap();
+        let shared = pool.borrow(ProtocolVersion::V2025_11_25).unwrap();
         assert_eq!(shared.process().ordinal, 1);
         assert_eq!(Some(shared.process().pid), pid);
         let opening = shared.opening.lock().unwrap().clone();
@@ -238,10 +239,10 @@ mod tests {
         assert!(opening.contains("the version probe"), "{opening}");
         let started = |pool: &Pool| pool.state.lock().unwrap().started;
         assert_eq!(started(&pool), 1, "no other process was started");
-        pool.give_back(Some(shared), true, "2025-11-25");
+        pool.give_back(Some(shared), true, ProtocolVersion::V2025_11_25);
         // At another version, the next case's process is a new one.
-        let other = pool.borrow("2026-07-28").unwrap();
+        let other = pool.borrow(ProtocolVersion::V2026_07_28).unwrap();
         assert_eq!(other.process().ordinal, 2);
-        pool.give_back(Some(other), false, "2026-07-28");
+        pool.give_back(Some(other), false, ProtocolVersion::V2026_07_28);
     }
 }

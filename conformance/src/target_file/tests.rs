@@ -2,6 +2,7 @@
 //! name the field and say what to do, and every target file of the repository.
 
 use super::*;
+use crate::era::ProtocolVersion;
 use crate::fixtures::{FixtureNeed, Role};
 use serde_json::json;
 
@@ -238,17 +239,26 @@ fn lacks_names_absent_roles_and_tools_without_progress() {
     }))
     .unwrap();
     let fixtures = file.fixtures.unwrap();
-    assert_eq!(fixtures.lacks(&need("echo"), "2025-11-25"), None);
-    assert_eq!(fixtures.lacks(&need("work"), "2025-11-25"), None);
+    assert_eq!(
+        fixtures.lacks(&need("echo"), ProtocolVersion::V2025_11_25),
+        None
+    );
+    assert_eq!(
+        fixtures.lacks(&need("work"), ProtocolVersion::V2025_11_25),
+        None
+    );
     assert!(fixtures
-        .lacks(&need("work:progress"), "2025-11-25")
+        .lacks(&need("work:progress"), ProtocolVersion::V2025_11_25)
         .unwrap()
         .contains("sends no progress"));
     assert!(fixtures
-        .lacks(&need("ticker"), "2025-11-25")
+        .lacks(&need("ticker"), ProtocolVersion::V2025_11_25)
         .unwrap()
         .contains("needs a tool that plays `ticker`"));
-    assert_eq!(fixtures.lacks(&need("cancellations"), "2025-11-25"), None);
+    assert_eq!(
+        fixtures.lacks(&need("cancellations"), ProtocolVersion::V2025_11_25),
+        None
+    );
     let noted = parse_here(&json!({"command": ["srv"], "fixtures": {
         "echo": {"tool": "say", "note": "checked"},
         "sleep": {"note": "no tool sleeps"}

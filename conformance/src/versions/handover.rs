@@ -21,7 +21,7 @@ pub struct Handed<T> {
     /// The target, its session open.
     pub io: T,
     /// The version the session was opened at (the one asked, and agreed to).
-    pub version: String,
+    pub version: ProtocolVersion,
     /// What the probe sent to open it (`initialize` or `server/discover`).
     pub request: Value,
     /// The target's answer.
@@ -55,15 +55,20 @@ impl<T: Transport> Watched<T> {
 
     /// The target with its open session, when it may serve cases: see the module's doc.
     /// `request` opened it at `version`, answered with `answer`.
-    pub fn handed(self, version: &str, request: Value, answer: &Value) -> Result<Handed<T>, T> {
-        let stateless = ProtocolVersion::parse(version).is_some_and(|v| !v.has_handshake());
+    pub fn handed(
+        self,
+        version: ProtocolVersion,
+        request: Value,
+        answer: &Value,
+    ) -> Result<Handed<T>, T> {
+        let stateless = version.is_stateless();
         let agreed = answer
             .pointer("/result/protocolVersion")
             .and_then(Value::as_str);
         let clean = !self.stray
             && self.open.is_empty()
             && answer.get("result").is_some()
-            && (stateless || agreed == Some(version))
+            && (stateless || agreed == Some(version.as_str()))
             && self.inner.input_open()
             && !self.inner.finished()
             && self.inner.exit_status().is_none();
@@ -72,7 +77,7 @@ impl<T: Transport> Watched<T> {
         }
         Ok(Handed {
             io: self.inner,
-            version: version.to_string(),
+            version,
             request,
             answer: answer.clone(),
         })
@@ -222,7 +227,8 @@ pub(crate) mod tests {
         runtime.block_on(async {
             let io = Stdio::spawn(launch, Duration::from_secs(5)).unwrap();
             let wait = Duration::from_secs(10);
-            let (probe, handed) = super::super::probe_handing(io, "2025-11-25", wait).await;
+            let (probe, handed) =
+                super::super::probe_handing(io, ProtocolVersion::V2025_11_25, wait).await;
             if let Some(mut handed) = handed {
                 let ended = Duration::ZERO;
                 let _ = crate::transport::Transport::shutdown(&mut handed.io, ended).await;
@@ -236,7 +242,7 @@ pub(crate) mod tests {
     fn a_clean_opening_is_handed_over_with_what_opened_it() {
         let (handed, probe) = probed(&server("2025-11-25", ""));
         let handed = handed.expect("a clean session is handed over");
-        assert_eq!(handed.version, "2025-11-25");
+        assert_eq!(handed.version, ProtocolVersion::V2025_11_25);
         assert_eq!(handed.request["method"], "initialize");
         assert_eq!(handed.request["params"]["protocolVersion"], "2025-11-25");
         assert_eq!(handed.answer["id"], "versions");

@@ -14,7 +14,7 @@ pub use handover::Handed;
 pub use probe::{probe, probe_handing};
 
 use crate::case::Case;
-use crate::era::{ProtocolVersion, STATELESS_VERSION};
+use crate::era::ProtocolVersion;
 use crate::exchange::TargetLog;
 use serde_json::Value;
 use std::time::Duration;
@@ -76,12 +76,12 @@ pub struct Spoken {
     /// Each probe's listing of the tools, by the version it asked for (what a case at that
     /// version is told of them): the tools, or why they could not be listed.
     pub listings: Vec<(
-        String,
+        ProtocolVersion,
         Result<Vec<crate::discovery::Tool>, crate::discovery::ListError>,
     )>,
     /// The answers to the probes' openings that were results, by the version the probe asked
     /// for: what a case's own opening at that version is answered (the same question).
-    pub openings: Vec<(String, Value)>,
+    pub openings: Vec<(ProtocolVersion, Value)>,
     /// What a start of the target costs: the shortest time from a probe's start of it to the
     /// answer of its opening (the probes start it at once, so the shortest is the least
     /// crowded). `None` when no probe's opening was answered with a result.
@@ -90,10 +90,10 @@ pub struct Spoken {
 
 impl Spoken {
     /// What the target answered the opening at `version`, when a probe asked it that.
-    pub fn opening_at(&self, version: &str) -> Option<&Value> {
+    pub fn opening_at(&self, version: ProtocolVersion) -> Option<&Value> {
         self.openings
             .iter()
-            .find(|(asked, _)| asked == version)
+            .find(|(asked, _)| *asked == version)
             .map(|(_, answer)| answer)
     }
 }
@@ -156,7 +156,7 @@ pub struct Probe {
     /// Its tools, when it answered the opening: listed, or why they could not be.
     pub tools: Option<Result<Vec<crate::discovery::Tool>, crate::discovery::ListError>>,
     /// The version it asked for and the answer, when the answer was a result.
-    pub opening: Option<(String, Value)>,
+    pub opening: Option<(ProtocolVersion, Value)>,
     /// From its start of the target to the answer of the opening, when that was a result.
     pub start: Option<Duration>,
     /// What the target logged meanwhile.
@@ -245,7 +245,7 @@ pub fn plan(cases: &[Case], choice: &Choice, spoken: &Spoken) -> Vec<Unit> {
 /// that version (`@needs`): the case's own opening asks the same question, so the answer, and
 /// the skip the case would come to after starting a target, are known before it starts.
 fn unmet_at_probe(case: &Case, version: ProtocolVersion, spoken: &Spoken) -> Option<String> {
-    let answer = spoken.opening_at(version.as_str())?;
+    let answer = spoken.opening_at(version)?;
     let stateless = version.is_stateless();
     // A handshake answer that agreed to another version leads the case elsewhere first.
     let agreed = answer
@@ -260,16 +260,16 @@ fn unmet_at_probe(case: &Case, version: ProtocolVersion, spoken: &Spoken) -> Opt
 /// The versions worth probing for a choice. A version asked for by name is probed too: what
 /// the target agreed to does not change the plan of a handshake version (every case's
 /// `initialize` asks for it), but a target that answers no probe is not tested at all.
-pub fn to_probe(choice: &Choice) -> Vec<&'static str> {
+pub fn to_probe(choice: &Choice) -> Vec<ProtocolVersion> {
     match choice {
-        Choice::Exact(v) => vec![v.as_str()],
+        Choice::Exact(v) => vec![*v],
         // The newest handshake version is enough for auto: a server that does not speak it
         // offers its own newest one instead.
         Choice::Auto => vec![
-            ProtocolVersion::NEWEST_HANDSHAKE.as_str(),
-            STATELESS_VERSION,
+            ProtocolVersion::NEWEST_HANDSHAKE,
+            ProtocolVersion::V2026_07_28,
         ],
-        Choice::All => crate::era::KNOWN_VERSIONS.to_vec(),
+        Choice::All => ProtocolVersion::ALL.to_vec(),
     }
 }
 
@@ -312,7 +312,7 @@ pub fn gather(found: Vec<Probe>) -> Spoken {
             spoken.identity = probe.identity;
         }
         if let (Some(listed), Some((version, _))) = (&probe.tools, &probe.opening) {
-            spoken.listings.push((version.clone(), listed.clone()));
+            spoken.listings.push((*version, listed.clone()));
         }
         match (&spoken.tools, probe.tools) {
             (Some(Ok(_)), _) | (_, None) => {}
@@ -363,7 +363,7 @@ mod tests {
         };
         let spoken = |answer: Value| Spoken {
             versions: vec![ProtocolVersion::V2025_11_25],
-            openings: vec![("2025-11-25".into(), answer)],
+            openings: vec![(ProtocolVersion::V2025_11_25, answer)],
             ..Spoken::default()
         };
         let without = plan(

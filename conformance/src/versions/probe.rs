@@ -34,7 +34,7 @@ const PROOF: &str = "versions-proof";
 /// A target that answered lists its tools too, with a target file as without one: cases use
 /// only the roles its tools play ([`crate::discovery`]), and call a mapped tool only the way
 /// its listing at the case's version allows ([`crate::fixtures`]).
-pub async fn probe<T: Transport>(io: T, version: &str, wait: Duration) -> Probe {
+pub async fn probe<T: Transport>(io: T, version: ProtocolVersion, wait: Duration) -> Probe {
     let (mut io, heard) = ask_and_list(io, version, wait).await;
     let log = io.shutdown(Duration::ZERO).await;
     heard.probe(log)
@@ -44,7 +44,7 @@ pub async fn probe<T: Transport>(io: T, version: &str, wait: Duration) -> Probe 
 /// it, when that session is as clean as a case's own opening would be ([`Watched::handed`]).
 pub async fn probe_handing<T: Transport>(
     io: T,
-    version: &str,
+    version: ProtocolVersion,
     wait: Duration,
 ) -> (Probe, Option<Handed<T>>) {
     let (io, heard) = ask_and_list(Watched::new(io), version, wait).await;
@@ -67,7 +67,7 @@ pub async fn probe_handing<T: Transport>(
 
 /// What a probe asked and heard, before its target is ended or handed over.
 struct Heard {
-    version: String,
+    version: ProtocolVersion,
     stateless: bool,
     found: Result<Value, String>,
     tools: Option<Result<Vec<crate::discovery::Tool>, crate::discovery::ListError>>,
@@ -77,9 +77,13 @@ struct Heard {
 }
 
 /// Asks the probe's question and, when it was answered with a result, lists the tools.
-async fn ask_and_list<T: Transport>(mut io: T, version: &str, wait: Duration) -> (T, Heard) {
+async fn ask_and_list<T: Transport>(
+    mut io: T,
+    version: ProtocolVersion,
+    wait: Duration,
+) -> (T, Heard) {
     let started = Instant::now();
-    let stateless = ProtocolVersion::parse(version).is_some_and(|v| !v.has_handshake());
+    let stateless = version.is_stateless();
     let found = ask(&mut io, version, stateless, wait).await;
     let answered_with_result = found.as_ref().is_ok_and(|a| a.get("result").is_some());
     let start = answered_with_result.then(|| io.started().elapsed());
@@ -87,11 +91,8 @@ async fn ask_and_list<T: Transport>(mut io: T, version: &str, wait: Duration) ->
     let tools = if answered_with_result && !declares_tools {
         Some(Err(crate::discovery::ListError::Undeclared))
     } else if answered_with_result {
-        let version = ProtocolVersion::parse(version);
         let stamp = |request: &mut Value| {
-            if let Some(v) = version {
-                v.stamp(request);
-            }
+            version.stamp(request);
         };
         let wait = crate::load::stretched(LIST_WAIT, io.load().stretch().min(2.0));
         Some(crate::discovery::list_tools(&mut io, !stateless, stamp, wait).await)
@@ -99,7 +100,7 @@ async fn ask_and_list<T: Transport>(mut io: T, version: &str, wait: Duration) ->
         None
     };
     let heard = Heard {
-        version: version.to_string(),
+        version,
         stateless,
         found,
         tools,
@@ -119,8 +120,8 @@ impl Heard {
             .as_ref()
             .ok()
             .filter(|a| a.get("result").is_some())
-            .map(|a| (self.version.clone(), a.clone()));
-        let (versions, evidence) = conclude(found, &self.version, self.stateless, self.took);
+            .map(|a| (self.version, a.clone()));
+        let (versions, evidence) = conclude(found, self.version, self.stateless, self.took);
         Probe {
             versions,
             evidence,
@@ -135,12 +136,12 @@ impl Heard {
 }
 
 /// The question of a probe at `version`.
-fn question(version: &str, stateless: bool) -> Value {
+fn question(version: ProtocolVersion, stateless: bool) -> Value {
     if stateless {
         ProtocolVersion::V2026_07_28.probe(ASK)
     } else {
         json!({"jsonrpc": "2.0", "id": ASK, "method": "initialize", "params": {
-            "protocolVersion": version,
+            "protocolVersion": version.as_str(),
             "capabilities": {},
             "clientInfo": {"name": "conformance", "version": env!("CARGO_PKG_VERSION")}
         }})
@@ -150,7 +151,7 @@ fn question(version: &str, stateless: bool) -> Value {
 /// Sends the question and waits for its answer: `Err` says what came instead.
 async fn ask<T: Transport>(
     io: &mut T,
-    version: &str,
+    version: ProtocolVersion,
     stateless: bool,
     wait: Duration,
 ) -> Result<Value, String> {
@@ -332,7 +333,7 @@ impl<T: Transport> Waiting<'_, T> {
 /// What a probe's answer (or the lack of one) says: the versions, and one sentence.
 fn conclude(
     found: Result<Value, String>,
-    version: &str,
+    version: ProtocolVersion,
     stateless: bool,
     took: Duration,
 ) -> (Vec<ProtocolVersion>, String) {

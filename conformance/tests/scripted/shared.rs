@@ -5,6 +5,7 @@
 use crate::scripted::support::{ms, options, server_case, Played};
 use conformance::case_report::SharedProcess as Process;
 use conformance::engine::Engine;
+use conformance::era::ProtocolVersion;
 use conformance::outcome::{Outcome, Severity};
 use conformance::share::lent::Returned;
 use conformance::share::stdio::Shared;
@@ -25,7 +26,8 @@ async fn lent(case_text: &str, script: Script) -> Lent {
     let heard = target.heard();
     let back = Returned::<Scripted>::default();
     let process = Process { ordinal: 1, pid: 0 };
-    let (io, side, _) = Shared::new(target, process).lend("2025-11-25", back.clone());
+    let (io, side, _) =
+        Shared::new(target, process).lend(ProtocolVersion::V2025_11_25, back.clone());
     let report = Engine::new(&case, &options, io, side)
         .run("scripted".into())
         .await;

@@ -84,6 +84,14 @@ fn makes_tasks(case: &crate::case::Case) -> bool {
     answers_with_task(&case.steps)
 }
 
+/// Whether the harness's 2026-07-28 server speaks the version a request is stamped with.
+fn speaks(stamped: &Value) -> bool {
+    stamped
+        .as_str()
+        .and_then(ProtocolVersion::parse)
+        .is_some_and(ProtocolVersion::is_stateless)
+}
+
 /// `-32022`: the server does not speak the version `requested` (LIF-12).
 pub(crate) fn unsupported(id: &Value, requested: &Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {
@@ -122,7 +130,7 @@ impl ClientTarget {
         let stamped =
             params.and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1protocolVersion"));
         match (method, stamped) {
-            (_, Some(version)) if version != STATELESS_VERSION => Some(unsupported(id, version)),
+            (_, Some(version)) if !speaks(version) => Some(unsupported(id, version)),
             ("server/discover", _) => Some(discover_result(id, makes_tasks(case))),
             // A cacheable result of the era: it says how long it may be kept (ttlMs, cacheScope).
             ("tools/list", _) => {

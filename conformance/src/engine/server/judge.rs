@@ -96,7 +96,7 @@ impl<T: Transport> Engine<'_, T, ServerTarget> {
         // A server that speaks both eras takes a legacy `initialize` as the opening of a
         // handshake-era session, whatever the run began as (LIF-14).
         if let Some(agreed) = agreed
-            .filter(|v| crate::era::HANDSHAKE_VERSIONS.contains(v))
+            .filter(|v| crate::era::ProtocolVersion::parse(v).is_some_and(|v| v.has_handshake()))
             .filter(|_| request.method == "initialize")
         {
             self.opening.agree(agreed.to_string());

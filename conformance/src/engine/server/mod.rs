@@ -167,7 +167,7 @@ pub(crate) fn not_applicable(
     let lacking: Vec<String> = case
         .fixtures
         .iter()
-        .filter_map(|f| fixtures.lacks(f, options.protocol_version.as_str()))
+        .filter_map(|f| fixtures.lacks(f, options.protocol_version))
         .collect();
     (!lacking.is_empty()).then(|| lacking.join("; "))
 }

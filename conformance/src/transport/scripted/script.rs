@@ -249,9 +249,9 @@ pub fn server_answer(heard: &Heard) -> Option<Value> {
         })),
         "ping" => Some(json!({})),
         "server/discover" => {
-            let versions: Vec<&str> = crate::era::HANDSHAKE_VERSIONS
-                .into_iter()
-                .chain([crate::era::STATELESS_VERSION])
+            let versions: Vec<&str> = crate::era::ProtocolVersion::ALL
+                .iter()
+                .map(|v| v.as_str())
                 .collect();
             Some(json!({
                 "supportedVersions": versions,
