@@ -46,6 +46,9 @@ pub struct Report {
     /// it (what the harness sent, what the target answered), which this case's transcript
     /// does not hold. Empty when the case opened its own.
     pub shared_opening: Vec<serde_json::Value>,
+    /// The harness's requests the `cancellations` witness listed: each id, with when the
+    /// witness's answer that first listed it came (since the target started).
+    pub witnessed: Vec<(serde_json::Value, Duration)>,
 }
 
 impl Report {
@@ -66,6 +69,7 @@ impl Report {
             placement: Default::default(),
             opened: false,
             shared_opening: vec![],
+            witnessed: vec![],
         }
     }
 }

@@ -76,6 +76,7 @@ pub fn sides(trace: &Trace, checked: Checked) -> Vec<(Case, Report)> {
             placement: Placement::Alone,
             opened: true,
             shared_opening: vec![],
+            witnessed: vec![],
         };
         (case, report)
     };

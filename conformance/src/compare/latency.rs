@@ -16,6 +16,12 @@ pub struct Latency {
     /// From the cancel to the proof that the target read it (the first answer to a request
     /// sent after the cancel on stdio; the barrier after the grace over HTTP).
     pub cancel_to_proof: Spread,
+    /// From the cancel to the answer of the `cancellations` witness that first listed the
+    /// request (its handler had seen the cancel), over cancels a witness step asked about.
+    /// When the case asks is part of it: a witness step comes after the barrier, and the
+    /// question is repeated, less and less often, until the request is listed.
+    #[serde(default)]
+    pub cancel_to_witness: Spread,
 }
 
 /// A distribution of milliseconds: how many, the median (nearest rank) and the worst.
@@ -59,6 +65,11 @@ pub fn of_run(report: &RunReport) -> Latency {
         cancel_to_proof: Spread::of(
             cancels()
                 .filter_map(|c| c.proof_ms.map(|proof| round((proof - c.at_ms).max(0.0))))
+                .collect(),
+        ),
+        cancel_to_witness: Spread::of(
+            cancels()
+                .filter_map(|c| c.witness_ms.map(|at| round((at - c.at_ms).max(0.0))))
                 .collect(),
         ),
     }

@@ -33,6 +33,12 @@ fn cancel(at: f64, proof: Option<f64>, quiet: f64, in_flight: bool) -> Value {
            "after": 0, "late": 0, "inFlight": in_flight})
 }
 
+/// `cancel` with the witness's first listing of its request at `at` ms.
+fn witnessed(mut cancel: Value, at: f64) -> Value {
+    cancel["witnessMs"] = json!(at);
+    cancel
+}
+
 fn sample() -> Comparison {
     let late = json!([
         {"severity": "note", "requirement": "observed", "line": 1, "message": "n", "times": 1},
@@ -44,7 +50,7 @@ fn sample() -> Comparison {
             "2025-11-25",
             "fail",
             late.clone(),
-            json!([cancel(10.0, Some(30.0), 5.0, true)]),
+            json!([witnessed(cancel(10.0, Some(30.0), 5.0, true), 52.5)]),
         ),
         case(
             "server/a-case",
@@ -58,14 +64,14 @@ fn sample() -> Comparison {
             "2025-11-25",
             "warn",
             json!([]),
-            json!([cancel(1.0, None, 99.0, false)]),
+            json!([witnessed(cancel(1.0, None, 99.0, false), 3.0)]),
         ),
         case(
             "server/c-case",
             "2025-11-25",
             "pass",
             json!([]),
-            json!([cancel(0.0, Some(2.0), 1.0, true)]),
+            json!([witnessed(cancel(0.0, Some(2.0), 1.0, true), 7.0)]),
         ),
     ]);
     summarize(&[Input {
@@ -108,6 +114,10 @@ fn latency_counts_cancels_in_flight_and_measures_the_proof_from_the_cancel() {
     assert_eq!(l.cancel_to_proof.count, 3);
     assert_eq!(l.cancel_to_proof.median_ms, Some(4.5));
     assert_eq!(l.cancel_to_proof.worst_ms, Some(20.0));
+    // Only cancels in flight that a witness step saw listed.
+    assert_eq!(l.cancel_to_witness.count, 2);
+    assert_eq!(l.cancel_to_witness.median_ms, Some(7.0));
+    assert_eq!(l.cancel_to_witness.worst_ms, Some(42.5));
 }
 
 #[test]

@@ -204,7 +204,7 @@ fn with_report(mut out: CaseReport, case: &Case, report: &Report) -> CaseReport 
     let cancels = timeline::cancels(&report.transcript);
     let marks = timeline::marks(&report.transcript, &cancels);
     out.transcript = entries(&report.transcript, &marks);
-    out.timings = timing::of_case(&report.transcript, &cancels);
+    out.timings = timing::of_case(&report.transcript, &cancels, &report.witnessed);
     out
 }
 

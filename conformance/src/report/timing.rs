@@ -34,6 +34,10 @@ pub struct CancelTiming {
     /// When the proof that it was read came, if one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proof_ms: Option<f64>,
+    /// When the answer of the `cancellations` witness that first listed the request came (its
+    /// handler had seen the cancel), if a witness step asked and it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness_ms: Option<f64>,
     /// From the cancel to the target's last message about the request (its progress, its
     /// response, anything on its stream): 0 when nothing came after the cancel.
     pub quiet_ms: f64,
@@ -105,8 +109,13 @@ pub fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 10_000.0).round() / 10.0
 }
 
-/// The timings of one case from its transcript.
-pub fn of_case(transcript: &[Entry], cancels: &[Cancel]) -> CaseTimings {
+/// The timings of one case from its transcript, and from when the `cancellations` witness
+/// first listed each request it listed (`witnessed`: id, since the target started).
+pub fn of_case(
+    transcript: &[Entry],
+    cancels: &[Cancel],
+    witnessed: &[(serde_json::Value, Duration)],
+) -> CaseTimings {
     CaseTimings {
         startup_ms: startup(transcript).map(ms),
         round_trips_ms: round_trips(transcript, cancels)
@@ -116,7 +125,10 @@ pub fn of_case(transcript: &[Entry], cancels: &[Cancel]) -> CaseTimings {
         cancels: cancels
             .iter()
             .filter(|c| c.by == Direction::Sent)
-            .map(|c| cancel_timing(transcript, c))
+            .map(|c| CancelTiming {
+                witness_ms: witnessed_after(transcript, c, witnessed),
+                ..cancel_timing(transcript, c)
+            })
             .collect(),
     }
 }
@@ -195,6 +207,20 @@ pub fn round_trips(transcript: &[Entry], cancels: &[Cancel]) -> Vec<Duration> {
     trips
 }
 
+/// When the witness first listed the request `cancel` named, at or after the cancel (ms
+/// since the target started).
+fn witnessed_after(
+    transcript: &[Entry],
+    cancel: &Cancel,
+    witnessed: &[(serde_json::Value, Duration)],
+) -> Option<f64> {
+    let sent = transcript[cancel.index].at;
+    witnessed
+        .iter()
+        .find(|(id, at)| *at >= sent && crate::pattern::json_equal(id, &cancel.request_id))
+        .map(|(_, at)| ms(*at))
+}
+
 /// What one cancel took.
 pub fn cancel_timing(transcript: &[Entry], cancel: &Cancel) -> CancelTiming {
     let last = cancel.last_after(transcript);
@@ -213,6 +239,7 @@ pub fn cancel_timing(transcript: &[Entry], cancel: &Cancel) -> CancelTiming {
         entry: cancel.index,
         quiet_entry: last,
         proof_ms: cancel.proof.map(|p| ms(transcript[p].at)),
+        witness_ms: None,
         quiet_ms: ms(quiet),
         after: cancel.after.len(),
         late,

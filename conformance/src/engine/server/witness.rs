@@ -54,6 +54,7 @@ pub(super) async fn witness<T: Transport>(
             listed_unasked(e, ids, &listed_ids, &earlier);
             return Ok(());
         }
+        note_listed(e, ids, &listed_ids, answer);
         let missing = missing(e, ids, &listed_ids);
         if missing.is_empty() {
             return Ok(());
@@ -130,6 +131,22 @@ fn this_cases<T: Transport>(
             )
         }
         None => (all, String::new()),
+    }
+}
+
+/// The ledger keeps when the witness's answer at transcript index `answer` listed each of
+/// `ids` it lists, for the reports' cancel-to-witness times.
+fn note_listed<T: Transport>(
+    e: &mut Engine<'_, T, ServerTarget>,
+    ids: &[Value],
+    listed_ids: &[Value],
+    answer: usize,
+) {
+    let at = e.transcript[answer].at;
+    for id in ids {
+        if listed_ids.iter().any(|l| pattern::json_equal(l, id)) {
+            e.ledger.witnessed(id, at);
+        }
     }
 }
 

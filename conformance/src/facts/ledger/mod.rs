@@ -35,6 +35,9 @@ pub struct Ledger {
     received: HashMap<String, ReceivedRequest>,
     /// The session the steps are in (`None`: the first, whose keys are the bare ids).
     scope: Option<String>,
+    /// The harness's requests the `cancellations` witness listed, each with when its answer
+    /// that first listed it came (since the target started), in that order.
+    witnessed: Vec<(Value, Duration)>,
 }
 
 impl Ledger {
@@ -103,6 +106,25 @@ impl Ledger {
         request.answers += 1;
         request.answer.get_or_insert(index);
         Some(request)
+    }
+
+    /// The `cancellations` witness's answer that came at `at` (since the target started)
+    /// listed the harness's request with this id, in the session the steps are in; the first
+    /// such answer is kept.
+    pub fn witnessed(&mut self, id: &Value, at: Duration) {
+        let key = self.key(id);
+        if let Some(request) = self.sent.get_mut(&key) {
+            if request.witnessed.is_none() {
+                request.witnessed = Some(at);
+                self.witnessed.push((id.clone(), at));
+            }
+        }
+    }
+
+    /// The harness's requests the witness listed: (id, when its answer that first listed the
+    /// request came, since the target started), in the order they were first listed.
+    pub fn witnessed_requests(&self) -> &[(Value, Duration)] {
+        &self.witnessed
     }
 
     /// A `! silent` step watched the harness's request `key`.

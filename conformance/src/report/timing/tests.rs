@@ -47,6 +47,37 @@ fn cancel_to_quiet_runs_to_the_last_message_about_the_request() {
 }
 
 #[test]
+fn cancel_to_witness_is_the_first_listing_after_the_cancel() {
+    let t = transcript(&[
+        (100, S, request(json!(2), "tools/call")),
+        (
+            120,
+            S,
+            json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}),
+        ),
+        (130, S, request(json!(3), "tools/call")),
+    ]);
+    let found = cancels(&t);
+    let at = Duration::from_millis;
+    // A listing of the same id before the cancel is an earlier request's; another id is not
+    // this cancel's; the first listing after it is.
+    let witnessed = [
+        (json!(2), at(90)),
+        (json!(3), at(140)),
+        (json!(2), at(163)),
+        (json!(2), at(300)),
+    ];
+    let timings = of_case(&t, &found, &witnessed);
+    assert_eq!(timings.cancels[0].witness_ms, Some(163.0));
+    assert_eq!(of_case(&t, &found, &[]).cancels[0].witness_ms, None);
+    assert_eq!(
+        of_case(&t, &found, &[(json!("2"), at(150))]).cancels[0].witness_ms,
+        None,
+        "the string \"2\" is not the id 2"
+    );
+}
+
+#[test]
 fn startup_is_the_answer_to_the_opening() {
     let t = transcript(&[
         (0, S, request(json!("init"), "initialize")),
@@ -120,6 +151,7 @@ fn a_run_counts_only_cancels_of_requests_in_flight() {
         entry: 0,
         quiet_entry: None,
         proof_ms: None,
+        witness_ms: None,
         quiet_ms,
         after: usize::from(quiet_ms > 0.0),
         late: 0,
