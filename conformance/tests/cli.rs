@@ -424,9 +424,19 @@ fn a_flaky_case_whose_worst_run_passed_is_shown_as_flaky_too() {
 
 #[test]
 fn an_interrupted_run_leaves_no_target_behind() {
-    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
-        interrupted_by(signal);
-    }
+    // The three runs at once: each waits seconds for targets that ignore the signal, and
+    // each counts only the processes it started (its own pid file and target tag).
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP]
+            .into_iter()
+            .map(|signal| scope.spawn(move || interrupted_by(signal)))
+            .collect();
+        for run in runs {
+            if let Err(panic) = run.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
 }
 
 /// Whether a process is still running (a zombie runs nothing).

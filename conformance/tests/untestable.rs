@@ -101,67 +101,80 @@ fn table() -> Vec<Row> {
 fn untestable_targets_stop_the_run_once_with_exit_2() {
     let dir = std::env::temp_dir().join(format!("conformance-untestable-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut problems = vec![];
-    for row in table() {
-        let json = dir.join("report.json");
-        let junit = dir.join("report.xml");
-        let _ = std::fs::remove_file(&json);
-        let _ = std::fs::remove_file(&junit);
-        let began = Instant::now();
-        let output = Command::cargo_bin("conformance")
-            .expect("built")
-            .env_remove("CI")
-            .arg("server")
-            .arg("--json")
-            .arg(&json)
-            .arg("--junit")
-            .arg(&junit)
-            .args(&row.args)
-            .timeout(Duration::from_secs(120))
-            .output()
-            .expect("runs");
-        let took = began.elapsed();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let mut wrong = vec![];
-        if output.status.code() != Some(2) {
-            wrong.push(format!("exit {:?}, not 2", output.status.code()));
-        }
-        if !stderr.contains(row.says) {
-            wrong.push(format!("stderr does not say `{}`", row.says));
-        }
-        let errors = stderr.lines().filter(|l| l.starts_with("error:")).count();
-        if errors != 1 || !stderr.contains("error: cannot test") {
-            wrong.push("not one `error: cannot test` message".into());
-        }
-        if !stdout.trim().is_empty() {
-            wrong.push("cases were played (stdout is not empty)".into());
-        }
-        if took > row.within {
-            wrong.push(format!("took {took:?}, more than {:?}", row.within));
-        }
-        let report: serde_json::Value = std::fs::read_to_string(&json)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default();
-        if report.pointer("/error/kind").and_then(|k| k.as_str()) != Some("untestable") {
-            wrong.push("the JSON report has no untestable error".into());
-        }
-        let xml = std::fs::read_to_string(&junit).unwrap_or_default();
-        let suite = xml
-            .split("<testsuite name=\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .unwrap_or_default();
-        if !xml.contains("errors=\"1\"") || suite.is_empty() || suite.contains('/') {
-            wrong.push(format!(
-                "the JUnit report has no error, or no stable name: {xml}"
-            ));
-        }
-        if !wrong.is_empty() {
-            problems.push(format!("{}: {}\n{stderr}", row.name, wrong.join("; ")));
-        }
-    }
+    // Every row at once: most wait out a limit (the default startup allowance is 15 s), and
+    // each has report files of its own.
+    let problems: Vec<String> = std::thread::scope(|scope| {
+        let rows: Vec<_> = table()
+            .into_iter()
+            .enumerate()
+            .map(|(n, row)| {
+                let dir = &dir;
+                scope.spawn(move || problem(&row, &dir.join(format!("row-{n}"))))
+            })
+            .collect();
+        rows.into_iter()
+            .filter_map(|row| row.join().expect("a row's check does not panic"))
+            .collect()
+    });
     let _ = std::fs::remove_dir_all(&dir);
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// What is wrong with how the harness met `row`'s target, if anything; its reports go to
+/// `stem.json` and `stem.xml`.
+fn problem(row: &Row, stem: &std::path::Path) -> Option<String> {
+    let json = stem.with_extension("json");
+    let junit = stem.with_extension("xml");
+    let began = Instant::now();
+    let output = Command::cargo_bin("conformance")
+        .expect("built")
+        .env_remove("CI")
+        .arg("server")
+        .arg("--json")
+        .arg(&json)
+        .arg("--junit")
+        .arg(&junit)
+        .args(&row.args)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .expect("runs");
+    let took = began.elapsed();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let mut wrong = vec![];
+    if output.status.code() != Some(2) {
+        wrong.push(format!("exit {:?}, not 2", output.status.code()));
+    }
+    if !stderr.contains(row.says) {
+        wrong.push(format!("stderr does not say `{}`", row.says));
+    }
+    let errors = stderr.lines().filter(|l| l.starts_with("error:")).count();
+    if errors != 1 || !stderr.contains("error: cannot test") {
+        wrong.push("not one `error: cannot test` message".into());
+    }
+    if !stdout.trim().is_empty() {
+        wrong.push("cases were played (stdout is not empty)".into());
+    }
+    if took > row.within {
+        wrong.push(format!("took {took:?}, more than {:?}", row.within));
+    }
+    let report: serde_json::Value = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    if report.pointer("/error/kind").and_then(|k| k.as_str()) != Some("untestable") {
+        wrong.push("the JSON report has no untestable error".into());
+    }
+    let xml = std::fs::read_to_string(&junit).unwrap_or_default();
+    let suite = xml
+        .split("<testsuite name=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_default();
+    if !xml.contains("errors=\"1\"") || suite.is_empty() || suite.contains('/') {
+        wrong.push(format!(
+            "the JUnit report has no error, or no stable name: {xml}"
+        ));
+    }
+    (!wrong.is_empty()).then(|| format!("{}: {}\n{stderr}", row.name, wrong.join("; ")))
 }

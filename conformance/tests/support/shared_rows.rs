@@ -69,20 +69,19 @@ pub fn check_shared(mode: &str, connect: &Connect, rows: &[Row]) -> Result<(), F
             .collect();
         let pool = share::Pool::for_target(connect, &group[0].2)
             .ok_or("the target is one whose cases share it")?;
-        // Eight at a time, as a run's workers (four per CPU, at least 8); twice, so that
-        // over stdio the second round goes on in the sessions the first opened (a mode
-        // has fewer rows than the processes a pool keeps). A session is kept only after a
-        // pass, so a mode none of whose rows pass has no second round to play.
+        // Eight at a time, as a run's workers (four per CPU, at least 8): each worker takes
+        // the next row as soon as its last one ends, as a run's do. Twice, so that over
+        // stdio the second round goes on in the sessions the first opened (a mode has fewer
+        // rows than the processes a pool keeps). A session is kept only after a pass, so a
+        // mode none of whose rows pass has no second round to play.
         let rounds = if group.iter().any(|r| r.1.may_pass()) {
             2
         } else {
             1
         };
         for _round in 0..rounds {
-            for chunk in group.chunks(8) {
-                let results = play_at_once(mode, chunk, &pool, connect);
-                failed.extend(results.into_iter().filter_map(Result::err));
-            }
+            let results = play_on_workers(mode, &group, &pool, connect, WORKERS);
+            failed.extend(results.into_iter().filter_map(Result::err));
         }
     }
     if failed.is_empty() {
@@ -92,39 +91,64 @@ pub fn check_shared(mode: &str, connect: &Connect, rows: &[Row]) -> Result<(), F
     }
 }
 
-/// Plays `rows` at once on the pool's shared targets, each on a thread of its own.
-fn play_at_once(
+/// How many rows play at once: as many as a run's workers against a target that is not
+/// cheap to start (`runner::default_jobs` on two CPUs).
+const WORKERS: usize = 8;
+
+/// Plays `rows` on the pool's shared targets, `workers` at a time: each worker thread takes
+/// the next row not yet taken until none is left. One result per row that was played.
+fn play_on_workers(
     mode: &str,
     rows: &[&Row],
     pool: &share::Pool,
     connect: &Connect,
+    workers: usize,
 ) -> Vec<Result<(), String>> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        let threads: Vec<_> = rows
-            .iter()
-            .map(|(case, want, options)| {
-                scope.spawn(move || -> Result<(), String> {
-                    let runtime = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                        .map_err(|e| e.to_string())?;
-                    let report = runtime
-                        .block_on(share::run(case, connect, Some(pool), options))
-                        .map_err(|e| e.to_string())?;
-                    if share::may_share(case)
-                        && report.placement == conformance::case_report::Placement::Alone
-                    {
-                        return Err(format!("{} may share, and ran alone", case.id));
+        let threads: Vec<_> = (0..workers.min(rows.len()))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut results = vec![];
+                    loop {
+                        let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(row) = rows.get(at) else {
+                            return results;
+                        };
+                        let played =
+                            std::panic::AssertUnwindSafe(|| play_row(mode, row, pool, connect));
+                        results
+                            .push(std::panic::catch_unwind(played).unwrap_or_else(|_| {
+                                Err(format!("{}: the row panicked", row.0.id))
+                            }));
                     }
-                    let want = want.clone().on_shared_target();
-                    super::self_served::judge(case, mode, &want, &report, &[], false)
-                        .map_err(|e| format!("{e} ({:?})", report.placement))
                 })
             })
             .collect();
         threads
             .into_iter()
-            .map(|t| t.join().unwrap_or_else(|_| Err("a row panicked".into())))
+            .flat_map(|t| {
+                t.join()
+                    .unwrap_or_else(|_| vec![Err("a row panicked".into())])
+            })
             .collect()
     })
+}
+
+/// Plays one row on the pool's shared targets and judges its report.
+fn play_row(mode: &str, row: &Row, pool: &share::Pool, connect: &Connect) -> Result<(), String> {
+    let (case, want, options) = row;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let report = runtime
+        .block_on(share::run(case, connect, Some(pool), options))
+        .map_err(|e| e.to_string())?;
+    if share::may_share(case) && report.placement == conformance::case_report::Placement::Alone {
+        return Err(format!("{} may share, and ran alone", case.id));
+    }
+    let want = want.clone().on_shared_target();
+    super::self_served::judge(case, mode, &want, &report, &[], false)
+        .map_err(|e| format!("{e} ({:?})", report.placement))
 }
