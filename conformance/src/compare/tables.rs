@@ -177,7 +177,7 @@ fn ms(spread: &Spread) -> (String, String) {
 /// to ten with the load; they stay in `comparison.json`, not in the tables.
 fn latency(comparison: &Comparison) -> String {
     let mut out = String::from(
-        "| Target | Cancels of running requests | Cancel to quiet: median |\n|---|---|---|\n",
+        "| Target | Cancels of running requests | Cancel to quiet: median | Seen stopped by the witness | Cancel to witness: median |\n|---|---|---|---|---|\n",
     );
     for t in comparison
         .targets
@@ -185,9 +185,15 @@ fn latency(comparison: &Comparison) -> String {
         .filter(|t| t.latency.cancel_to_quiet.count > 0)
     {
         let (quiet, _) = ms(&t.latency.cancel_to_quiet);
+        let witness = &t.latency.cancel_to_witness;
+        let (seen, to_witness) = if witness.count == 0 {
+            ("—".to_string(), "—".to_string())
+        } else {
+            (witness.count.to_string(), ms(witness).0)
+        };
         let _ = writeln!(
             out,
-            "| `{}` | {} | {quiet} |",
+            "| `{}` | {} | {quiet} | {seen} | {to_witness} |",
             t.target, t.latency.cancel_to_quiet.count
         );
     }

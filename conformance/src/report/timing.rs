@@ -98,6 +98,10 @@ pub struct RunTimings {
     /// Of those cancels, how many were followed by the request's response.
     #[serde(default)]
     pub answered_after_cancel: usize,
+    /// Of those cancels, from the cancel to the answer of the `cancellations` witness that
+    /// first listed the request, over those a witness step saw listed.
+    #[serde(default)]
+    pub cancel_to_witness: Stats,
     /// From the start of the target to its opening.
     pub startup: Stats,
     /// Round trips of small requests.
@@ -251,6 +255,11 @@ pub fn cancel_timing(transcript: &[Entry], cancel: &Cancel) -> CancelTiming {
     }
 }
 
+/// Milliseconds between two of the reports' times, to a tenth.
+fn ms_round(ms: f64) -> f64 {
+    (ms.max(0.0) * 10.0).round() / 10.0
+}
+
 /// The median, 95th percentile and largest of `values` (nearest rank).
 pub fn stats(values: &[f64]) -> Stats {
     let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
@@ -280,6 +289,10 @@ pub fn of_run<'a>(cases: impl IntoIterator<Item = &'a CaseTimings> + Clone) -> R
         .filter(|c| c.in_flight && c.method.as_deref() != Some("initialize"))
         .collect();
     let quiet: Vec<f64> = counted.iter().map(|c| c.quiet_ms).collect();
+    let witnessed: Vec<f64> = counted
+        .iter()
+        .filter_map(|c| c.witness_ms.map(|at| ms_round(at - c.at_ms)))
+        .collect();
     let startup: Vec<f64> = cases
         .clone()
         .into_iter()
@@ -293,6 +306,7 @@ pub fn of_run<'a>(cases: impl IntoIterator<Item = &'a CaseTimings> + Clone) -> R
         cancel_to_quiet: stats(&quiet),
         talked_after_cancel: counted.iter().filter(|c| c.after > 0).count(),
         answered_after_cancel: counted.iter().filter(|c| c.answered).count(),
+        cancel_to_witness: stats(&witnessed),
         startup: stats(&startup),
         round_trip: stats(&trips),
     }

@@ -162,8 +162,15 @@ fn a_run_counts_only_cancels_of_requests_in_flight() {
         startup_ms: Some(30.0),
         round_trips_ms: vec![1.0, 2.0],
         cancels: vec![
-            cancel(5.0, true, "tools/call"),
-            cancel(900.0, false, "tools/call"),
+            CancelTiming {
+                at_ms: 10.0,
+                witness_ms: Some(52.5),
+                ..cancel(5.0, true, "tools/call")
+            },
+            CancelTiming {
+                witness_ms: Some(7.0),
+                ..cancel(900.0, false, "tools/call")
+            },
             cancel(800.0, true, "initialize"),
         ],
     }];
@@ -172,6 +179,9 @@ fn a_run_counts_only_cancels_of_requests_in_flight() {
     assert_eq!(run.cancel_to_quiet.max_ms, Some(5.0));
     assert_eq!(run.talked_after_cancel, 1);
     assert_eq!(run.answered_after_cancel, 0);
+    // Witnessed: only the counted cancel, from its cancel (10 ms) to the listing.
+    assert_eq!(run.cancel_to_witness.count, 1);
+    assert_eq!(run.cancel_to_witness.median_ms, Some(42.5));
     assert_eq!(run.startup.median_ms, Some(30.0));
     assert_eq!(run.round_trip.count, 2);
 }
