@@ -109,7 +109,10 @@ for name in $known; do
     if [ -f "$reports/$name.json" ]; then present+=("$reports/$name.json"); fi
 done
 cd "$repo"
-"$CONFORMANCE" compare "${present[@]}" --targets targets --evidence targets/evidence.md \
+# The committed comparison is the run before: a latency median is shown where it held.
+previous=()
+if [ -f targets/comparison.json ]; then previous=(--previous targets/comparison.json); fi
+"$CONFORMANCE" compare "${present[@]}" "${previous[@]}" --targets targets --evidence targets/evidence.md \
     --json targets/comparison.json --html "$reports/comparison.html" \
     --markdown targets/README.md --markdown docs/sdk-comparison.md
 say "the page of every run: $reports/comparison.html"

@@ -324,6 +324,10 @@ pub struct CompareArgs {
     /// Read an earlier comparison (its --json) instead of reports, to rewrite the tables.
     #[arg(long, value_name = "FILE.json", conflicts_with = "reports")]
     pub from: Option<PathBuf>,
+    /// An earlier comparison of other runs (the committed one, before it is rewritten): the
+    /// tables show a latency median only where it held between that run and this one.
+    #[arg(long, value_name = "FILE.json", conflicts_with = "from")]
+    pub previous: Option<PathBuf>,
     /// Where the target files are: a report's SDK is the `sdk` of the target file of its
     /// name, or of its adapter in `clients.json` there.
     #[arg(long, value_name = "DIR", default_value = "targets")]

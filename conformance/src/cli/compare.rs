@@ -24,10 +24,13 @@ pub fn compare(args: &CompareArgs) -> ExitCode {
 
 fn run(args: &CompareArgs) -> Result<ExitCode, String> {
     let evidence = read_evidence(&args.evidence)?;
-    let (comparison, reports) = match &args.from {
+    let (mut comparison, reports) = match &args.from {
         Some(path) => (read_comparison(path)?, vec![]),
         None => from_reports(args)?,
     };
+    if let Some(path) = &args.previous {
+        comparison = conformance::compare::after(comparison, &read_comparison(path)?);
+    }
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&comparison).map_err(|e| e.to_string())?;
         write(path, &(text + "\n"))?;

@@ -2,6 +2,10 @@
 //! distribution (median and worst) an SDK author compares before and after a release. The
 //! figures are the ones each case's report already carries (`timings.cancels`); this only
 //! gathers them, so a number here can be traced to the transcript it came from.
+//!
+//! A median moves with the machine's load, some by a factor of ten; so each keeps the median
+//! of the run before (`conformance compare --previous`), and the tables show a median only
+//! where it held between the two runs ([`Spread::held`]).
 
 use crate::report::json::RunReport;
 use serde::{Deserialize, Serialize};
@@ -36,6 +40,31 @@ pub struct Spread {
     /// The largest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worst_ms: Option<f64>,
+    /// The median of the same target's run before this one (`--previous`), when there was
+    /// one and it had measurements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_median_ms: Option<f64>,
+}
+
+/// Two medians under this many milliseconds both say "at once": they held, whatever their
+/// ratio.
+pub const HELD_UNDER_MS: f64 = 10.0;
+
+/// Two medians over [`HELD_UNDER_MS`] held when the larger is at most this many times the
+/// smaller.
+pub const HELD_RATIO: f64 = 1.5;
+
+/// Whether a median held between two runs, and how.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Held {
+    /// Both runs measured it, and they agree: this run's median.
+    Yes(f64),
+    /// Both runs measured it, and they disagree.
+    Varies,
+    /// Only this run measured it (no run before, or one without measurements).
+    OneRun,
+    /// Nothing was measured.
+    None,
 }
 
 impl Spread {
@@ -47,7 +76,36 @@ impl Spread {
             count: values.len(),
             median_ms: median,
             worst_ms: values.last().copied(),
+            previous_median_ms: None,
         }
+    }
+
+    /// Whether the median held between the run before and this one: both under
+    /// [`HELD_UNDER_MS`], or within [`HELD_RATIO`] of each other.
+    pub fn held(&self) -> Held {
+        match (self.median_ms, self.previous_median_ms) {
+            (None, _) => Held::None,
+            (Some(_), None) => Held::OneRun,
+            (Some(now), Some(before)) => {
+                let (low, high) = (now.min(before), now.max(before));
+                if high < HELD_UNDER_MS || high <= low * HELD_RATIO {
+                    Held::Yes(now)
+                } else {
+                    Held::Varies
+                }
+            }
+        }
+    }
+}
+
+impl Latency {
+    /// This run's latency, each median beside the one `before` (the same target's latency in
+    /// the run before) had.
+    pub fn after(mut self, before: &Latency) -> Latency {
+        self.cancel_to_quiet.previous_median_ms = before.cancel_to_quiet.median_ms;
+        self.cancel_to_proof.previous_median_ms = before.cancel_to_proof.median_ms;
+        self.cancel_to_witness.previous_median_ms = before.cancel_to_witness.median_ms;
+        self
     }
 }
 

@@ -56,6 +56,10 @@ pub struct TargetRun {
     pub transport: String,
     /// The harness version of this run.
     pub harness: String,
+    /// When the run started (its report's `startedAt`): a comparison made again from the
+    /// same reports is no second run.
+    #[serde(default)]
+    pub started_at: String,
     /// The protocol versions the target speaks (server runs).
     pub versions: Vec<String>,
     /// How many case-versions had each outcome.
@@ -121,11 +125,27 @@ fn target_run(input: &Input) -> TargetRun {
         role: report.role.clone(),
         transport: report.transport.clone(),
         harness: report.harness.version.clone(),
+        started_at: report.started_at.clone(),
         versions: report.target_versions.clone(),
         summary: report.summary,
         latency: latency::of_run(report),
         cases,
     }
+}
+
+/// `comparison`, each target's latency beside that of the same target in `previous` (an
+/// earlier comparison, e.g. the committed one), when that was another run of it.
+pub fn after(mut comparison: Comparison, previous: &Comparison) -> Comparison {
+    for t in &mut comparison.targets {
+        let before = previous
+            .targets
+            .iter()
+            .find(|p| p.target == t.target && p.started_at != t.started_at);
+        if let Some(before) = before {
+            t.latency = std::mem::take(&mut t.latency).after(&before.latency);
+        }
+    }
+    comparison
 }
 
 /// A case's name in the comparison, and the column it takes: its version, with `@http` for a

@@ -4,7 +4,7 @@
 //! [`Evidence`].
 
 use super::evidence::Evidence;
-use super::latency::Spread;
+use super::latency::{Held, Spread};
 use super::{Cell, Comparison, TargetRun};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -162,19 +162,10 @@ fn findings(comparison: &Comparison, evidence: &Evidence, link: &str) -> String 
     out
 }
 
-fn ms(spread: &Spread) -> (String, String) {
-    let show = |v: Option<f64>| match v {
-        None => "—".to_string(),
-        Some(v) if v < 10.0 => format!("{v:.1} ms"),
-        Some(v) => format!("{v:.0} ms"),
-    };
-    (show(spread.median_ms), show(spread.worst_ms))
-}
-
-/// Only the figures that held between two runs at different loads (targets/README.md,
-/// "Cancellation latency"): how many cancels of running requests, and the median
-/// cancel-to-quiet. The worst cases and the cancel-to-proof times moved by a factor of two
-/// to ten with the load; they stay in `comparison.json`, not in the tables.
+/// How many cancels of running requests, and the medians of cancel-to-quiet and
+/// cancel-to-witness where they held between this run and the one before
+/// ([`Spread::held`]); the worst cases and the cancel-to-proof times move with the load by a
+/// factor of two to ten, and stay in `comparison.json`.
 fn latency(comparison: &Comparison) -> String {
     let mut out = String::from(
         "| Target | Cancels of running requests | Cancel to quiet: median | Seen stopped by the witness | Cancel to witness: median |\n|---|---|---|---|---|\n",
@@ -184,20 +175,41 @@ fn latency(comparison: &Comparison) -> String {
         .iter()
         .filter(|t| t.latency.cancel_to_quiet.count > 0)
     {
-        let (quiet, _) = ms(&t.latency.cancel_to_quiet);
         let witness = &t.latency.cancel_to_witness;
-        let (seen, to_witness) = if witness.count == 0 {
-            ("—".to_string(), "—".to_string())
-        } else {
-            (witness.count.to_string(), ms(witness).0)
+        let seen = match witness.count {
+            0 => "—".to_string(),
+            n => n.to_string(),
         };
         let _ = writeln!(
             out,
-            "| `{}` | {} | {quiet} | {seen} | {to_witness} |",
-            t.target, t.latency.cancel_to_quiet.count
+            "| `{}` | {} | {} | {seen} | {} |",
+            t.target,
+            t.latency.cancel_to_quiet.count,
+            held(&t.latency.cancel_to_quiet),
+            held(witness)
         );
     }
     out
+}
+
+/// A median as the latency table shows it: only where it held between two runs.
+fn held(spread: &Spread) -> String {
+    match spread.held() {
+        Held::Yes(median) => ms(median),
+        Held::Varies => "varies".into(),
+        Held::OneRun => "one run".into(),
+        Held::None => "—".into(),
+    }
+}
+
+/// Milliseconds to a tenth under 10 ms, to two significant digits over.
+fn ms(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.1} ms")
+    } else {
+        let digits = 10f64.powi(v.log10().floor() as i32 - 1);
+        format!("{:.0} ms", (v / digits).round() * digits)
+    }
 }
 
 fn sdks(comparison: &Comparison, evidence: &Evidence, link: &str) -> String {

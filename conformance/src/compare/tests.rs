@@ -195,6 +195,57 @@ fn findings_group_versions_and_link_their_evidence_or_say_it_is_pending() {
 }
 
 #[test]
+fn a_median_holds_when_both_runs_are_quick_or_within_half_again() {
+    let spread = |now: f64, before: Option<f64>| latency::Spread {
+        count: 3,
+        median_ms: Some(now),
+        worst_ms: Some(now),
+        previous_median_ms: before,
+    };
+    assert_eq!(spread(0.0, Some(9.5)).held(), latency::Held::Yes(0.0));
+    assert_eq!(spread(120.0, Some(80.0)).held(), latency::Held::Yes(120.0));
+    assert_eq!(spread(121.0, Some(80.0)).held(), latency::Held::Varies);
+    assert_eq!(spread(2665.6, Some(21365.0)).held(), latency::Held::Varies);
+    assert_eq!(spread(5.0, None).held(), latency::Held::OneRun);
+    assert_eq!(latency::Spread::default().held(), latency::Held::None);
+}
+
+#[test]
+fn the_run_before_is_another_run_of_the_same_target() {
+    let now = sample();
+    let mut before = sample();
+    // The same report compared again is no second run.
+    assert_eq!(
+        after(now.clone(), &before).targets[0]
+            .latency
+            .cancel_to_quiet
+            .previous_median_ms,
+        None
+    );
+    before.targets[0].started_at = "2026-11-29T00:00:00Z".into();
+    before.targets[0].latency.cancel_to_quiet.median_ms = Some(1.4);
+    before.targets[0].latency.cancel_to_witness.median_ms = Some(9.0);
+    let c = after(now.clone(), &before);
+    let l = &c.targets[0].latency;
+    assert_eq!(l.cancel_to_quiet.previous_median_ms, Some(1.4));
+    assert_eq!(l.cancel_to_witness.held(), latency::Held::Yes(7.0));
+    let table = tables::block("latency", &c, &Evidence::default(), "e.md").unwrap();
+    assert!(
+        table.contains("| `t-http` | 3 | 1.0 ms | 2 | 7.0 ms |"),
+        "{table}"
+    );
+    // Another target's run is not this one's.
+    before.targets[0].target = "other".into();
+    assert_eq!(
+        after(now, &before).targets[0]
+            .latency
+            .cancel_to_witness
+            .held(),
+        latency::Held::OneRun
+    );
+}
+
+#[test]
 fn rewrite_fills_each_block_and_keeps_the_prose() {
     let c = sample();
     let e = Evidence::default();
@@ -206,9 +257,12 @@ fn rewrite_fills_each_block_and_keeps_the_prose() {
     assert!(new.starts_with("Intro.\n<!-- generated: latency"));
     assert!(new.ends_with("<!-- end generated -->\nAfter.\n"));
     assert!(!new.contains("old table"));
-    // Two of the three cancels in flight were seen stopped by the witness, the median 7 ms
-    // after their cancel.
-    assert!(new.contains("| `t-http` | 3 | 1.0 ms | 2 | 7.0 ms |"), "{new}");
+    // Two of the three cancels in flight were seen stopped by the witness; with no run
+    // before, no median is shown as held.
+    assert!(
+        new.contains("| `t-http` | 3 | one run | 2 | one run |"),
+        "{new}"
+    );
     assert_eq!(
         rewrite(&new, &c, &e, "e.md").unwrap(),
         new,
