@@ -89,6 +89,38 @@ async fn http_the_202s_grace_grows_by_the_targets_waits() {
         .cites(Severity::Note, "CAN-08");
 }
 
+/// The shipped `http-abort-cycles` against a server that sends a call's head 8 s after the
+/// call (past the calm 5 s reply limit), on a machine whose CPU pressure stretches that limit
+/// tenfold: the first `! disconnect` waits for the head, and the late head tells the harness
+/// that this server holds heads back, so the other four close their streams after the
+/// arrival window. Before, each waited 8 s, and the case ran past its 10 s limit (twins the
+/// TypeScript SDK 2.x's stateless fallback at a load average of 15 to 27).
+#[tokio::test(start_paused = true)]
+async fn http_a_head_later_than_the_calm_limit_is_a_held_head() {
+    let case = crate::scripted::support::shipped_case("server/http-abort-cycles");
+    let script = Script::new()
+        .serving(ms(1))
+        .heads_after(ms(8000))
+        .on(|heard| match (heard.id(), heard.is("tools/call")) {
+            (Some(id), true) if heard.at_pointer("/params/name") == Some(&json!("ping")) => {
+                vec![(
+                    ms(1),
+                    Act::Send(result(id, text("Server: still available"))),
+                )]
+            }
+            _ => vec![],
+        })
+        .load(LoadScript::calm().pressure(ms(0), 90.0));
+    let played = serve(&case, "2025-11-25", Role::HttpServer, script).await;
+    played.outcome(Outcome::Pass);
+    assert!(
+        played.report.duration < Duration::from_secs(10),
+        "{:?}\n{}",
+        played.report.duration,
+        played.shown()
+    );
+}
+
 /// A `work` call reporting progress with token `w`, cancelled at +101 ms, and a watch.
 const CANCELLED_WORK: &str = r#"@requirement CAN-05
 @level should

@@ -146,6 +146,7 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
             let arrived = self.streams.stream(channel).is_none_or(Stream::arrived)
                 || self.ledger.sent(id).is_some_and(|r| r.answers > 0);
             if arrived {
+                self.note_late_head(channel, sent);
                 return;
             }
             if !self.next(until).await {
@@ -153,6 +154,25 @@ impl<T: Transport, S: Side> Engine<'_, T, S> {
                 self.streams.holds_heads(channel);
                 return;
             }
+        }
+    }
+
+    /// A head that came only after the calm reply limit (`--reply-timeout` before any
+    /// stretch) was held back until the server had something to send: a busy machine
+    /// stretched the wait, so the head came within it, but the session's later requests get
+    /// the arrival window, as when a request went its whole wait. Else every `! disconnect`
+    /// waits that long again: against the TypeScript SDK 2.x's stateless fallback, which
+    /// holds a call's head back, each of five abort cycles waited 15 s for one at a load
+    /// average of 15 to 27, and ran a correct server past its time limit.
+    fn note_late_head(&mut self, channel: Channel, sent: std::time::Instant) {
+        let calm = self.played.options().reply_timeout;
+        let late = self
+            .streams
+            .stream(channel)
+            .and_then(|s| s.head.as_ref())
+            .is_some_and(|(at, _)| at.saturating_duration_since(sent) > calm);
+        if late {
+            self.streams.holds_heads(channel);
         }
     }
 }

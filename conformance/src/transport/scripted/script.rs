@@ -190,6 +190,13 @@ impl Script {
         self
     }
 
+    /// Over HTTP to a server: a request's response head comes this long after the request
+    /// arrives, or with the first message on its stream if that is sooner.
+    pub fn heads_after(mut self, after: Duration) -> Script {
+        self.heads_after = Some(after);
+        self
+    }
+
     /// Over HTTP to a server: a notification's (or a response's) POST gets its `202` this long
     /// after it arrives; `None`: never (the POST hangs).
     pub fn accepts_after(mut self, after: Option<Duration>) -> Script {
