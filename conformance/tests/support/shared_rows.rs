@@ -4,9 +4,11 @@
 //! case that may share did share. One trial body for the stdio and the HTTP tables.
 
 use conformance::case::Case;
+use conformance::case_report::CaseResult;
 use conformance::engine::server::Connect;
 use conformance::engine::Options;
 use conformance::harness::expect::Expect;
+use conformance::runner::{execute_each, Plan};
 use conformance::share;
 use libtest_mimic::{Failed, Trial};
 
@@ -69,19 +71,30 @@ pub fn check_shared(mode: &str, connect: &Connect, rows: &[Row]) -> Result<(), F
             .collect();
         let pool = share::Pool::for_target(connect, &group[0].2)
             .ok_or("the target is one whose cases share it")?;
-        // Eight at a time, as a run's workers (four per CPU, at least 8): each worker takes
-        // the next row as soon as its last one ends, as a run's do. Twice, so that over
-        // stdio the second round goes on in the sessions the first opened (a mode has fewer
-        // rows than the processes a pool keeps). A session is kept only after a pass, so a
-        // mode none of whose rows pass has no second round to play.
+        // Eight at a time on the runner's workers, each taking the next row as soon as its
+        // last one ends, as a run's do (four per CPU, at least 8). Twice, so that over stdio
+        // the second round goes on in the sessions the first opened (a mode has fewer rows
+        // than the processes a pool keeps). A session is kept only after a pass, so a mode
+        // none of whose rows pass has no second round to play.
         let rounds = if group.iter().any(|r| r.1.may_pass()) {
             2
         } else {
             1
         };
+        let plan = Plan {
+            jobs: WORKERS,
+            repeat: 1,
+        };
         for _round in 0..rounds {
-            let results = play_on_workers(mode, &group, &pool, connect, WORKERS);
-            failed.extend(results.into_iter().filter_map(Result::err));
+            let results = execute_each(&group, plan, &|_, _, _| {}, &|runtime, row| {
+                runtime.block_on(share::run(&row.0, connect, Some(&pool), &row.2))
+            });
+            for (row, runs) in group.iter().zip(results) {
+                failed.extend(
+                    runs.into_iter()
+                        .filter_map(|r| judge_row(mode, row, r).err()),
+                );
+            }
         }
     }
     if failed.is_empty() {
@@ -95,56 +108,10 @@ pub fn check_shared(mode: &str, connect: &Connect, rows: &[Row]) -> Result<(), F
 /// cheap to start (`runner::default_jobs` on two CPUs).
 const WORKERS: usize = 8;
 
-/// Plays `rows` on the pool's shared targets, `workers` at a time: each worker thread takes
-/// the next row not yet taken until none is left. One result per row that was played.
-fn play_on_workers(
-    mode: &str,
-    rows: &[&Row],
-    pool: &share::Pool,
-    connect: &Connect,
-    workers: usize,
-) -> Vec<Result<(), String>> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..workers.min(rows.len()))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut results = vec![];
-                    loop {
-                        let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(row) = rows.get(at) else {
-                            return results;
-                        };
-                        let played =
-                            std::panic::AssertUnwindSafe(|| play_row(mode, row, pool, connect));
-                        results
-                            .push(std::panic::catch_unwind(played).unwrap_or_else(|_| {
-                                Err(format!("{}: the row panicked", row.0.id))
-                            }));
-                    }
-                })
-            })
-            .collect();
-        threads
-            .into_iter()
-            .flat_map(|t| {
-                t.join()
-                    .unwrap_or_else(|_| vec![Err("a row panicked".into())])
-            })
-            .collect()
-    })
-}
-
-/// Plays one row on the pool's shared targets and judges its report.
-fn play_row(mode: &str, row: &Row, pool: &share::Pool, connect: &Connect) -> Result<(), String> {
-    let (case, want, options) = row;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    let report = runtime
-        .block_on(share::run(case, connect, Some(pool), options))
-        .map_err(|e| e.to_string())?;
+/// Judges the report of one row played on the pool's shared targets.
+fn judge_row(mode: &str, row: &Row, result: CaseResult) -> Result<(), String> {
+    let (case, want, _) = row;
+    let report = result.map_err(|e| e.to_string())?;
     if share::may_share(case) && report.placement == conformance::case_report::Placement::Alone {
         return Err(format!("{} may share, and ran alone", case.id));
     }
