@@ -8,6 +8,7 @@
 //! where it held between the two runs ([`Spread::held`]).
 
 use crate::report::json::RunReport;
+use crate::report::timing::{self, ms_after};
 use serde::{Deserialize, Serialize};
 
 /// The cancel timings of one run.
@@ -68,14 +69,14 @@ pub enum Held {
 }
 
 impl Spread {
-    /// The spread of these measurements (in any order).
-    pub fn of(mut values: Vec<f64>) -> Spread {
-        values.sort_by(f64::total_cmp);
-        let median = (!values.is_empty()).then(|| values[(values.len() - 1) / 2]);
+    /// The spread of these measurements (in any order); the median by nearest rank, as the
+    /// reports' [`timing::Stats`] give it.
+    pub fn of(values: &[f64]) -> Spread {
+        let stats = timing::stats(values);
         Spread {
-            count: values.len(),
-            median_ms: median,
-            worst_ms: values.last().copied(),
+            count: stats.count,
+            median_ms: stats.median_ms,
+            worst_ms: stats.max_ms,
             previous_median_ms: None,
         }
     }
@@ -118,22 +119,16 @@ pub fn of_run(report: &RunReport) -> Latency {
             .flat_map(|c| &c.timings.cancels)
             .filter(|c| c.in_flight)
     };
+    let quiet: Vec<f64> = cancels().map(|c| c.quiet_ms).collect();
+    let proof: Vec<f64> = cancels()
+        .filter_map(|c| c.proof_ms.map(|proof| ms_after(c.at_ms, proof)))
+        .collect();
+    let witness: Vec<f64> = cancels()
+        .filter_map(|c| c.witness_ms.map(|at| ms_after(c.at_ms, at)))
+        .collect();
     Latency {
-        cancel_to_quiet: Spread::of(cancels().map(|c| c.quiet_ms).collect()),
-        cancel_to_proof: Spread::of(
-            cancels()
-                .filter_map(|c| c.proof_ms.map(|proof| round((proof - c.at_ms).max(0.0))))
-                .collect(),
-        ),
-        cancel_to_witness: Spread::of(
-            cancels()
-                .filter_map(|c| c.witness_ms.map(|at| round((at - c.at_ms).max(0.0))))
-                .collect(),
-        ),
+        cancel_to_quiet: Spread::of(&quiet),
+        cancel_to_proof: Spread::of(&proof),
+        cancel_to_witness: Spread::of(&witness),
     }
-}
-
-/// Milliseconds to a tenth, as the reports write them.
-fn round(ms: f64) -> f64 {
-    (ms * 10.0).round() / 10.0
 }

@@ -193,7 +193,7 @@ impl<'a, T: Transport, S: Side> Engine<'a, T, S> {
         };
         let (expected, bless) = self.diff.into_parts();
         let (version, opened, shared_opening) = self.opening.into_parts();
-        let witnessed = self.ledger.witnessed_requests().to_vec();
+        let witnessed = self.ledger.witnessed_requests();
         Report {
             outcome,
             findings: self.findings.into_list(),

@@ -255,9 +255,10 @@ pub fn cancel_timing(transcript: &[Entry], cancel: &Cancel) -> CancelTiming {
     }
 }
 
-/// Milliseconds between two of the reports' times, to a tenth.
-fn ms_round(ms: f64) -> f64 {
-    (ms.max(0.0) * 10.0).round() / 10.0
+/// Milliseconds from `from` to `to` (two of the reports' times), to a tenth; 0 when `to`
+/// is not later.
+pub fn ms_after(from: f64, to: f64) -> f64 {
+    ((to - from).max(0.0) * 10.0).round() / 10.0
 }
 
 /// The median, 95th percentile and largest of `values` (nearest rank).
@@ -291,7 +292,7 @@ pub fn of_run<'a>(cases: impl IntoIterator<Item = &'a CaseTimings> + Clone) -> R
     let quiet: Vec<f64> = counted.iter().map(|c| c.quiet_ms).collect();
     let witnessed: Vec<f64> = counted
         .iter()
-        .filter_map(|c| c.witness_ms.map(|at| ms_round(at - c.at_ms)))
+        .filter_map(|c| c.witness_ms.map(|at| ms_after(c.at_ms, at)))
         .collect();
     let startup: Vec<f64> = cases
         .clone()

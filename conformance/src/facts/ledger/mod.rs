@@ -35,9 +35,10 @@ pub struct Ledger {
     received: HashMap<String, ReceivedRequest>,
     /// The session the steps are in (`None`: the first, whose keys are the bare ids).
     scope: Option<String>,
-    /// The harness's requests the `cancellations` witness listed, each with when its answer
-    /// that first listed it came (since the target started), in that order.
-    witnessed: Vec<(Value, Duration)>,
+    /// The harness's requests the `cancellations` witness listed, each by id key, with its
+    /// id and when the witness's answer that first listed it came (since the target
+    /// started), in that order.
+    witnessed: Vec<(String, Value, Duration)>,
 }
 
 impl Ledger {
@@ -113,18 +114,18 @@ impl Ledger {
     /// such answer is kept.
     pub fn witnessed(&mut self, id: &Value, at: Duration) {
         let key = self.key(id);
-        if let Some(request) = self.sent.get_mut(&key) {
-            if request.witnessed.is_none() {
-                request.witnessed = Some(at);
-                self.witnessed.push((id.clone(), at));
-            }
+        if self.sent.contains_key(&key) && !self.witnessed.iter().any(|(k, _, _)| *k == key) {
+            self.witnessed.push((key, id.clone(), at));
         }
     }
 
     /// The harness's requests the witness listed: (id, when its answer that first listed the
     /// request came, since the target started), in the order they were first listed.
-    pub fn witnessed_requests(&self) -> &[(Value, Duration)] {
-        &self.witnessed
+    pub fn witnessed_requests(&self) -> Vec<(Value, Duration)> {
+        self.witnessed
+            .iter()
+            .map(|(_, id, at)| (id.clone(), *at))
+            .collect()
     }
 
     /// A `! silent` step watched the harness's request `key`.

@@ -124,9 +124,6 @@ pub struct SentRequest {
     /// Progress that came after the proof that its cancel was read, judged when the case
     /// has ended (see `rules::server`).
     pub after_proof: Vec<LateProgress>,
-    /// When (since the target started) the `cancellations` witness's answer that first listed
-    /// it came: its handler had seen its cancel by then.
-    pub witnessed: Option<Duration>,
 }
 
 impl SentRequest {
@@ -161,7 +158,6 @@ impl SentRequest {
             last_progress: None,
             watched: false,
             after_proof: vec![],
-            witnessed: None,
         }
     }
 }
